@@ -1,0 +1,85 @@
+/**
+ * The one error union of the core. Every expected failure is a plain value keyed by `code`;
+ * boundaries (store, GraphQL, CLI) translate it once. The `message` is presentation only and
+ * should tell the reader what to do.
+ */
+
+/** Codes of the AgentState import rules, in the order DESIGN §2.6 checks them. */
+export const IMPORT_RULE_CODES = [
+  'STATE_TOO_LARGE',
+  'STATE_VERSION_UNSUPPORTED',
+  'STATE_SHAPE_INVALID',
+  'NODE_SHAPE_INVALID',
+  'NODE_KIND_INVALID',
+  'NODE_CREATED_AT_INVALID',
+  'NODE_SEQUENCE_INVALID',
+  'NODE_RESOURCE_KEY_INVALID',
+  'NODE_PARENTS_INVALID',
+  'NODE_ID_DUPLICATE',
+  'NODE_PARENT_NOT_EARLIER',
+  'NODE_ID_MISMATCH',
+  'FRONTIER_INVALID',
+] as const;
+export type ImportRuleCode = (typeof IMPORT_RULE_CODES)[number];
+
+export interface ValidationIssue {
+  /** JSON path of the offending value, e.g. `$.nodes[3].payload.x`. */
+  path: string;
+  message: string;
+}
+
+export type WeftError =
+  | { code: 'VALIDATION_FAILED'; message: string; issues: ValidationIssue[] }
+  | { code: ImportRuleCode; message: string; nodeId?: string }
+  | { code: 'UNKNOWN_PARENT'; message: string; nodeId: string }
+  | { code: 'SEMANTIC_TYPE_NOT_ALLOWED'; message: string; type: string }
+  | { code: 'NOT_FOUND'; message: string; entity: string; id: string }
+  | {
+      code: 'CONFLICT';
+      message: string;
+      threadId: string;
+      expectedIndex: number;
+      actualIndex: number;
+    }
+  | { code: 'INVALID_TRANSITION'; message: string; from: string; to: string }
+  | { code: 'INVALID_ACTION'; message: string; runId?: string }
+  | { code: 'BUDGET_EXCEEDED'; message: string; runId?: string }
+  | { code: 'ITERATION_LIMIT_EXCEEDED'; message: string; runId?: string }
+  | { code: 'SCHEMA_VERSION_UNSUPPORTED'; message: string; version: number; supported: number }
+  | { code: 'VERIFICATION_FAILED'; message: string; index: number; entryId: string }
+  | { code: 'IDEMPOTENCY_KEY_REUSED'; message: string; key: string }
+  | {
+      code: 'PROJECTION_OVERFLOW';
+      message: string;
+      requiredTokens: number;
+      maxPromptTokens: number;
+    };
+
+export type WeftErrorCode = WeftError['code'];
+
+/** A result value: core functions that can fail on input return this instead of throwing. */
+export type Result<T, E = WeftError> = { ok: true; value: T } | { ok: false; error: E };
+
+export const ok = <T>(value: T): Result<T, never> => ({ ok: true, value });
+export const err = <E>(error: E): Result<never, E> => ({ ok: false, error });
+
+/**
+ * An exception carrying a WeftError, for the few places where unwinding is simpler than
+ * threading a Result (deep inside a fold). Catch it at the boundary with `isWeftFailure`.
+ */
+export class WeftFailure extends Error {
+  readonly error: WeftError;
+  constructor(error: WeftError) {
+    super(error.message);
+    this.name = 'WeftFailure';
+    this.error = error;
+  }
+}
+
+export const isWeftFailure = (value: unknown): value is WeftFailure => value instanceof WeftFailure;
+
+/** Unwraps a Result, throwing a WeftFailure on error. */
+export function unwrap<T>(result: Result<T>): T {
+  if (!result.ok) throw new WeftFailure(result.error);
+  return result.value;
+}
