@@ -1,0 +1,71 @@
+import { err, ok, type Result } from '../errors.js';
+import type { NodeKind } from '../identity.js';
+import type { JsonValue } from '../json.js';
+import { resolveGraphConfig } from './config.js';
+import { checkAgentState, type ImportFailure, type RawNode } from './import-rules.js';
+import { frozenJsonCopy } from './json-value.js';
+import { createStore, freezeNode, type GraphState, makeGraph, pushNode } from './store.js';
+import type { AgentState, CausalNode, GraphConfig, ImportLimits } from './types.js';
+
+export type { ImportFailure } from './import-rules.js';
+
+export type AgentStateValidation = { ok: true } | { ok: false; error: ImportFailure };
+
+/**
+ * Checks an untrusted AgentState against the import rules of DESIGN §2.6, rule by rule over all
+ * nodes, in this order: size limits (STATE_TOO_LARGE, estimated cheaply and bounded before any
+ * other work), version, top-level shape, node shape, kind, createdAt, sequence, resourceKey,
+ * parents, duplicate ids, causal order of parents, recomputed ids, frontier. The first failing
+ * rule wins; within a rule, the first node in sequence order. Never repairs. Pure.
+ */
+export function validateAgentState(raw: unknown, limits?: ImportLimits): AgentStateValidation {
+  const checked = checkAgentState(raw, limits);
+  return checked.ok ? { ok: true } : { ok: false, error: checked.error };
+}
+
+/**
+ * Validates `raw` (see `validateAgentState`) and loads it into a new graph with the given
+ * vocabulary. A config problem fails with VALIDATION_FAILED, a state problem with its import
+ * rule code and node id. Payloads are copied, so later changes to `raw` do not leak in.
+ * Cost O(total size).
+ */
+export function importAgentState(
+  raw: unknown,
+  config?: Partial<GraphConfig>,
+  limits?: ImportLimits,
+): Result<GraphState> {
+  const resolved = resolveGraphConfig(config);
+  if (!resolved.ok) return resolved;
+  const checked = checkAgentState(raw, limits);
+  if (!checked.ok) return err(checked.error);
+  const store = createStore(checked.seqById);
+  for (const node of checked.nodes) pushNode(store, nodeFromRaw(node));
+  return ok(makeGraph(resolved.value, store, checked.nodes.length, [...checked.frontier]));
+}
+
+/**
+ * The AgentState v1 of a graph value. Nodes are the graph's frozen nodes (key order id, kind,
+ * parents, payload, createdAt, sequence, resourceKey); the frontier keeps its order. For a state
+ * written in that key order, `JSON.stringify(exportAgentState(import(s)))` equals
+ * `JSON.stringify(s)`. O(n); the graph is not changed.
+ */
+export function exportAgentState(graph: GraphState): AgentState {
+  return {
+    version: 1,
+    nodes: graph.store.nodes.slice(0, graph.count),
+    frontier: [...graph.frontier],
+  };
+}
+
+function nodeFromRaw(raw: RawNode): CausalNode {
+  const resourceKey = raw.resourceKey as string | undefined;
+  return freezeNode({
+    id: raw.id as string,
+    kind: raw.kind as NodeKind,
+    parents: [...(raw.parents as string[])],
+    payload: frozenJsonCopy(raw.payload as JsonValue),
+    createdAt: raw.createdAt as string,
+    sequence: raw.sequence as number,
+    ...(resourceKey === undefined ? {} : { resourceKey }),
+  });
+}

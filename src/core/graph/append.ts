@@ -1,0 +1,288 @@
+import { err, ok, type Result, type ValidationIssue } from '../errors.js';
+import { isNodeKind, type NodeKind, nodeId } from '../identity.js';
+import type { JsonValue } from '../json.js';
+import { findJsonProblem, frozenJsonCopy } from './json-value.js';
+import { isSemanticResourceKey, resolveSemantic } from './semantic.js';
+import {
+  cloneStore,
+  freezeNode,
+  type GraphState,
+  headSeq,
+  makeGraph,
+  nodeAt,
+  pushNode,
+  seqOf,
+} from './store.js';
+import type { CausalNode, NodeDraft } from './types.js';
+
+export interface AppendResult {
+  graph: GraphState;
+  /** One node per draft, in draft order: the new node, or the existing one with the same id. */
+  nodes: CausalNode[];
+  /** Per draft: false when identical content already existed (nothing was created). */
+  created: boolean[];
+}
+
+/**
+ * Appends drafts in order, all or nothing (DESIGN §2.5). Pure: `graph` is left untouched and
+ * stays fully readable. For each draft:
+ * - parents default to the whole frontier as it is after the earlier drafts; an unknown parent
+ *   fails with UNKNOWN_PARENT naming it;
+ * - with a resourceKey, the current head of that key becomes a parent too;
+ * - parents are de-duplicated and sorted with the default sort, then the content id is computed;
+ * - when that id already exists nothing is created and the existing node is returned
+ *   (`created: false`, no state change);
+ * - `advance` (default true) removes the parents (hence the previous resource head) from the
+ *   frontier and adds the new node at its end; semantic nodes (`semantic:` resource keys) never
+ *   enter the frontier and leave it unchanged;
+ * - a `semantic` draft's payload is normalised to `{type, key, content}` and its resource key set
+ *   to (or checked against) `semantic:<type>:<key>`; a type outside the vocabulary fails with
+ *   SEMANTIC_TYPE_NOT_ALLOWED unless dynamic types are allowed.
+ * `createdAt` must parse as a date; sequences continue 1-based and contiguous.
+ * Cost: O(parents + frontier + payload) per draft plus O(log n); O(n) once if `graph` is an older
+ * value whose store has moved on (see store.ts).
+ */
+export function appendNodes(
+  graph: GraphState,
+  drafts: readonly NodeDraft[],
+  createdAt: string,
+): Result<AppendResult> {
+  const staged = stage(graph, drafts, createdAt);
+  if (!staged.ok) return staged;
+  const { batch, nodes, created } = staged.value;
+  return ok({ graph: batch.commit(), nodes, created });
+}
+
+/**
+ * What `appendNodes` would return, without creating a new value: the nodes (ids, resolved
+ * parents, normalised payloads) and which of them would be created. Leaves the shared store
+ * untouched, so planning a command never forces a later append to copy the store.
+ */
+export function previewAppend(
+  graph: GraphState,
+  drafts: readonly NodeDraft[],
+  createdAt: string,
+): Result<Omit<AppendResult, 'graph'>> {
+  const staged = stage(graph, drafts, createdAt);
+  if (!staged.ok) return staged;
+  return ok({ nodes: staged.value.nodes, created: staged.value.created });
+}
+
+function stage(
+  graph: GraphState,
+  drafts: readonly NodeDraft[],
+  createdAt: string,
+): Result<{ batch: Batch; nodes: CausalNode[]; created: boolean[] }> {
+  if (!Array.isArray(drafts)) return invalid([{ path: '$', message: 'drafts must be an array' }]);
+  if (typeof createdAt !== 'string' || Number.isNaN(Date.parse(createdAt))) {
+    return invalid([
+      { path: 'createdAt', message: 'createdAt must be an ISO 8601 / RFC 3339 timestamp' },
+    ]);
+  }
+  const batch = new Batch(graph);
+  const nodes: CausalNode[] = [];
+  const created: boolean[] = [];
+  for (let i = 0; i < drafts.length; i++) {
+    const prepared = prepareDraft(graph, drafts[i], `$[${i}]`);
+    if (!prepared.ok) return prepared;
+    const outcome = batch.add(prepared.value, createdAt, i);
+    if (!outcome.ok) return outcome;
+    nodes.push(outcome.value.node);
+    created.push(outcome.value.created);
+  }
+  return ok({ batch, nodes, created });
+}
+
+interface PreparedDraft {
+  kind: NodeKind;
+  payload: JsonValue;
+  parents: string[] | undefined;
+  resourceKey: string | undefined;
+  advance: boolean;
+}
+
+function prepareDraft(graph: GraphState, draft: unknown, path: string): Result<PreparedDraft> {
+  if (typeof draft !== 'object' || draft === null) {
+    return invalid([{ path, message: 'a draft must be an object {kind, payload, ...}' }]);
+  }
+  const d = draft as Partial<Record<keyof NodeDraft, unknown>>;
+  const issues: ValidationIssue[] = [];
+  if (!isNodeKind(d.kind)) {
+    issues.push({ path: `${path}.kind`, message: `unknown node kind ${JSON.stringify(d.kind)}` });
+  }
+  const problem = d.payload === undefined ? undefined : findJsonProblem(d.payload);
+  if (d.payload === undefined) {
+    issues.push({ path: `${path}.payload`, message: 'payload is required (use null for none)' });
+  } else if (problem) {
+    issues.push({ path: `${path}.payload${problem.path}`, message: problem.reason });
+  }
+  if (
+    d.parents !== undefined &&
+    (!Array.isArray(d.parents) || d.parents.some((p) => typeof p !== 'string'))
+  ) {
+    issues.push({ path: `${path}.parents`, message: 'parents must be an array of node ids' });
+  }
+  if (d.resourceKey !== undefined && (typeof d.resourceKey !== 'string' || d.resourceKey === '')) {
+    issues.push({ path: `${path}.resourceKey`, message: 'resourceKey must be a non-empty string' });
+  }
+  if (d.advance !== undefined && typeof d.advance !== 'boolean') {
+    issues.push({ path: `${path}.advance`, message: 'advance must be a boolean' });
+  }
+  if (issues.length > 0) return invalid(issues);
+  const kind = d.kind as NodeKind;
+  let payload = d.payload as JsonValue;
+  let resourceKey = d.resourceKey as string | undefined;
+  if (kind === 'semantic') {
+    const semantic = resolveSemantic(graph.config, payload, `${path}.payload`);
+    if (!semantic.ok) return semantic;
+    if (resourceKey !== undefined && resourceKey !== semantic.value.resourceKey) {
+      return invalid([
+        {
+          path: `${path}.resourceKey`,
+          message: `a semantic node's resourceKey must be "${semantic.value.resourceKey}" (semantic:<type>:<key>); omit it to have it derived`,
+        },
+      ]);
+    }
+    payload = semantic.value.payload;
+    resourceKey = semantic.value.resourceKey;
+  } else if (isSemanticResourceKey(resourceKey)) {
+    return invalid([
+      {
+        path: `${path}.resourceKey`,
+        message: 'resource keys starting with "semantic:" are reserved for kind "semantic"',
+      },
+    ]);
+  }
+  return ok({
+    kind,
+    payload: frozenJsonCopy(payload),
+    parents: d.parents as string[] | undefined,
+    resourceKey,
+    advance: d.advance !== false,
+  });
+}
+
+/**
+ * The drafts of one call, staged on top of the base value without touching the shared store, so
+ * a failing draft leaves nothing behind. `commit` pushes them in one go.
+ */
+class Batch {
+  private readonly staged: CausalNode[] = [];
+  /** Created lazily: most calls append a single draft. */
+  private stagedSeq: Map<string, number> | undefined;
+  private stagedHeads: Map<string, number> | undefined;
+  private frontier: readonly string[];
+
+  constructor(private readonly base: GraphState) {
+    this.frontier = base.frontier;
+  }
+
+  private seqOf(id: string): number | undefined {
+    return seqOf(this.base, id) ?? this.stagedSeq?.get(id);
+  }
+
+  private nodeAt(seq: number): CausalNode {
+    return seq <= this.base.count
+      ? nodeAt(this.base, seq)
+      : (this.staged[seq - this.base.count - 1] as CausalNode);
+  }
+
+  add(
+    draft: PreparedDraft,
+    createdAt: string,
+    index: number,
+  ): Result<{ node: CausalNode; created: boolean }> {
+    const requested = draft.parents ?? this.frontier;
+    const parents: string[] = [];
+    for (const parent of requested) {
+      if (this.seqOf(parent) === undefined) {
+        return err({
+          code: 'UNKNOWN_PARENT',
+          message: `Draft ${index} names parent ${parent}, which is not a node of this graph; use an existing node id`,
+          nodeId: parent,
+        });
+      }
+      parents.push(parent);
+    }
+    const { resourceKey } = draft;
+    const previousSeq =
+      resourceKey === undefined
+        ? undefined
+        : (this.stagedHeads?.get(resourceKey) ?? headSeq(this.base, resourceKey));
+    if (previousSeq !== undefined) parents.push(this.nodeAt(previousSeq).id);
+    sortUnique(parents);
+    const id = nodeId({ kind: draft.kind, parents, payload: draft.payload, resourceKey });
+    const existing = this.seqOf(id);
+    if (existing !== undefined) return ok({ node: this.nodeAt(existing), created: false });
+
+    const sequence = this.base.count + this.staged.length + 1;
+    const node: CausalNode = {
+      id,
+      kind: draft.kind,
+      parents,
+      payload: draft.payload,
+      createdAt,
+      sequence,
+    };
+    if (resourceKey !== undefined) node.resourceKey = resourceKey;
+    this.staged.push(freezeNode(node));
+    this.stagedSeq ??= new Map();
+    this.stagedSeq.set(id, sequence);
+    if (resourceKey !== undefined) {
+      this.stagedHeads ??= new Map();
+      this.stagedHeads.set(resourceKey, sequence);
+    }
+    if (draft.advance && !isSemanticResourceKey(resourceKey)) {
+      this.frontier = advanceFrontier(this.frontier, parents, id);
+    }
+    return ok({ node, created: true });
+  }
+
+  commit(): GraphState {
+    const { base, staged } = this;
+    if (staged.length === 0) return base;
+    const store =
+      base.store.nodes.length === base.count ? base.store : cloneStore(base.store, base.count);
+    for (const node of staged) pushNode(store, node);
+    return makeGraph(base.config, store, base.count + staged.length, this.frontier);
+  }
+}
+
+/** Sorts with the default sort and removes duplicates, in place. */
+function sortUnique(ids: string[]): void {
+  if (ids.length < 2) return;
+  ids.sort();
+  let kept = 1;
+  for (let i = 1; i < ids.length; i++) {
+    if (ids[i] !== ids[kept - 1]) ids[kept++] = ids[i] as string;
+  }
+  ids.length = kept;
+}
+
+/** The frontier without `parents` (sorted, unique), plus `id` at the end. O(frontier · log parents). */
+function advanceFrontier(frontier: readonly string[], parents: string[], id: string): string[] {
+  const next: string[] = [];
+  for (const head of frontier) if (!containsSorted(parents, head)) next.push(head);
+  next.push(id);
+  return next;
+}
+
+function containsSorted(sorted: readonly string[], value: string): boolean {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const probe = sorted[mid] as string;
+    if (probe === value) return true;
+    if (probe < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return false;
+}
+
+const invalid = (issues: ValidationIssue[]): Result<never> =>
+  err({
+    code: 'VALIDATION_FAILED',
+    message: `Invalid node draft: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+    issues,
+  });
