@@ -1,0 +1,25 @@
+/**
+ * `npm run bench -- <suite...>`: runs the named benchmark suites (all when none is named).
+ * Every figure is measured in this run, against a baseline measured in the same run.
+ */
+import os from 'node:os';
+
+const SUITES: Record<string, () => Promise<unknown>> = {
+  core: () => import('./core.js').then((m) => m.runCoreBench()),
+};
+
+const requested = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
+const names = requested.length > 0 ? requested : Object.keys(SUITES);
+const unknown = names.filter((name) => !(name in SUITES));
+if (unknown.length > 0) {
+  console.error(
+    `Unknown benchmark suite: ${unknown.join(', ')}. Available: ${Object.keys(SUITES).join(', ')}`,
+  );
+  process.exit(2);
+}
+
+console.log(
+  `Weft benchmarks on ${os.cpus()[0]?.model ?? 'unknown CPU'} × ${os.cpus().length}, ` +
+    `${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+);
+for (const name of names) await SUITES[name]!();

@@ -1,0 +1,474 @@
+import { canonicalJson } from '../canonical.js';
+import { err, ok, type Result, type WeftError } from '../errors.js';
+import {
+  appendNodes,
+  type CausalNode,
+  createGraph,
+  getNode,
+  type ImportLimits,
+  importAgentState,
+  type NodeDraft,
+} from '../graph/index.js';
+import { sha256Hex } from '../hash.js';
+import { chainStateHash, entryDigest, type LogEntry, type LogMachine } from '../log/index.js';
+import {
+  type AnyRunAction,
+  createWorkflowState,
+  hydrateWorkflowState,
+  type MemoryLimits,
+  type PriceTable,
+  parseAnyRunAction,
+  type RunEvent,
+  reduceRun,
+  type WorkflowState,
+  type WorkflowStateConfig,
+} from '../run/index.js';
+import type { NodeTaint, RecordedNode, ThreadEvent } from './events.js';
+import {
+  createEmptyThreadState,
+  type NodeMeta,
+  type ThreadSpend,
+  type ThreadState,
+} from './state.js';
+import { vecGet, vecPush } from './vec.js';
+
+/** What applying an entry caused, for the runtime to publish after commit. Never executed here. */
+export type ThreadEffect =
+  | { type: 'thread_created'; threadId: string }
+  | { type: 'node_appended'; node: CausalNode; meta: NodeMeta }
+  | { type: 'run_started'; runId: string }
+  | { type: 'run_status_changed'; runId: string; from: string; to: string }
+  | {
+      type: 'approval_requested';
+      runId: string;
+      waitingFor: string;
+      pendingApproval: unknown;
+      timeoutAt: string | undefined;
+    }
+  | { type: 'run_event'; runId: string; event: RunEvent };
+
+export interface ThreadMachineOptions {
+  prices?: PriceTable;
+  memoryLimits?: MemoryLimits;
+  importLimits?: ImportLimits;
+}
+
+type Applied = Result<[ThreadState, ThreadEffect[]]>;
+
+const invalid = (message: string): WeftError => ({
+  code: 'VALIDATION_FAILED',
+  message,
+  issues: [{ path: '$.event', message }],
+});
+
+/**
+ * The thread state machine: `apply(state, entry) → [next, effects]`. Pure and total over valid
+ * entries; an entry that does not fit the state (a run that does not exist, an illegal
+ * transition, a node whose recorded id differs from its content) is an error and changes
+ * nothing. `stateHash` chains the previous hash with a canonical delta of what the entry did.
+ */
+export function createThreadMachine(
+  options: ThreadMachineOptions = {},
+): LogMachine<ThreadState, ThreadEffect> {
+  const initialGraph = createGraph();
+  if (!initialGraph.ok) throw new Error(initialGraph.error.message);
+  return {
+    initial: createEmptyThreadState(initialGraph.value),
+    apply: (state, entry) => applyThreadEntry(state, entry, options),
+    stateHash: (state) => state.stateHash,
+  };
+}
+
+export function applyThreadEntry(
+  state: ThreadState,
+  entry: LogEntry,
+  options: ThreadMachineOptions = {},
+): Applied {
+  if (entry.index !== state.length) {
+    return err(invalid(`entry index ${entry.index} does not follow log length ${state.length}`));
+  }
+  const event = entry.event as unknown as ThreadEvent;
+  const ctx: ApplyContext = { entry, options, effects: [], created: [], touchedRuns: new Set() };
+  const result = dispatchEvent(state, event, ctx);
+  if (!result.ok) return result;
+  const next = result.value;
+  const runs: Record<string, string> = {};
+  for (const runId of [...ctx.touchedRuns].sort()) {
+    runs[runId] = sha256Hex(canonicalJson(next.runs.get(runId)));
+  }
+  const delta = { entry: entryDigest(entry), created: ctx.created, runs };
+  return ok([
+    { ...next, length: state.length + 1, stateHash: chainStateHash(state.stateHash, delta) },
+    ctx.effects,
+  ]);
+}
+
+interface ApplyContext {
+  entry: LogEntry;
+  options: ThreadMachineOptions;
+  effects: ThreadEffect[];
+  created: string[];
+  touchedRuns: Set<string>;
+}
+
+function dispatchEvent(
+  state: ThreadState,
+  event: ThreadEvent,
+  ctx: ApplyContext,
+): Result<ThreadState> {
+  if (state.config === null && event.type !== 'thread_created' && event.type !== 'state_imported') {
+    return err(
+      invalid(`the first entry must be thread_created or state_imported, not ${event.type}`),
+    );
+  }
+  switch (event.type) {
+    case 'thread_created':
+    case 'state_imported':
+      return applyCreation(state, event, ctx);
+    case 'thread_forked':
+      return ok({
+        ...state,
+        config: {
+          ...state.config!,
+          threadId: event.threadId,
+          forkedFrom: { threadId: event.fromThreadId, upToIndex: event.upToIndex },
+        },
+      });
+    case 'nodes_appended':
+      return appendRecorded(state, event.nodes, ctx);
+    case 'run_started':
+      return applyRunStarted(state, event.runId, event.config, event.goalNode, ctx);
+    case 'run_action_dispatched': {
+      const reduced = applyRunAction(state, event.runId, event.action, ctx);
+      return reduced.ok ? appendRecorded(reduced.value, event.memoryNodes, ctx) : reduced;
+    }
+    case 'approval_resolved':
+      return applyRunAction(state, event.runId, event.action, ctx);
+    case 'run_cancelled':
+      return applyRunAction(
+        state,
+        event.runId,
+        {
+          id: ctx.entry.id,
+          type: '_cancel',
+          payload: { reason: event.reason, rollback: event.rollback },
+        },
+        ctx,
+      );
+    case 'usage_recorded': {
+      const usage = {
+        model: event.model,
+        inputTokens: event.inputTokens,
+        outputTokens: event.outputTokens,
+        ...(event.costUsd === undefined ? {} : { costUsd: event.costUsd }),
+      };
+      return chargeUsage(state, event.runId, event.nodeId, usage, ctx);
+    }
+    case 'deadline_fired':
+      return applyDeadline(state, event.runId, event.deadline, event.dueAt, ctx);
+    case 'workflow_state_imported':
+      return applyWorkflowImport(state, event.runId, event.state, ctx);
+    default: {
+      const unknownType = (event as { type?: unknown }).type;
+      return err(invalid(`unknown thread event type ${JSON.stringify(unknownType)}`));
+    }
+  }
+}
+
+function applyCreation(
+  state: ThreadState,
+  event: Extract<ThreadEvent, { type: 'thread_created' | 'state_imported' }>,
+  ctx: ApplyContext,
+): Result<ThreadState> {
+  if (state.config !== null || state.length !== 0) {
+    return err(invalid(`${event.type} must be the first entry of a thread`));
+  }
+  const config = { nodeTypes: event.nodeTypes, allowDynamicNodeTypes: event.allowDynamicNodeTypes };
+  const graph =
+    event.type === 'state_imported'
+      ? importAgentState(event.state, config, ctx.options.importLimits)
+      : createGraph(config);
+  if (!graph.ok) return graph;
+  let nodeMeta = state.nodeMeta;
+  let latestSystemNodeId: string | undefined;
+  if (event.type === 'state_imported') {
+    for (const node of event.state.nodes) {
+      if (node.kind === 'system') latestSystemNodeId = node.id;
+      nodeMeta = vecPush(nodeMeta, { logIndex: ctx.entry.index });
+      ctx.created.push(node.id);
+      ctx.effects.push({ type: 'node_appended', node, meta: { logIndex: ctx.entry.index } });
+    }
+  }
+  ctx.effects.unshift({ type: 'thread_created', threadId: event.threadId });
+  return ok({
+    ...state,
+    graph: graph.value,
+    nodeMeta,
+    ...(latestSystemNodeId === undefined ? {} : { latestSystemNodeId }),
+    config: {
+      threadId: event.threadId,
+      createdAt: ctx.entry.recordedAt,
+      metadata: event.metadata,
+      nodeTypes: graph.value.config.nodeTypes,
+      allowDynamicNodeTypes: graph.value.config.allowDynamicNodeTypes,
+    },
+  });
+}
+
+/** Appends recorded nodes, checks each recomputed id, and derives taint, run links and spend. */
+function appendRecorded(
+  state: ThreadState,
+  recorded: readonly RecordedNode[],
+  ctx: ApplyContext,
+): Result<ThreadState> {
+  if (recorded.length === 0) return ok(state);
+  for (const node of recorded) {
+    if (node.runId !== undefined && !state.runs.has(node.runId))
+      return err(runNotFound(node.runId));
+  }
+  const drafts: NodeDraft[] = recorded.map(toDraft);
+  const appended = appendNodes(state.graph, drafts, ctx.entry.recordedAt);
+  if (!appended.ok) return appended;
+  let next: ThreadState = { ...state, graph: appended.value.graph };
+  for (let i = 0; i < recorded.length; i++) {
+    const want = recorded[i]!;
+    const node = appended.value.nodes[i]!;
+    if (node.id !== want.id) {
+      return err({
+        code: 'NODE_ID_MISMATCH',
+        message: `recorded node ${want.id} recomputes to ${node.id}: the entry is corrupt`,
+        nodeId: want.id,
+      });
+    }
+    if (!appended.value.created[i]) continue;
+    const meta: NodeMeta = { logIndex: ctx.entry.index };
+    if (want.runId !== undefined) meta.runId = want.runId;
+    const taint = want.taint ?? deriveTaint(next, node);
+    if (taint !== undefined) meta.taint = taint;
+    if (want.usage !== undefined) meta.usage = want.usage;
+    next = { ...next, nodeMeta: vecPush(next.nodeMeta, meta) };
+    if (node.kind === 'system') next = { ...next, latestSystemNodeId: node.id };
+    ctx.created.push(node.id);
+    ctx.effects.push({ type: 'node_appended', node, meta });
+    if (want.usage !== undefined) {
+      const charged = chargeUsage(next, want.runId, node.id, want.usage, ctx);
+      if (!charged.ok) return charged;
+      next = charged.value;
+    }
+  }
+  return ok(next);
+}
+
+function toDraft(node: RecordedNode): NodeDraft {
+  const draft: NodeDraft = { kind: node.kind, payload: node.payload, parents: node.parents };
+  if (node.resourceKey !== undefined) draft.resourceKey = node.resourceKey;
+  if (node.advance !== undefined) draft.advance = node.advance;
+  return draft;
+}
+
+/** Taint flows to every descendant: a node with a tainted parent is tainted as derived. */
+function deriveTaint(state: ThreadState, node: CausalNode): NodeTaint | undefined {
+  const from: string[] = [];
+  for (const parentId of node.parents) {
+    const parent = getNode(state.graph, parentId);
+    if (parent && vecGet(state.nodeMeta, parent.sequence - 1)?.taint) from.push(parentId);
+  }
+  return from.length === 0 ? undefined : { source: 'derived', derivedFrom: from };
+}
+
+export function getNodeMeta(state: ThreadState, nodeId: string): NodeMeta | undefined {
+  const node = getNode(state.graph, nodeId);
+  return node ? vecGet(state.nodeMeta, node.sequence - 1) : undefined;
+}
+
+const runNotFound = (runId: string): WeftError => ({
+  code: 'NOT_FOUND',
+  message: `run ${runId} does not exist in this thread`,
+  entity: 'Run',
+  id: runId,
+});
+
+function applyRunStarted(
+  state: ThreadState,
+  runId: string,
+  config: unknown,
+  goalNode: RecordedNode,
+  ctx: ApplyContext,
+): Result<ThreadState> {
+  if (state.runs.has(runId)) return err(invalid(`run ${runId} already exists`));
+  const created = createWorkflowState(config as WorkflowStateConfig, {
+    runId,
+    now: ctx.entry.recordedAt,
+  });
+  const withRun: ThreadState = {
+    ...state,
+    runs: new Map(state.runs).set(runId, created),
+    runOrder: [...state.runOrder, runId],
+  };
+  ctx.effects.push({ type: 'run_started', runId });
+  const started = applyRunAction(
+    withRun,
+    runId,
+    { id: ctx.entry.id, type: '_init', payload: {} },
+    ctx,
+  );
+  if (!started.ok) return started;
+  return appendRecorded(started.value, [{ ...goalNode, runId }], ctx);
+}
+
+function applyRunAction(
+  state: ThreadState,
+  runId: string,
+  rawAction: unknown,
+  ctx: ApplyContext,
+): Result<ThreadState> {
+  const run = state.runs.get(runId);
+  if (!run) return err(runNotFound(runId));
+  const action = parseAnyRunAction(rawAction);
+  if (!action.ok) return action;
+  return reduceInto(state, runId, run, action.value, ctx);
+}
+
+function reduceInto(
+  state: ThreadState,
+  runId: string,
+  run: WorkflowState,
+  action: AnyRunAction,
+  ctx: ApplyContext,
+): Result<ThreadState> {
+  const reduced = reduceRun(run, action, runContext(ctx));
+  if (!reduced.ok) return reduced;
+  ctx.touchedRuns.add(runId);
+  for (const event of reduced.value.events) ctx.effects.push(runEffect(runId, event));
+  return ok({ ...state, runs: new Map(state.runs).set(runId, reduced.value.state) });
+}
+
+function runContext(ctx: ApplyContext) {
+  return {
+    now: ctx.entry.recordedAt,
+    ...(ctx.options.prices ? { prices: ctx.options.prices } : {}),
+    ...(ctx.options.memoryLimits ? { limits: ctx.options.memoryLimits } : {}),
+  };
+}
+
+function runEffect(runId: string, event: RunEvent): ThreadEffect {
+  if (event.type === 'status_changed') {
+    return { type: 'run_status_changed', runId, from: event.from, to: event.to };
+  }
+  if (event.type === 'approval_requested') {
+    return {
+      type: 'approval_requested',
+      runId,
+      waitingFor: event.waiting_for,
+      pendingApproval: event.pending_approval,
+      timeoutAt: event.timeout_at,
+    };
+  }
+  return { type: 'run_event', runId, event };
+}
+
+function chargeUsage(
+  state: ThreadState,
+  runId: string | undefined,
+  nodeId: string | undefined,
+  usage: { model: string; inputTokens: number; outputTokens: number; costUsd?: number },
+  ctx: ApplyContext,
+): Result<ThreadState> {
+  let next = state;
+  let costUsd = usage.costUsd ?? 0;
+  if (runId !== undefined) {
+    const run = state.runs.get(runId);
+    if (!run) return err(runNotFound(runId));
+    const before = run.total_cost_usd;
+    const payload: Record<string, unknown> = {
+      model: usage.model,
+      input_tokens: usage.inputTokens,
+      output_tokens: usage.outputTokens,
+    };
+    if (nodeId !== undefined) payload.node_id = nodeId;
+    if (usage.costUsd !== undefined) payload.cost_usd = usage.costUsd;
+    const action = parseAnyRunAction({ id: ctx.entry.id, type: '_track_usage', payload });
+    if (!action.ok) return action;
+    const reduced = reduceInto(state, runId, run, action.value, ctx);
+    if (!reduced.ok) return reduced;
+    next = reduced.value;
+    // The run's price table may have costed the call; the thread total follows the run.
+    costUsd = next.runs.get(runId)!.total_cost_usd - before;
+  }
+  const spend: ThreadSpend = {
+    inputTokens: next.spend.inputTokens + usage.inputTokens,
+    outputTokens: next.spend.outputTokens + usage.outputTokens,
+    costUsd: next.spend.costUsd + costUsd,
+    calls: next.spend.calls + 1,
+  };
+  return ok({ ...next, spend });
+}
+
+function applyDeadline(
+  state: ThreadState,
+  runId: string,
+  deadline: 'approval' | 'execution',
+  dueAt: string,
+  ctx: ApplyContext,
+): Result<ThreadState> {
+  const run = state.runs.get(runId);
+  if (!run) return err(runNotFound(runId));
+  const stillDue =
+    deadline === 'approval'
+      ? run.status === 'waiting' && run.waiting_timeout_at === dueAt
+      : run.status !== 'completed' &&
+        run.status !== 'failed' &&
+        run.status !== 'cancelled' &&
+        run.status !== 'timeout';
+  if (!stillDue) {
+    return err({
+      code: 'INVALID_ACTION',
+      message: `the ${deadline} deadline ${dueAt} of run ${runId} no longer applies`,
+      runId,
+    });
+  }
+  if (Date.parse(ctx.entry.recordedAt) < Date.parse(dueAt)) {
+    return err({
+      code: 'INVALID_ACTION',
+      message: `the ${deadline} deadline of run ${runId} is due at ${dueAt}, not yet at ${ctx.entry.recordedAt}`,
+      runId,
+    });
+  }
+  return applyRunAction(
+    state,
+    runId,
+    {
+      id: ctx.entry.id,
+      type: '_timeout',
+      payload: { kind: deadline, reason: `${deadline} deadline ${dueAt} passed` },
+    },
+    ctx,
+  );
+}
+
+function applyWorkflowImport(
+  state: ThreadState,
+  runId: string,
+  raw: unknown,
+  ctx: ApplyContext,
+): Result<ThreadState> {
+  if (state.runs.has(runId)) return err(invalid(`run ${runId} already exists in this thread`));
+  let hydrated: WorkflowState;
+  try {
+    hydrated = hydrateWorkflowState(raw);
+  } catch (error) {
+    if (error && typeof error === 'object' && 'error' in error)
+      return err((error as { error: WeftError }).error);
+    throw error;
+  }
+  if (hydrated.run_id !== runId) {
+    return err(invalid(`imported state has run_id ${hydrated.run_id}, the entry says ${runId}`));
+  }
+  ctx.touchedRuns.add(runId);
+  ctx.effects.push({ type: 'run_started', runId });
+  return ok({
+    ...state,
+    runs: new Map(state.runs).set(runId, hydrated),
+    runOrder: [...state.runOrder, runId],
+  });
+}

@@ -1,0 +1,43 @@
+/** The thread: one log, one causal graph, its runs — as a pure state machine over log entries. */
+export {
+  applyThreadEntry,
+  createThreadMachine,
+  getNodeMeta,
+  type ThreadEffect,
+  type ThreadMachineOptions,
+} from './apply.js';
+export {
+  type Committed,
+  commitEvent,
+  type EntryStamp,
+  THREAD_MACHINE_ID,
+  THREAD_MACHINE_VERSION,
+} from './commit.js';
+export * from './events.js';
+export {
+  type DispatchInput,
+  dueDeadlines,
+  type NodeInput,
+  planAppendNodes,
+  planCancelRun,
+  planCreateThread,
+  planDispatch,
+  planImportState,
+  planImportWorkflowState,
+  planRecordUsage,
+  planRemember,
+  planResolveApproval,
+  planStartRun,
+  type RememberInput,
+  type ResolveApprovalInput,
+  type StartRunInput,
+  type ThreadSettings,
+} from './plan.js';
+export {
+  createEmptyThreadState,
+  type NodeMeta,
+  type ThreadConfig,
+  type ThreadSpend,
+  type ThreadState,
+  ZERO_SPEND,
+} from './state.js';

@@ -1,0 +1,441 @@
+import { canonicalJson } from '../canonical.js';
+import { err, ok, type Result, type WeftError } from '../errors.js';
+import {
+  type AgentState,
+  createGraph,
+  createSemanticDraft,
+  type GraphState,
+  getFrontier,
+  getNode,
+  type NodeDraft,
+  type NodeKind,
+  previewAppend,
+  type SemanticNodeType,
+  validateAgentState,
+} from '../graph/index.js';
+import type { JsonObject, JsonValue } from '../json.js';
+import { parseRunAction, reduceRun } from '../run/index.js';
+import type {
+  ApprovalResolvedEvent,
+  DeadlineFiredEvent,
+  NodesAppendedEvent,
+  NodeTaint,
+  NodeUsage,
+  RecordedNode,
+  RunActionDispatchedEvent,
+  RunCancelledEvent,
+  RunStartedEvent,
+  StateImportedEvent,
+  ThreadCreatedEvent,
+  UsageRecordedEvent,
+  WorkflowStateImportedEvent,
+} from './events.js';
+import type { ThreadState } from './state.js';
+
+/**
+ * Planning: turn a command's input into the event that records it. Pure. Planning resolves
+ * everything replay must not recompute from the outside (default parents, semantic keys, the
+ * memory keys an action wrote); `commitEvent` then applies the event, which re-checks it.
+ */
+
+export interface NodeInput {
+  kind: NodeKind;
+  payload: JsonValue;
+  parents?: string[];
+  resourceKey?: string;
+  advance?: boolean;
+  runId?: string;
+  taint?: NodeTaint;
+  usage?: NodeUsage;
+}
+
+export interface ThreadSettings {
+  metadata?: JsonValue;
+  nodeTypes?: SemanticNodeType[];
+  allowDynamicNodeTypes?: boolean;
+}
+
+const notFound = (entity: string, id: string, message: string): WeftError => ({
+  code: 'NOT_FOUND',
+  message,
+  entity,
+  id,
+});
+
+export function planCreateThread(
+  threadId: string,
+  settings: ThreadSettings,
+): Result<ThreadCreatedEvent> {
+  const graph = createGraph(graphConfig(settings));
+  if (!graph.ok) return graph;
+  return ok({
+    type: 'thread_created',
+    threadId,
+    metadata: settings.metadata ?? null,
+    nodeTypes: graph.value.config.nodeTypes,
+    allowDynamicNodeTypes: graph.value.config.allowDynamicNodeTypes,
+  });
+}
+
+export function planImportState(
+  threadId: string,
+  state: unknown,
+  settings: ThreadSettings,
+): Result<StateImportedEvent> {
+  const valid = validateAgentState(state);
+  if (!valid.ok) return err(valid.error);
+  const graph = createGraph(graphConfig(settings));
+  if (!graph.ok) return graph;
+  return ok({
+    type: 'state_imported',
+    threadId,
+    metadata: settings.metadata ?? null,
+    nodeTypes: graph.value.config.nodeTypes,
+    allowDynamicNodeTypes: graph.value.config.allowDynamicNodeTypes,
+    state: state as AgentState,
+  });
+}
+
+function graphConfig(settings: ThreadSettings) {
+  return {
+    ...(settings.nodeTypes === undefined ? {} : { nodeTypes: settings.nodeTypes }),
+    ...(settings.allowDynamicNodeTypes === undefined
+      ? {}
+      : { allowDynamicNodeTypes: settings.allowDynamicNodeTypes }),
+  };
+}
+
+export function planAppendNodes(
+  state: ThreadState,
+  inputs: readonly NodeInput[],
+  now: string,
+): Result<NodesAppendedEvent> {
+  if (inputs.length === 0) {
+    return err({
+      code: 'VALIDATION_FAILED',
+      message: 'appendNodes needs at least one node',
+      issues: [{ path: '$.nodes', message: 'empty list' }],
+    });
+  }
+  for (const input of inputs) {
+    if (input.runId !== undefined && !state.runs.has(input.runId)) {
+      return err(notFound('Run', input.runId, `run ${input.runId} does not exist in this thread`));
+    }
+  }
+  const resolved = resolveNodes(state.graph, inputs.map(toDraft), now);
+  if (!resolved.ok) return resolved;
+  return ok({
+    type: 'nodes_appended',
+    nodes: resolved.value.map((node, i) => withExtras(node, inputs[i]!)),
+  });
+}
+
+function toDraft(input: NodeInput): NodeDraft {
+  const draft: NodeDraft = { kind: input.kind, payload: input.payload };
+  if (input.parents !== undefined) draft.parents = input.parents;
+  if (input.resourceKey !== undefined) draft.resourceKey = input.resourceKey;
+  if (input.advance !== undefined) draft.advance = input.advance;
+  return draft;
+}
+
+/** Previews the append to learn ids and resolved parents, leaving the graph untouched. */
+function resolveNodes(
+  graph: GraphState,
+  drafts: NodeDraft[],
+  now: string,
+): Result<Array<Omit<RecordedNode, 'runId' | 'taint' | 'usage'>>> {
+  const appended = previewAppend(graph, drafts, now);
+  if (!appended.ok) return appended;
+  return ok(
+    appended.value.nodes.map((node, i) => {
+      const recorded: Omit<RecordedNode, 'runId' | 'taint' | 'usage'> = {
+        id: node.id,
+        kind: node.kind,
+        parents: node.parents,
+        payload: node.payload,
+      };
+      if (node.resourceKey !== undefined) recorded.resourceKey = node.resourceKey;
+      const advance = drafts[i]!.advance;
+      if (advance !== undefined) recorded.advance = advance;
+      return recorded;
+    }),
+  );
+}
+
+function withExtras(
+  node: Omit<RecordedNode, 'runId' | 'taint' | 'usage'>,
+  input: NodeInput,
+): RecordedNode {
+  const recorded: RecordedNode = { ...node };
+  if (input.runId !== undefined) recorded.runId = input.runId;
+  if (input.taint !== undefined) recorded.taint = input.taint;
+  if (input.usage !== undefined) recorded.usage = input.usage;
+  return recorded;
+}
+
+export interface RememberInput {
+  type: string;
+  key: string;
+  content: JsonValue;
+  runId?: string;
+}
+
+export function planRemember(
+  state: ThreadState,
+  input: RememberInput,
+  now: string,
+): Result<NodesAppendedEvent> {
+  const draft = createSemanticDraft(state.graph, {
+    type: input.type,
+    key: input.key,
+    content: input.content,
+  });
+  if (!draft.ok) return draft;
+  const node: NodeInput = { ...draft.value };
+  if (input.runId !== undefined) node.runId = input.runId;
+  return planAppendNodes(state, [node], now);
+}
+
+export interface StartRunInput {
+  runId: string;
+  goal: string;
+  workflowId?: string;
+  constraints?: string[];
+  maxTokenBudget?: number;
+  budgetUsd?: number;
+  maxIterations?: number;
+  maxRetries?: number;
+  maxExecutionTimeMs?: number;
+  memory?: JsonObject;
+}
+
+/**
+ * A run starts with a `goal` node whose parents are the latest system node and the frontier,
+ * so every run is anchored in the thread's causal history.
+ */
+export function planStartRun(
+  state: ThreadState,
+  input: StartRunInput,
+  now: string,
+): Result<RunStartedEvent> {
+  if (state.runs.has(input.runId)) {
+    return err({
+      code: 'VALIDATION_FAILED',
+      message: `run ${input.runId} already exists`,
+      issues: [{ path: '$.runId', message: 'duplicate run id' }],
+    });
+  }
+  const parents = new Set(getFrontier(state.graph));
+  if (state.latestSystemNodeId !== undefined) parents.add(state.latestSystemNodeId);
+  const payload: JsonObject = { goal: input.goal, runId: input.runId };
+  if (input.constraints && input.constraints.length > 0) payload.constraints = input.constraints;
+  const resolved = resolveNodes(
+    state.graph,
+    [{ kind: 'goal', payload, parents: [...parents] }],
+    now,
+  );
+  if (!resolved.ok) return resolved;
+  const config: JsonObject = { workflowId: input.workflowId ?? input.runId, goal: input.goal };
+  const optional: Array<[keyof StartRunInput, JsonValue | undefined]> = [
+    ['constraints', input.constraints],
+    ['maxTokenBudget', input.maxTokenBudget],
+    ['budgetUsd', input.budgetUsd],
+    ['maxIterations', input.maxIterations],
+    ['maxRetries', input.maxRetries],
+    ['maxExecutionTimeMs', input.maxExecutionTimeMs],
+    ['memory', input.memory],
+  ];
+  for (const [key, value] of optional) if (value !== undefined) config[key] = value;
+  return ok({
+    type: 'run_started',
+    runId: input.runId,
+    config,
+    goalNode: { ...resolved.value[0]!, runId: input.runId },
+  });
+}
+
+export interface DispatchInput {
+  runId: string;
+  action: JsonObject;
+}
+
+/**
+ * Records a public action. Memory keys the action writes are mirrored as `semantic:memory:<key>`
+ * nodes, so run memory has versions and provenance in the graph.
+ */
+export function planDispatch(
+  state: ThreadState,
+  input: DispatchInput,
+  now: string,
+): Result<RunActionDispatchedEvent> {
+  const run = state.runs.get(input.runId);
+  if (!run)
+    return err(notFound('Run', input.runId, `run ${input.runId} does not exist in this thread`));
+  const action = parseRunAction(input.action);
+  if (!action.ok) return action;
+  const reduced = reduceRun(run, action.value, { now });
+  if (!reduced.ok) return reduced;
+  const after = reduced.value.state.memory;
+  const drafts: NodeDraft[] = [];
+  for (const key of Object.keys(after).sort()) {
+    const value = after[key] as JsonValue;
+    if (key in run.memory && canonicalJson(run.memory[key]) === canonicalJson(value)) continue;
+    const draft = createSemanticDraft(state.graph, { type: 'memory', key, content: value });
+    if (!draft.ok) return draft;
+    drafts.push(draft.value);
+  }
+  const memoryNodes: RecordedNode[] = [];
+  if (drafts.length > 0) {
+    const resolved = resolveNodes(state.graph, drafts, now);
+    if (!resolved.ok) return resolved;
+    for (const node of resolved.value) memoryNodes.push({ ...node, runId: input.runId });
+  }
+  return ok({
+    type: 'run_action_dispatched',
+    runId: input.runId,
+    action: input.action,
+    memoryNodes,
+  });
+}
+
+export interface ResolveApprovalInput {
+  runId: string;
+  actionId: string;
+  decision: string;
+  response?: JsonValue;
+  memoryUpdates?: JsonObject;
+}
+
+export function planResolveApproval(
+  state: ThreadState,
+  input: ResolveApprovalInput,
+): Result<ApprovalResolvedEvent> {
+  const run = state.runs.get(input.runId);
+  if (!run)
+    return err(notFound('Run', input.runId, `run ${input.runId} does not exist in this thread`));
+  if (run.status !== 'waiting') {
+    return err({
+      code: 'INVALID_TRANSITION',
+      message: `run ${input.runId} is ${run.status}, not waiting for approval`,
+      from: run.status,
+      to: 'running',
+    });
+  }
+  const payload: JsonObject = { decision: input.decision };
+  if (input.response !== undefined) payload.response = input.response;
+  if (input.memoryUpdates !== undefined) payload.memory_updates = input.memoryUpdates;
+  return ok({
+    type: 'approval_resolved',
+    runId: input.runId,
+    action: { id: input.actionId, type: 'resume_from_human', payload },
+  });
+}
+
+export function planCancelRun(
+  state: ThreadState,
+  input: { runId: string; reason?: string; rollback?: boolean },
+): Result<RunCancelledEvent> {
+  if (!state.runs.has(input.runId)) {
+    return err(notFound('Run', input.runId, `run ${input.runId} does not exist in this thread`));
+  }
+  return ok({
+    type: 'run_cancelled',
+    runId: input.runId,
+    reason: input.reason ?? 'cancelled',
+    rollback: input.rollback ?? true,
+  });
+}
+
+export function planRecordUsage(
+  state: ThreadState,
+  input: {
+    runId: string;
+    nodeId?: string;
+    model: string;
+    inputTokens: number;
+    outputTokens: number;
+    costUsd?: number;
+  },
+): Result<UsageRecordedEvent> {
+  if (!state.runs.has(input.runId)) {
+    return err(notFound('Run', input.runId, `run ${input.runId} does not exist in this thread`));
+  }
+  if (input.nodeId !== undefined && !getNode(state.graph, input.nodeId)) {
+    return err(
+      notFound('CausalNode', input.nodeId, `node ${input.nodeId} does not exist in this thread`),
+    );
+  }
+  const event: UsageRecordedEvent = {
+    type: 'usage_recorded',
+    runId: input.runId,
+    model: input.model,
+    inputTokens: input.inputTokens,
+    outputTokens: input.outputTokens,
+  };
+  if (input.nodeId !== undefined) event.nodeId = input.nodeId;
+  if (input.costUsd !== undefined) event.costUsd = input.costUsd;
+  return ok(event);
+}
+
+export function planImportWorkflowState(
+  state: ThreadState,
+  raw: unknown,
+): Result<WorkflowStateImportedEvent> {
+  const runId =
+    raw && typeof raw === 'object' && typeof (raw as { run_id?: unknown }).run_id === 'string'
+      ? (raw as { run_id: string }).run_id
+      : undefined;
+  if (runId === undefined) {
+    return err({
+      code: 'VALIDATION_FAILED',
+      message: 'a WorkflowState needs a string run_id',
+      issues: [{ path: '$.state.run_id', message: 'missing or not a string' }],
+    });
+  }
+  if (state.runs.has(runId)) {
+    return err({
+      code: 'VALIDATION_FAILED',
+      message: `run ${runId} already exists in this thread`,
+      issues: [{ path: '$.state.run_id', message: 'duplicate run id' }],
+    });
+  }
+  return ok({ type: 'workflow_state_imported', runId, state: raw as JsonObject });
+}
+
+/**
+ * The deadlines that have passed at `now`, as the events that record them firing. The scheduler
+ * appends each with `expectedIndex`, so a deadline that raced with a resolution is dropped.
+ */
+export function dueDeadlines(state: ThreadState, now: string): DeadlineFiredEvent[] {
+  const at = Date.parse(now);
+  const due: DeadlineFiredEvent[] = [];
+  for (const runId of state.runOrder) {
+    const run = state.runs.get(runId)!;
+    if (
+      run.status === 'waiting' &&
+      run.waiting_timeout_at &&
+      Date.parse(run.waiting_timeout_at) <= at
+    ) {
+      due.push({
+        type: 'deadline_fired',
+        runId,
+        deadline: 'approval',
+        dueAt: run.waiting_timeout_at,
+      });
+      continue;
+    }
+    const terminal = ['completed', 'failed', 'cancelled', 'timeout'].includes(run.status);
+    if (!terminal && run.started_at) {
+      const dueAt = Date.parse(run.started_at) + run.max_execution_time_ms;
+      if (dueAt <= at) {
+        due.push({
+          type: 'deadline_fired',
+          runId,
+          deadline: 'execution',
+          dueAt: new Date(dueAt).toISOString(),
+        });
+      }
+    }
+  }
+  return due;
+}

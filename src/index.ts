@@ -1,0 +1,15 @@
+/**
+ * Weft's library entry. The binding names of DESIGN §8 — canonicalJson, nodeId,
+ * validateAgentState, canTransitionStatus, isTerminalStatus, hydrateWorkflowState — plus the pure
+ * core they come from. The engine factory for embedding Weft on a database arrives with the
+ * durable engine.
+ */
+export { canonicalJson } from './core/canonical.js';
+export * from './core/errors.js';
+export * from './core/graph/index.js';
+export { nodeIdentityText } from './core/identity.js';
+export type { JsonObject, JsonPrimitive, JsonValue } from './core/json.js';
+export * from './core/log/index.js';
+export * from './core/ports.js';
+export * from './core/run/index.js';
+export * from './core/thread/index.js';
