@@ -149,6 +149,10 @@ function benchValidation(rows: Row[]): void {
   });
 }
 
+export function buildLogForProfile(count: number): LogEntry[] {
+  return buildLog(count);
+}
+
 function buildLog(count: number): LogEntry[] {
   const machine = createThreadMachine();
   let state: ThreadState = machine.initial;

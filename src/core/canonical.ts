@@ -11,7 +11,46 @@ export function canonicalJson(value: unknown): string {
   return write(value);
 }
 
-const compareKeys = (a: string, b: string): number => a.localeCompare(b);
+/**
+ * `a.localeCompare(b)` with no arguments is specified as `new Intl.Collator().compare(a, b)`;
+ * one shared collator gives the same order without building one per comparison.
+ */
+const compareKeys = new Intl.Collator().compare;
+
+/** An object shape: its own key list, and those keys in canonical order with `"key":` prefixes. */
+interface Shape {
+  own: readonly string[];
+  keys: readonly string[];
+  quoted: readonly string[];
+}
+
+const EMPTY_SHAPE: Shape = { own: [], keys: [], quoted: [] };
+
+/**
+ * Shapes by the object's own key list. Payloads repeat a few shapes many times, so sorting and
+ * quoting keys (the costly part of canonicalisation) mostly becomes one map lookup. A hit is
+ * confirmed key by key, so keys containing the separator can never alias another shape. Bounded.
+ */
+const shapes = new Map<string, Shape>();
+const SHAPE_CACHE_LIMIT = 4096;
+
+function shapeOf(own: string[]): Shape {
+  if (own.length === 0) return EMPTY_SHAPE;
+  const id = own.length === 1 ? own[0]! : own.join('\u0000');
+  const cached = shapes.get(id);
+  if (cached !== undefined && sameKeys(cached.own, own)) return cached;
+  const keys = [...own].sort(compareKeys);
+  const shape: Shape = { own, keys, quoted: keys.map((key) => JSON.stringify(key) + ':') };
+  if (shapes.size >= SHAPE_CACHE_LIMIT) shapes.clear();
+  shapes.set(id, shape);
+  return shape;
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 function write(value: unknown): string {
   switch (typeof value) {
@@ -35,15 +74,13 @@ function write(value: unknown): string {
         return out + ']';
       }
       const record = value as Record<string, unknown>;
-      const keys = Object.keys(record).sort(compareKeys);
+      const { keys, quoted } = shapeOf(Object.keys(record));
       let out = '{';
-      let first = true;
-      for (const key of keys) {
-        const item = record[key];
+      for (let i = 0; i < keys.length; i++) {
+        const item = record[keys[i]!];
         if (item === undefined || typeof item === 'function') continue;
-        if (!first) out += ',';
-        first = false;
-        out += JSON.stringify(key) + ':' + write(item);
+        if (out.length > 1) out += ',';
+        out += quoted[i]! + write(item);
       }
       return out + '}';
     }

@@ -39,8 +39,11 @@ export function nodeId(input: NodeIdentityInput): string {
 
 /** The canonical text that `nodeId` hashes. Exposed for benchmarks and diagnostics. */
 export function nodeIdentityText(input: NodeIdentityInput): string {
-  const parents = [...input.parents].sort();
-  const body: Record<string, unknown> = { kind: input.kind, parents, payload: input.payload };
-  if (input.resourceKey !== undefined) body.resourceKey = input.resourceKey;
-  return canonicalJson(body);
+  // The four identity keys in localeCompare order — kind < parents < payload < resourceKey —
+  // written directly: this is the hot path of every append and import.
+  const parents = input.parents.length < 2 ? input.parents : [...input.parents].sort();
+  let text = '{"kind":' + canonicalJson(input.kind) + ',"parents":' + canonicalJson(parents);
+  if (input.payload !== undefined) text += ',"payload":' + canonicalJson(input.payload);
+  if (input.resourceKey !== undefined) text += ',"resourceKey":' + canonicalJson(input.resourceKey);
+  return text + '}';
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/core/canonical.js';
-import { nodeId } from '../../src/core/identity.js';
+import { nodeId, nodeIdentityText } from '../../src/core/identity.js';
 
 describe('canonicalJson', () => {
   it('orders keys by localeCompare, not code units', () => {
@@ -21,5 +21,53 @@ describe('nodeId', () => {
     expect(nodeId({ kind: 'goal', parents: [], payload: { text: 'hi' } })).toMatch(
       /^cw_[0-9a-f]{24}$/,
     );
+  });
+});
+
+describe('nodeIdentityText', () => {
+  it('equals the canonical JSON of {kind, parents (sorted), payload, resourceKey}', () => {
+    const cases = [
+      { kind: 'goal', parents: ['cw_b', 'cw_a'], payload: { Z: 1, a: [1, { y: 2, X: 3 }] } },
+      { kind: 'resource', parents: [], payload: 'text', resourceKey: 'file:a' },
+      { kind: 'answer', parents: ['cw_1'], payload: null },
+      { kind: 'answer', parents: ['cw_1'], payload: undefined },
+    ];
+    for (const input of cases) {
+      const body: Record<string, unknown> = {
+        kind: input.kind,
+        parents: [...input.parents].sort(),
+        payload: input.payload,
+      };
+      if ('resourceKey' in input) body.resourceKey = input.resourceKey;
+      expect(nodeIdentityText(input)).toBe(canonicalJson(body));
+    }
+  });
+});
+
+describe('canonicalJson shape cache', () => {
+  it('never confuses shapes whose key lists join to the same text', () => {
+    // Each pair would share a cache id if hits were not confirmed key by key.
+    expect(canonicalJson({ '': {} })).toBe('{"":{}}');
+    expect(canonicalJson({})).toBe('{}');
+    expect(canonicalJson({ 'a\u0000b': 1 })).toBe('{"a\\u0000b":1}');
+    expect(canonicalJson({ a: 1, b: 2 })).toBe('{"a":1,"b":2}');
+    expect(canonicalJson({ 'a\u0000b': 1, c: 2 })).toBe('{"a\\u0000b":1,"c":2}');
+    expect(canonicalJson({ a: 1, 'b\u0000c': 2 })).toBe('{"a":1,"b\\u0000c":2}');
+  });
+  it('agrees with an uncached reference on many shapes', () => {
+    const reference = (value: unknown): string => {
+      if (value === null || typeof value !== 'object') return JSON.stringify(value);
+      if (Array.isArray(value)) return `[${value.map(reference).join(',')}]`;
+      const entries = Object.entries(value).sort(([a], [b]) => a.localeCompare(b));
+      return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${reference(v)}`).join(',')}}`;
+    };
+    const keys = ['', 'a', 'A', 'b', '_', 'a1', 'a_', 'a\u0000', '\u0000a', 'é', 'e'];
+    for (let mask = 0; mask < 1 << 8; mask++) {
+      const object: Record<string, unknown> = {};
+      keys.forEach((key, i) => {
+        if (mask & (1 << (i % 8))) object[key] = { [key]: i };
+      });
+      expect(canonicalJson(object)).toBe(reference(object));
+    }
   });
 });

@@ -10,7 +10,7 @@ import {
   type NodeDraft,
 } from '../graph/index.js';
 import { sha256Hex } from '../hash.js';
-import { chainStateHash, entryDigest, type LogEntry, type LogMachine } from '../log/index.js';
+import { chainStateHash, type LogEntry, type LogMachine } from '../log/index.js';
 import {
   type AnyRunAction,
   createWorkflowState,
@@ -96,7 +96,10 @@ export function applyThreadEntry(
   for (const runId of [...ctx.touchedRuns].sort()) {
     runs[runId] = sha256Hex(canonicalJson(next.runs.get(runId)));
   }
-  const delta = { entry: entryDigest(entry), created: ctx.created, runs };
+  // The whole entry (less its signature) is part of the delta, so editing any field of it —
+  // payload, time, ids, metadata — changes the hash; one SHA-256 per entry covers it all.
+  const { verification: _signature, ...unsigned } = entry;
+  const delta = { entry: unsigned, created: ctx.created, runs };
   return ok([
     { ...next, length: state.length + 1, stateHash: chainStateHash(state.stateHash, delta) },
     ctx.effects,
