@@ -1,5 +1,5 @@
 import { canonicalJson } from '../canonical.js';
-import { err, ok, type Result, type WeftError } from '../errors.js';
+import { err, isWeftFailure, ok, type Result, type WeftError } from '../errors.js';
 import {
   appendNodes,
   type CausalNode,
@@ -23,6 +23,7 @@ import {
   type WorkflowState,
   type WorkflowStateConfig,
 } from '../run/index.js';
+import { checkEventShape } from './event-shape.js';
 import type { NodeTaint, RecordedNode, ThreadEvent } from './events.js';
 import {
   createEmptyThreadState,
@@ -87,6 +88,14 @@ export function applyThreadEntry(
   if (entry.index !== state.length) {
     return err(invalid(`entry index ${entry.index} does not follow log length ${state.length}`));
   }
+  const issues = checkEventShape(entry.event);
+  if (issues.length > 0) {
+    return err({
+      code: 'VALIDATION_FAILED',
+      message: `entry ${entry.index} is malformed: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`,
+      issues,
+    });
+  }
   const event = entry.event as unknown as ThreadEvent;
   const ctx: ApplyContext = { entry, options, effects: [], created: [], touchedRuns: new Set() };
   const result = dispatchEvent(state, event, ctx);
@@ -96,15 +105,40 @@ export function applyThreadEntry(
   for (const runId of [...ctx.touchedRuns].sort()) {
     runs[runId] = sha256Hex(canonicalJson(next.runs.get(runId)));
   }
-  // The whole entry (less its signature) is part of the delta, so editing any field of it —
-  // payload, time, ids, metadata — changes the hash; one SHA-256 per entry covers it all.
-  const { verification: _signature, ...unsigned } = entry;
-  const delta = { entry: unsigned, created: ctx.created, runs };
+  const delta = { entry: hashedEntry(entry), created: ctx.created, runs };
   return ok([
     { ...next, length: state.length + 1, stateHash: chainStateHash(state.stateHash, delta) },
     ctx.effects,
   ]);
 }
+
+/**
+ * The entry as the state hash sees it: everything but its signature, with each recorded node's
+ * payload left out. A node's id already commits to its payload (apply recomputes the id and
+ * rejects a mismatch, and semantic payloads are compared after normalisation), so editing any
+ * field of an entry still changes the hash or fails the replay — without canonicalising every
+ * payload twice, which would dominate replay time.
+ */
+function hashedEntry(entry: LogEntry): unknown {
+  const { verification: _signature, event, ...envelope } = entry;
+  const e = event as unknown as ThreadEvent;
+  switch (e.type) {
+    case 'nodes_appended':
+      return { ...envelope, event: { ...e, nodes: e.nodes.map(withoutPayload) } };
+    case 'run_started':
+      return { ...envelope, event: { ...e, goalNode: withoutPayload(e.goalNode) } };
+    case 'run_action_dispatched':
+    case 'approval_resolved':
+      return {
+        ...envelope,
+        event: { ...e, memoryNodes: e.memoryNodes.map(withoutPayload) },
+      };
+    default:
+      return { ...envelope, event };
+  }
+}
+
+const withoutPayload = (node: RecordedNode): RecordedNode => ({ ...node, payload: null });
 
 interface ApplyContext {
   entry: LogEntry;
@@ -145,8 +179,10 @@ function dispatchEvent(
       const reduced = applyRunAction(state, event.runId, event.action, ctx);
       return reduced.ok ? appendRecorded(reduced.value, event.memoryNodes, ctx) : reduced;
     }
-    case 'approval_resolved':
-      return applyRunAction(state, event.runId, event.action, ctx);
+    case 'approval_resolved': {
+      const reduced = applyRunAction(state, event.runId, event.action, ctx);
+      return reduced.ok ? appendRecorded(reduced.value, event.memoryNodes ?? [], ctx) : reduced;
+    }
     case 'run_cancelled':
       return applyRunAction(
         state,
@@ -236,10 +272,12 @@ function appendRecorded(
   for (let i = 0; i < recorded.length; i++) {
     const want = recorded[i]!;
     const node = appended.value.nodes[i]!;
-    if (node.id !== want.id) {
+    const normalisedAway =
+      node.kind === 'semantic' && canonicalJson(node.payload) !== canonicalJson(want.payload);
+    if (node.id !== want.id || normalisedAway) {
       return err({
         code: 'NODE_ID_MISMATCH',
-        message: `recorded node ${want.id} recomputes to ${node.id}: the entry is corrupt`,
+        message: `recorded node ${want.id} does not match its content (recomputed ${node.id}): the entry is corrupt`,
         nodeId: want.id,
       });
     }
@@ -299,13 +337,17 @@ function applyRunStarted(
   ctx: ApplyContext,
 ): Result<ThreadState> {
   if (state.runs.has(runId)) return err(invalid(`run ${runId} already exists`));
-  const created = createWorkflowState(config as WorkflowStateConfig, {
-    runId,
-    now: ctx.entry.recordedAt,
-  });
+  const created = attempt(() =>
+    createWorkflowState(config as WorkflowStateConfig, {
+      runId,
+      now: ctx.entry.recordedAt,
+      ...(ctx.options.memoryLimits ? { limits: ctx.options.memoryLimits } : {}),
+    }),
+  );
+  if (!created.ok) return created;
   const withRun: ThreadState = {
     ...state,
-    runs: new Map(state.runs).set(runId, created),
+    runs: new Map(state.runs).set(runId, created.value),
     runOrder: [...state.runOrder, runId],
   };
   ctx.effects.push({ type: 'run_started', runId });
@@ -456,14 +498,9 @@ function applyWorkflowImport(
   ctx: ApplyContext,
 ): Result<ThreadState> {
   if (state.runs.has(runId)) return err(invalid(`run ${runId} already exists in this thread`));
-  let hydrated: WorkflowState;
-  try {
-    hydrated = hydrateWorkflowState(raw);
-  } catch (error) {
-    if (error && typeof error === 'object' && 'error' in error)
-      return err((error as { error: WeftError }).error);
-    throw error;
-  }
+  const result = attempt(() => hydrateWorkflowState(raw));
+  if (!result.ok) return result;
+  const hydrated = result.value;
   if (hydrated.run_id !== runId) {
     return err(invalid(`imported state has run_id ${hydrated.run_id}, the entry says ${runId}`));
   }
@@ -474,4 +511,14 @@ function applyWorkflowImport(
     runs: new Map(state.runs).set(runId, hydrated),
     runOrder: [...state.runOrder, runId],
   });
+}
+
+/** Runs a core function that reports bad input by throwing a WeftFailure, as a Result. */
+function attempt<T>(fn: () => T): Result<T> {
+  try {
+    return ok(fn());
+  } catch (error) {
+    if (isWeftFailure(error)) return err(error.error);
+    throw error;
+  }
 }

@@ -84,6 +84,8 @@ export interface ApprovalResolvedEvent {
   type: 'approval_resolved';
   runId: string;
   action: JsonObject;
+  /** Semantic `memory` nodes mirroring the memory keys the resolution wrote. */
+  memoryNodes: RecordedNode[];
 }
 
 export interface RunCancelledEvent {

@@ -14,7 +14,12 @@ import {
   validateAgentState,
 } from '../graph/index.js';
 import type { JsonObject, JsonValue } from '../json.js';
-import { parseRunAction, reduceRun } from '../run/index.js';
+import {
+  type AnyRunAction,
+  parseRunAction,
+  reduceRun,
+  WorkflowStateConfigSchema,
+} from '../run/index.js';
 import type {
   ApprovalResolvedEvent,
   DeadlineFiredEvent,
@@ -246,6 +251,18 @@ export function planStartRun(
     ['memory', input.memory],
   ];
   for (const [key, value] of optional) if (value !== undefined) config[key] = value;
+  const parsedConfig = WorkflowStateConfigSchema.safeParse(config);
+  if (!parsedConfig.success) {
+    const issues = parsedConfig.error.issues.map((issue) => ({
+      path: ['$', ...issue.path.map(String)].join('.'),
+      message: issue.message,
+    }));
+    return err({
+      code: 'VALIDATION_FAILED',
+      message: `Invalid run configuration: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+      issues,
+    });
+  }
   return ok({
     type: 'run_started',
     runId: input.runId,
@@ -273,7 +290,29 @@ export function planDispatch(
     return err(notFound('Run', input.runId, `run ${input.runId} does not exist in this thread`));
   const action = parseRunAction(input.action);
   if (!action.ok) return action;
-  const reduced = reduceRun(run, action.value, { now });
+  const memoryNodes = mirrorMemory(state, input.runId, action.value, now);
+  if (!memoryNodes.ok) return memoryNodes;
+  return ok({
+    type: 'run_action_dispatched',
+    runId: input.runId,
+    action: input.action,
+    memoryNodes: memoryNodes.value,
+  });
+}
+
+/**
+ * The `semantic:memory:<key>` nodes mirroring the memory keys `action` would write (changed
+ * values only), so run memory has versions and provenance in the graph. Reduces the action on
+ * the current run to find out; a reducer error is returned as is.
+ */
+function mirrorMemory(
+  state: ThreadState,
+  runId: string,
+  action: AnyRunAction,
+  now: string,
+): Result<RecordedNode[]> {
+  const run = state.runs.get(runId)!;
+  const reduced = reduceRun(run, action, { now });
   if (!reduced.ok) return reduced;
   const after = reduced.value.state.memory;
   const drafts: NodeDraft[] = [];
@@ -284,18 +323,10 @@ export function planDispatch(
     if (!draft.ok) return draft;
     drafts.push(draft.value);
   }
-  const memoryNodes: RecordedNode[] = [];
-  if (drafts.length > 0) {
-    const resolved = resolveNodes(state.graph, drafts, now);
-    if (!resolved.ok) return resolved;
-    for (const node of resolved.value) memoryNodes.push({ ...node, runId: input.runId });
-  }
-  return ok({
-    type: 'run_action_dispatched',
-    runId: input.runId,
-    action: input.action,
-    memoryNodes,
-  });
+  if (drafts.length === 0) return ok([]);
+  const resolved = resolveNodes(state.graph, drafts, now);
+  if (!resolved.ok) return resolved;
+  return ok(resolved.value.map((node) => ({ ...node, runId })));
 }
 
 export interface ResolveApprovalInput {
@@ -309,10 +340,12 @@ export interface ResolveApprovalInput {
 export function planResolveApproval(
   state: ThreadState,
   input: ResolveApprovalInput,
+  now: string,
 ): Result<ApprovalResolvedEvent> {
   const run = state.runs.get(input.runId);
-  if (!run)
+  if (!run) {
     return err(notFound('Run', input.runId, `run ${input.runId} does not exist in this thread`));
+  }
   if (run.status !== 'waiting') {
     return err({
       code: 'INVALID_TRANSITION',
@@ -324,10 +357,16 @@ export function planResolveApproval(
   const payload: JsonObject = { decision: input.decision };
   if (input.response !== undefined) payload.response = input.response;
   if (input.memoryUpdates !== undefined) payload.memory_updates = input.memoryUpdates;
+  const action: JsonObject = { id: input.actionId, type: 'resume_from_human', payload };
+  const parsed = parseRunAction(action);
+  if (!parsed.ok) return parsed;
+  const memoryNodes = mirrorMemory(state, input.runId, parsed.value, now);
+  if (!memoryNodes.ok) return memoryNodes;
   return ok({
     type: 'approval_resolved',
     runId: input.runId,
-    action: { id: input.actionId, type: 'resume_from_human', payload },
+    action,
+    memoryNodes: memoryNodes.value,
   });
 }
 
