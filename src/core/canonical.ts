@@ -12,6 +12,52 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
+ * True when `JSON.stringify(value)` already is the canonical text: plain objects and arrays only,
+ * every object's own keys in canonical order (a stable sort keeps keys that compare equal in
+ * their own order, hence `<= 0`), finite numbers, no `toJSON`-bearing or exotic objects, no
+ * functions or undefined. JSON.stringify writes keys in `Object.keys` order, so the two agree.
+ * Values read back from canonical text (log entries, stored payloads) always pass, which turns
+ * their canonicalisation into one native stringify. Allocates nothing but key lists.
+ */
+function isCanonicalTree(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object': {
+      if (value === null) return true;
+      if (depth > MAX_FAST_DEPTH) return false;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) {
+          if (!isCanonicalTree(value[i], depth + 1)) return false;
+        }
+        return true;
+      }
+      if (!isPlainRecord(value)) return false;
+      const record = value as Record<string, unknown>;
+      const keys = Object.keys(record);
+      if (keys.length > 1 && !shapeOf(keys).ordered) return false;
+      for (let i = 0; i < keys.length; i++) {
+        if (!isCanonicalTree(record[keys[i]!], depth + 1)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+function isPlainRecord(value: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** Deeper values take the general writer, which bounds the cost of repeated fast-path checks. */
+const MAX_FAST_DEPTH = 64;
+
+/**
  * `a.localeCompare(b)` with no arguments is specified as `new Intl.Collator().compare(a, b)`;
  * one shared collator gives the same order without building one per comparison.
  */
@@ -22,9 +68,11 @@ interface Shape {
   own: readonly string[];
   keys: readonly string[];
   quoted: readonly string[];
+  /** The own key order already is the canonical order. */
+  ordered: boolean;
 }
 
-const EMPTY_SHAPE: Shape = { own: [], keys: [], quoted: [] };
+const EMPTY_SHAPE: Shape = { own: [], keys: [], quoted: [], ordered: true };
 
 /**
  * Shapes by the object's own key list. Payloads repeat a few shapes many times, so sorting and
@@ -40,7 +88,12 @@ function shapeOf(own: string[]): Shape {
   const cached = shapes.get(id);
   if (cached !== undefined && sameKeys(cached.own, own)) return cached;
   const keys = [...own].sort(compareKeys);
-  const shape: Shape = { own, keys, quoted: keys.map((key) => JSON.stringify(key) + ':') };
+  const shape: Shape = {
+    own,
+    keys,
+    quoted: keys.map((key) => JSON.stringify(key) + ':'),
+    ordered: sameKeys(own, keys),
+  };
   if (shapes.size >= SHAPE_CACHE_LIMIT) shapes.clear();
   shapes.set(id, shape);
   return shape;
@@ -65,6 +118,7 @@ function write(value: unknown): string {
     case 'object': {
       if (value === null) return 'null';
       if (Array.isArray(value)) {
+        if (isCanonicalTree(value, 0)) return JSON.stringify(value);
         let out = '[';
         for (let i = 0; i < value.length; i++) {
           if (i > 0) out += ',';
@@ -74,7 +128,17 @@ function write(value: unknown): string {
         return out + ']';
       }
       const record = value as Record<string, unknown>;
-      const { keys, quoted } = shapeOf(Object.keys(record));
+      const own = Object.keys(record);
+      const shape = own.length > 1 ? shapeOf(own) : undefined;
+      // One look at the shape decides: already canonical all the way down → native stringify.
+      if ((shape === undefined || shape.ordered) && isPlainRecord(record)) {
+        let canonical = true;
+        for (let i = 0; i < own.length && canonical; i++) {
+          canonical = isCanonicalTree(record[own[i]!], 1);
+        }
+        if (canonical) return JSON.stringify(record);
+      }
+      const { keys, quoted } = shape ?? shapeOf(own);
       let out = '{';
       for (let i = 0; i < keys.length; i++) {
         const item = record[keys[i]!];
@@ -87,4 +151,36 @@ function write(value: unknown): string {
     default:
       return 'null';
   }
+}
+
+/**
+ * True when `JSON.stringify(value)` already is `canonicalJson(value)` — always the case for values
+ * parsed from canonical text. Cost: one walk of the value, no string building.
+ */
+export const isCanonicallyOrdered = (value: unknown): boolean => isCanonicalTree(value, 0);
+
+/** Returned by a `canonicalObject` override to leave a key out. */
+export const OMIT: unique symbol = Symbol('omit');
+
+/**
+ * The canonical text of one object whose values can be overridden per key: `override(key, value)`
+ * returns the text to write, `OMIT` to leave the key out, or undefined for the default. Lets a
+ * caller hash a view of an object (say, without a signature) without building a copy of it.
+ */
+export function canonicalObject(
+  record: Record<string, unknown>,
+  override: (key: string, value: unknown) => string | typeof OMIT | undefined,
+): string {
+  const { keys, quoted } = shapeOf(Object.keys(record));
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const item = record[key];
+    if (item === undefined || typeof item === 'function') continue;
+    const text = override(key, item);
+    if (text === OMIT) continue;
+    if (out.length > 1) out += ',';
+    out += quoted[i]! + (text ?? write(item));
+  }
+  return out + '}';
 }

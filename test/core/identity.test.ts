@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/core/canonical.js';
+import { canonicalJson, canonicalObject, OMIT } from '../../src/core/canonical.js';
 import { nodeId, nodeIdentityText } from '../../src/core/identity.js';
 
 describe('canonicalJson', () => {
@@ -69,5 +69,14 @@ describe('canonicalJson shape cache', () => {
       });
       expect(canonicalJson(object)).toBe(reference(object));
     }
+  });
+});
+
+describe('canonicalObject', () => {
+  it('writes keys in canonical order, honouring overrides and OMIT', () => {
+    const text = canonicalObject({ b: 1, a: { y: 1, x: 2 }, c: 'skip', d: undefined }, (key) =>
+      key === 'c' ? OMIT : key === 'b' ? '"B"' : undefined,
+    );
+    expect(text).toBe('{"a":{"x":2,"y":1},"b":"B"}');
   });
 });

@@ -3,7 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/core/canonical.js';
 import { sha256Hex } from '../../src/core/hash.js';
 import type { LogEntry } from '../../src/core/log/entry.js';
-import { chainStateHash, entryDigest, GENESIS_STATE_HASH } from '../../src/core/log/state-hash.js';
+import {
+  chainStateHash,
+  chainStateHashText,
+  entryDigest,
+  GENESIS_STATE_HASH,
+} from '../../src/core/log/state-hash.js';
 
 const plainJson = fc.jsonValue().map((v) => JSON.parse(JSON.stringify(v)) as unknown);
 
@@ -70,5 +75,15 @@ describe('entryDigest', () => {
     expect(entryDigest({ ...entry, verification: { stateHash: 'x' } })).toBe(digest);
     expect(entryDigest({ ...entry, recordedAt: '2026-01-01T00:00:00.001Z' })).not.toBe(digest);
     expect(entryDigest({ ...entry, metadata: {} })).not.toBe(digest);
+  });
+});
+
+describe('chainStateHashText', () => {
+  it('equals chainStateHash of the parsed canonical delta', () => {
+    const delta = { created: ['cw_1'], entry: { b: [1, { z: 1, a: 2 }], a: 'x' }, runs: {} };
+    const text = canonicalJson(delta);
+    expect(chainStateHashText(GENESIS_STATE_HASH, text)).toBe(
+      chainStateHash(GENESIS_STATE_HASH, delta),
+    );
   });
 });

@@ -46,11 +46,22 @@ export function appendNodes(
   graph: GraphState,
   drafts: readonly NodeDraft[],
   createdAt: string,
+  options: AppendOptions = {},
 ): Result<AppendResult> {
-  const staged = stage(graph, drafts, createdAt);
+  const staged = stage(graph, drafts, createdAt, options.knownIds);
   if (!staged.ok) return staged;
   const { batch, nodes, created } = staged.value;
   return ok({ graph: batch.commit(), nodes, created });
+}
+
+export interface AppendOptions {
+  /**
+   * Content ids already known for the drafts, in draft order — for replaying a verified log,
+   * whose hash chain already commits to each recorded node's content and id. Skips recomputing
+   * the id (the costliest step of an append). Never pass ids that were not computed by `nodeId`
+   * from the same content: they are trusted as given.
+   */
+  knownIds?: readonly string[];
 }
 
 /**
@@ -72,6 +83,7 @@ function stage(
   graph: GraphState,
   drafts: readonly NodeDraft[],
   createdAt: string,
+  knownIds?: readonly string[],
 ): Result<{ batch: Batch; nodes: CausalNode[]; created: boolean[] }> {
   if (!Array.isArray(drafts)) return invalid([{ path: '$', message: 'drafts must be an array' }]);
   if (typeof createdAt !== 'string' || Number.isNaN(Date.parse(createdAt))) {
@@ -85,7 +97,7 @@ function stage(
   for (let i = 0; i < drafts.length; i++) {
     const prepared = prepareDraft(graph, drafts[i], `$[${i}]`);
     if (!prepared.ok) return prepared;
-    const outcome = batch.add(prepared.value, createdAt, i);
+    const outcome = batch.add(prepared.value, createdAt, i, knownIds?.[i]);
     if (!outcome.ok) return outcome;
     nodes.push(outcome.value.node);
     created.push(outcome.value.created);
@@ -191,6 +203,7 @@ class Batch {
     draft: PreparedDraft,
     createdAt: string,
     index: number,
+    knownId?: string,
   ): Result<{ node: CausalNode; created: boolean }> {
     const requested = draft.parents ?? this.frontier;
     const parents: string[] = [];
@@ -211,7 +224,7 @@ class Batch {
         : (this.stagedHeads?.get(resourceKey) ?? headSeq(this.base, resourceKey));
     if (previousSeq !== undefined) parents.push(this.nodeAt(previousSeq).id);
     sortUnique(parents);
-    const id = nodeId({ kind: draft.kind, parents, payload: draft.payload, resourceKey });
+    const id = knownId ?? nodeId({ kind: draft.kind, parents, payload: draft.payload, resourceKey });
     const existing = this.seqOf(id);
     if (existing !== undefined) return ok({ node: this.nodeAt(existing), created: false });
 

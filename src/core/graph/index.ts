@@ -11,7 +11,7 @@ export {
   importAgentState,
   validateAgentState,
 } from './agent-state.js';
-export { type AppendResult, appendNodes, previewAppend } from './append.js';
+export { type AppendOptions, type AppendResult, appendNodes, previewAppend } from './append.js';
 export {
   createGraph,
   DEFAULT_NODE_TYPES,

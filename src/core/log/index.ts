@@ -26,4 +26,9 @@ export {
   type VerifyReport,
   verifyLog,
 } from './replay.js';
-export { chainStateHash, entryDigest, GENESIS_STATE_HASH } from './state-hash.js';
+export {
+  chainStateHash,
+  chainStateHashText,
+  entryDigest,
+  GENESIS_STATE_HASH,
+} from './state-hash.js';

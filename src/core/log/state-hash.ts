@@ -29,3 +29,12 @@ export function entryDigest(entry: LogEntry): string {
   const { verification: _ignored, ...rest } = entry;
   return sha256Hex(canonicalJson(rest));
 }
+
+/**
+ * `chainStateHash` for a delta already rendered as canonical JSON text — for machines that
+ * write their delta straight to text. Equal to `chainStateHash(previous, JSON.parse(text))`
+ * whenever `text` is canonical. Pure.
+ */
+export function chainStateHashText(previous: string, canonicalDelta: string): string {
+  return sha256Hex(previous + '\n' + canonicalDelta);
+}

@@ -1,20 +1,22 @@
-import { canonicalJson } from '../canonical.js';
+import { canonicalJson, canonicalObject, isCanonicallyOrdered, OMIT } from '../canonical.js';
 import { err, isWeftFailure, ok, type Result, type WeftError } from '../errors.js';
 import {
   appendNodes,
   type CausalNode,
   createGraph,
+  type GraphState,
   getNode,
   type ImportLimits,
   importAgentState,
   type NodeDraft,
 } from '../graph/index.js';
 import { sha256Hex } from '../hash.js';
-import { chainStateHash, type LogEntry, type LogMachine } from '../log/index.js';
+import { chainStateHashText, type LogEntry, type LogMachine } from '../log/index.js';
 import {
   type AnyRunAction,
   createWorkflowState,
   hydrateWorkflowState,
+  type InternalRunAction,
   type MemoryLimits,
   type PriceTable,
   parseAnyRunAction,
@@ -24,14 +26,14 @@ import {
   type WorkflowStateConfig,
 } from '../run/index.js';
 import { checkEventShape } from './event-shape.js';
-import type { NodeTaint, RecordedNode, ThreadEvent } from './events.js';
+import type { NodeTaint, NodeUsage, RecordedNode, ThreadEvent } from './events.js';
 import {
   createEmptyThreadState,
   type NodeMeta,
   type ThreadSpend,
   type ThreadState,
 } from './state.js';
-import { vecGet, vecPush } from './vec.js';
+import { type Vec, vecGet, vecPush } from './vec.js';
 
 /** What applying an entry caused, for the runtime to publish after commit. Never executed here. */
 export type ThreadEffect =
@@ -49,6 +51,13 @@ export type ThreadEffect =
   | { type: 'run_event'; runId: string; event: RunEvent };
 
 export interface ThreadMachineOptions {
+  /**
+   * Take recorded node ids as given instead of recomputing them from content. Only for replaying
+   * with `verify: 'strict'` (or `'present'` on fully signed logs): the state hash commits to every
+   * byte of each entry, payloads included, so a changed payload still fails verification at its
+   * index. Without verification, leave this off and every id is recomputed and checked.
+   */
+  trustRecordedIds?: boolean;
   prices?: PriceTable;
   memoryLimits?: MemoryLimits;
   importLimits?: ImportLimits;
@@ -105,40 +114,32 @@ export function applyThreadEntry(
   for (const runId of [...ctx.touchedRuns].sort()) {
     runs[runId] = sha256Hex(canonicalJson(next.runs.get(runId)));
   }
-  const delta = { entry: hashedEntry(entry), created: ctx.created, runs };
+  // chainStateHash(previous, {created, entry, runs}) written out, the entry rendered directly.
+  const delta = `{"created":${canonicalJson(ctx.created)},"entry":${unsignedEntryText(entry)},"runs":${canonicalJson(runs)}}`;
   return ok([
-    { ...next, length: state.length + 1, stateHash: chainStateHash(state.stateHash, delta) },
+    { ...next, length: state.length + 1, stateHash: chainStateHashText(state.stateHash, delta) },
     ctx.effects,
   ]);
 }
 
 /**
- * The entry as the state hash sees it: everything but its signature, with each recorded node's
- * payload left out. A node's id already commits to its payload (apply recomputes the id and
- * rejects a mismatch, and semantic payloads are compared after normalisation), so editing any
- * field of an entry still changes the hash or fails the replay — without canonicalising every
- * payload twice, which would dominate replay time.
+ * The canonical text of the entry less its signature, which is what the state hash commits to:
+ * editing any field of an entry — payloads included — changes the hash. Entries read back from
+ * the log are already in canonical key order, so their text is one native stringify; the
+ * signature is the last key in canonical order (`verification` sorts after `schemaVersion`), and
+ * a quote inside a string value is always escaped, so the last `,"verification":` in the text is
+ * the signature's.
  */
-function hashedEntry(entry: LogEntry): unknown {
-  const { verification: _signature, event, ...envelope } = entry;
-  const e = event as unknown as ThreadEvent;
-  switch (e.type) {
-    case 'nodes_appended':
-      return { ...envelope, event: { ...e, nodes: e.nodes.map(withoutPayload) } };
-    case 'run_started':
-      return { ...envelope, event: { ...e, goalNode: withoutPayload(e.goalNode) } };
-    case 'run_action_dispatched':
-    case 'approval_resolved':
-      return {
-        ...envelope,
-        event: { ...e, memoryNodes: e.memoryNodes.map(withoutPayload) },
-      };
-    default:
-      return { ...envelope, event };
+function unsignedEntryText(entry: LogEntry): string {
+  if (!isCanonicallyOrdered(entry)) {
+    return canonicalObject(entry as unknown as Record<string, unknown>, (key) =>
+      key === 'verification' ? OMIT : undefined,
+    );
   }
+  const text = JSON.stringify(entry);
+  if (entry.verification === undefined) return text;
+  return text.slice(0, text.lastIndexOf(',"verification":')) + '}';
 }
-
-const withoutPayload = (node: RecordedNode): RecordedNode => ({ ...node, payload: null });
 
 interface ApplyContext {
   entry: LogEntry;
@@ -184,7 +185,7 @@ function dispatchEvent(
       return reduced.ok ? appendRecorded(reduced.value, event.memoryNodes ?? [], ctx) : reduced;
     }
     case 'run_cancelled':
-      return applyRunAction(
+      return applyInternal(
         state,
         event.runId,
         {
@@ -266,36 +267,47 @@ function appendRecorded(
       return err(runNotFound(node.runId));
   }
   const drafts: NodeDraft[] = recorded.map(toDraft);
-  const appended = appendNodes(state.graph, drafts, ctx.entry.recordedAt);
+  const appended = appendNodes(
+    state.graph,
+    drafts,
+    ctx.entry.recordedAt,
+    ctx.options.trustRecordedIds ? { knownIds: recorded.map((node) => node.id) } : {},
+  );
   if (!appended.ok) return appended;
-  let next: ThreadState = { ...state, graph: appended.value.graph };
+  const { graph, nodes, created } = appended.value;
+  let nodeMeta = state.nodeMeta;
+  let latestSystemNodeId = state.latestSystemNodeId;
+  const charges: Array<{ runId: string | undefined; nodeId: string; usage: NodeUsage }> = [];
   for (let i = 0; i < recorded.length; i++) {
     const want = recorded[i]!;
-    const node = appended.value.nodes[i]!;
-    const normalisedAway =
-      node.kind === 'semantic' && canonicalJson(node.payload) !== canonicalJson(want.payload);
-    if (node.id !== want.id || normalisedAway) {
+    const node = nodes[i]!;
+    if (node.id !== want.id) {
       return err({
         code: 'NODE_ID_MISMATCH',
         message: `recorded node ${want.id} does not match its content (recomputed ${node.id}): the entry is corrupt`,
         nodeId: want.id,
       });
     }
-    if (!appended.value.created[i]) continue;
+    if (!created[i]) continue;
     const meta: NodeMeta = { logIndex: ctx.entry.index };
     if (want.runId !== undefined) meta.runId = want.runId;
-    const taint = want.taint ?? deriveTaint(next, node);
+    const taint = want.taint ?? deriveTaint(graph, nodeMeta, node);
     if (taint !== undefined) meta.taint = taint;
-    if (want.usage !== undefined) meta.usage = want.usage;
-    next = { ...next, nodeMeta: vecPush(next.nodeMeta, meta) };
-    if (node.kind === 'system') next = { ...next, latestSystemNodeId: node.id };
+    if (want.usage !== undefined) {
+      meta.usage = want.usage;
+      charges.push({ runId: want.runId, nodeId: node.id, usage: want.usage });
+    }
+    nodeMeta = vecPush(nodeMeta, meta);
+    if (node.kind === 'system') latestSystemNodeId = node.id;
     ctx.created.push(node.id);
     ctx.effects.push({ type: 'node_appended', node, meta });
-    if (want.usage !== undefined) {
-      const charged = chargeUsage(next, want.runId, node.id, want.usage, ctx);
-      if (!charged.ok) return charged;
-      next = charged.value;
-    }
+  }
+  let next: ThreadState = { ...state, graph, nodeMeta };
+  if (latestSystemNodeId !== undefined) next.latestSystemNodeId = latestSystemNodeId;
+  for (const charge of charges) {
+    const charged = chargeUsage(next, charge.runId, charge.nodeId, charge.usage, ctx);
+    if (!charged.ok) return charged;
+    next = charged.value;
   }
   return ok(next);
 }
@@ -308,13 +320,17 @@ function toDraft(node: RecordedNode): NodeDraft {
 }
 
 /** Taint flows to every descendant: a node with a tainted parent is tainted as derived. */
-function deriveTaint(state: ThreadState, node: CausalNode): NodeTaint | undefined {
-  const from: string[] = [];
+function deriveTaint(
+  graph: GraphState,
+  nodeMeta: Vec<NodeMeta>,
+  node: CausalNode,
+): NodeTaint | undefined {
+  let from: string[] | undefined;
   for (const parentId of node.parents) {
-    const parent = getNode(state.graph, parentId);
-    if (parent && vecGet(state.nodeMeta, parent.sequence - 1)?.taint) from.push(parentId);
+    const parent = getNode(graph, parentId);
+    if (parent && vecGet(nodeMeta, parent.sequence - 1)?.taint) (from ??= []).push(parentId);
   }
-  return from.length === 0 ? undefined : { source: 'derived', derivedFrom: from };
+  return from === undefined ? undefined : { source: 'derived', derivedFrom: from };
 }
 
 export function getNodeMeta(state: ThreadState, nodeId: string): NodeMeta | undefined {
@@ -351,7 +367,7 @@ function applyRunStarted(
     runOrder: [...state.runOrder, runId],
   };
   ctx.effects.push({ type: 'run_started', runId });
-  const started = applyRunAction(
+  const started = applyInternal(
     withRun,
     runId,
     { id: ctx.entry.id, type: '_init', payload: {} },
@@ -372,6 +388,21 @@ function applyRunAction(
   const action = parseAnyRunAction(rawAction);
   if (!action.ok) return action;
   return reduceInto(state, runId, run, action.value, ctx);
+}
+
+/**
+ * Applies an internal action that apply built itself from checked event fields: it is typed by
+ * construction, so the schema parse that recorded public actions go through is skipped.
+ */
+function applyInternal(
+  state: ThreadState,
+  runId: string,
+  action: InternalRunAction,
+  ctx: ApplyContext,
+): Result<ThreadState> {
+  const run = state.runs.get(runId);
+  if (!run) return err(runNotFound(runId));
+  return reduceInto(state, runId, run, action, ctx);
 }
 
 function reduceInto(
@@ -425,16 +456,18 @@ function chargeUsage(
     const run = state.runs.get(runId);
     if (!run) return err(runNotFound(runId));
     const before = run.total_cost_usd;
-    const payload: Record<string, unknown> = {
-      model: usage.model,
-      input_tokens: usage.inputTokens,
-      output_tokens: usage.outputTokens,
+    const action: InternalRunAction = {
+      id: ctx.entry.id,
+      type: '_track_usage',
+      payload: {
+        model: usage.model,
+        input_tokens: usage.inputTokens,
+        output_tokens: usage.outputTokens,
+        ...(nodeId === undefined ? {} : { node_id: nodeId }),
+        ...(usage.costUsd === undefined ? {} : { cost_usd: usage.costUsd }),
+      },
     };
-    if (nodeId !== undefined) payload.node_id = nodeId;
-    if (usage.costUsd !== undefined) payload.cost_usd = usage.costUsd;
-    const action = parseAnyRunAction({ id: ctx.entry.id, type: '_track_usage', payload });
-    if (!action.ok) return action;
-    const reduced = reduceInto(state, runId, run, action.value, ctx);
+    const reduced = reduceInto(state, runId, run, action, ctx);
     if (!reduced.ok) return reduced;
     next = reduced.value;
     // The run's price table may have costed the call; the thread total follows the run.
@@ -479,7 +512,7 @@ function applyDeadline(
       runId,
     });
   }
-  return applyRunAction(
+  return applyInternal(
     state,
     runId,
     {
