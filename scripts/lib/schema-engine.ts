@@ -1,0 +1,231 @@
+/**
+ * Prisma's schema engine, offline: `@prisma/schema-engine-wasm` driven by a driver adapter.
+ *
+ * Dev tooling only (migration generation and the schema-drift tests); the server never loads it.
+ * Every Prisma CLI command that needs an engine tries to download a native binary, which cannot
+ * work here (see ENV-NOTES.md), so we instantiate the WASM build ourselves. Its package targets
+ * bundlers (`import * as wasm from "./x.wasm"`), hence the manual `WebAssembly.instantiate` with
+ * `schema_engine_bg.js` as the import object.
+ *
+ * Three adapter factories:
+ * - `createOfflineAdapterFactory(provider)`: no database. Enough for `diff` between schema files
+ *   and empty. (A `migrations` diff source is not offered: it needs a shadow database, and the
+ *   SQLite adapter cannot run the engine's multi-statement scripts there.)
+ * - `createSqliteIntrospectionFactory(path)`: a live SQLite file.
+ * - `createPostgresIntrospectionFactory(url)`: a live Postgres database. @prisma/adapter-pg
+ *   rejects pg_catalog's `"char"` columns (OID 18) that the engine's introspection selects, so the
+ *   pool reports them as `text` (their text-format values are already plain strings).
+ */
+import { readFile } from 'node:fs/promises';
+import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
+import { PrismaPg } from '@prisma/adapter-pg';
+import {
+  bindMigrationAwareSqlAdapterFactory,
+  ColumnTypeEnum,
+  type SqlDriverAdapter,
+  type SqlMigrationAwareDriverAdapterFactory,
+  type SqlQuery,
+  type SqlResultSet,
+} from '@prisma/driver-adapter-utils';
+import type {
+  DiffParams,
+  DiffTarget,
+  SchemaEngine,
+} from '@prisma/schema-engine-wasm/schema_engine_bg';
+import pg from 'pg';
+
+export type Provider = 'sqlite' | 'postgres';
+
+/** Postgres version the offline adapter claims to be; the engine uses it for a few SQL choices. */
+const OFFLINE_POSTGRES_VERSION_NUM = 150000;
+
+type EngineModule = typeof import('@prisma/schema-engine-wasm/schema_engine_bg');
+
+/** The slice of the WebAssembly global used here (the project's `lib` has no DOM typings). */
+const wasmApi = (
+  globalThis as unknown as {
+    WebAssembly: {
+      instantiate(
+        bytes: Uint8Array,
+        imports: Record<string, object>,
+      ): Promise<{ instance: { exports: Record<string, unknown> } }>;
+    };
+  }
+).WebAssembly;
+let engineModule: Promise<EngineModule> | undefined;
+
+function loadEngineModule(): Promise<EngineModule> {
+  engineModule ??= (async () => {
+    const bgUrl = import.meta.resolve('@prisma/schema-engine-wasm/schema_engine_bg');
+    const bg: EngineModule = await import(bgUrl);
+    const bytes = await readFile(new URL('schema_engine_bg.wasm', bgUrl));
+    const { instance } = await wasmApi.instantiate(bytes, { './schema_engine_bg.js': bg });
+    bg.__wbg_set_wasm(instance.exports);
+    (instance.exports.__wbindgen_start as () => void)();
+    return bg;
+  })();
+  return engineModule;
+}
+
+/** The schema-engine-wasm version (its prisma-engines git hash). */
+export async function schemaEngineVersion(): Promise<string> {
+  return (await loadEngineModule()).version();
+}
+
+/** An adapter that answers only what the engine asks before a pure schema-to-schema diff. */
+function createOfflineAdapter(provider: Provider): SqlDriverAdapter {
+  const refuse = (what: string): Promise<never> =>
+    Promise.reject(
+      new Error(
+        `offline schema engine: unexpected ${what}; this operation needs a live database ` +
+          '(use createSqliteIntrospectionFactory / createPostgresIntrospectionFactory)',
+      ),
+    );
+  return {
+    provider,
+    adapterName: 'weft-offline',
+    async queryRaw(query: SqlQuery): Promise<SqlResultSet> {
+      // The Postgres flavour probes the server before any diff.
+      if (provider === 'postgres' && query.sql.includes('server_version_num')) {
+        return {
+          columnNames: ['exists', 'version', 'numeric_version'],
+          columnTypes: [ColumnTypeEnum.Boolean, ColumnTypeEnum.Text, ColumnTypeEnum.Int32],
+          rows: [
+            [true, 'PostgreSQL 15.0 (weft offline schema engine)', OFFLINE_POSTGRES_VERSION_NUM],
+          ],
+        };
+      }
+      return refuse(`query ${JSON.stringify(query.sql.slice(0, 80))}`);
+    },
+    executeRaw: (query) => refuse(`statement ${JSON.stringify(query.sql.slice(0, 80))}`),
+    executeScript: () => refuse('script'),
+    startTransaction: () => refuse('transaction'),
+    getConnectionInfo: () => ({ supportsRelationJoins: true }),
+    dispose: () => Promise.resolve(),
+  };
+}
+
+export function createOfflineAdapterFactory(
+  provider: Provider,
+): SqlMigrationAwareDriverAdapterFactory {
+  if (provider === 'sqlite') {
+    // An in-memory database stands in for both the main and the shadow database.
+    return new PrismaBetterSqlite3({ url: ':memory:' });
+  }
+  return {
+    provider,
+    adapterName: 'weft-offline',
+    connect: () => Promise.resolve(createOfflineAdapter(provider)),
+    connectToShadowDb: () => Promise.resolve(createOfflineAdapter(provider)),
+  };
+}
+
+export function createSqliteIntrospectionFactory(
+  path: string,
+): SqlMigrationAwareDriverAdapterFactory {
+  return new PrismaBetterSqlite3({ url: path });
+}
+
+/** pg pool whose results report pg_catalog `"char"` columns as `text` (see file comment). */
+class CharAsTextPool extends pg.Pool {
+  // biome-ignore lint/suspicious/noExplicitAny: pg.Pool.query is heavily overloaded
+  override query(...args: any[]): any {
+    // biome-ignore lint/suspicious/noExplicitAny: forwarding the overloads unchanged
+    const result = (super.query as (...a: any[]) => any)(...args);
+    if (result === undefined || typeof result.then !== 'function') return result;
+    return result.then((res: pg.QueryResult) => {
+      for (const field of res.fields ?? []) {
+        if (field.dataTypeID === 18) field.dataTypeID = 25;
+      }
+      return res;
+    });
+  }
+}
+
+export function createPostgresIntrospectionFactory(
+  url: string,
+): SqlMigrationAwareDriverAdapterFactory & { close(): Promise<void> } {
+  const pool = new CharAsTextPool({ connectionString: url, max: 2 });
+  const factory = new PrismaPg(pool);
+  return Object.assign(factory, { close: () => pool.end() });
+}
+
+/** A source for `diff`, as plain data. */
+export type DiffSource =
+  | { kind: 'empty' }
+  | { kind: 'schema'; path: string; content?: string }
+  /** The live database behind the engine's adapter factory. */
+  | { kind: 'database'; schemaPath: string };
+
+export interface DiffResult {
+  /** Executable SQL (Prisma prints `-- This is an empty migration.` when there is nothing). */
+  sql: string;
+  /** True when the two sources describe the same schema. */
+  empty: boolean;
+}
+
+export interface DiffOptions {
+  from: DiffSource;
+  to: DiffSource;
+  /** Defaults to the offline factory for the provider of the first schema file. */
+  adapterFactory?: SqlMigrationAwareDriverAdapterFactory;
+  /** Tables the diff ignores (e.g. `_weft_migrations`). */
+  externalTables?: string[];
+}
+
+async function readSchema(path: string, content?: string) {
+  return { path, content: content ?? (await readFile(path, 'utf8')) };
+}
+
+async function toTarget(source: DiffSource): Promise<DiffTarget> {
+  switch (source.kind) {
+    case 'empty':
+      return { tag: 'empty' };
+    case 'schema':
+      return { tag: 'schemaDatamodel', files: [await readSchema(source.path, source.content)] };
+    case 'database':
+      return {
+        tag: 'schemaDatasource',
+        files: [await readSchema(source.schemaPath)],
+        configDir: process.cwd(),
+      };
+  }
+}
+
+export function providerOfSchema(content: string): Provider {
+  const match = /datasource\s+\w+\s*\{[^}]*provider\s*=\s*"(\w+)"/.exec(content);
+  if (match?.[1] === 'sqlite') return 'sqlite';
+  if (match?.[1] === 'postgresql' || match?.[1] === 'postgres') return 'postgres';
+  throw new Error(`unsupported or missing datasource provider: ${match?.[1] ?? '(none)'}`);
+}
+
+/** Runs the schema engine's `diff` and returns the SQL that turns `from` into `to`. */
+export async function diff(options: DiffOptions): Promise<DiffResult> {
+  const schemaPath = [options.from, options.to].flatMap((s) =>
+    s.kind === 'schema' ? [s.path] : s.kind === 'database' ? [s.schemaPath] : [],
+  )[0];
+  if (schemaPath === undefined) throw new Error('diff needs at least one schema file');
+  const schema = await readSchema(schemaPath);
+  const factory =
+    options.adapterFactory ?? createOfflineAdapterFactory(providerOfSchema(schema.content));
+  const bg = await loadEngineModule();
+  const logs: string[] = [];
+  const engine: SchemaEngine = await bg.SchemaEngine.new(
+    { datamodels: [[schema.path, schema.content]] },
+    (log: string) => logs.push(log),
+    bindMigrationAwareSqlAdapterFactory(factory),
+  );
+  try {
+    const params: DiffParams = {
+      from: await toTarget(options.from),
+      to: await toTarget(options.to),
+      script: true,
+      exitCode: true,
+      filters: { externalTables: options.externalTables ?? [], externalEnums: [] },
+    };
+    const result = await engine.diff(params);
+    return { sql: result.stdout ?? '', empty: result.exitCode === 0 };
+  } finally {
+    engine.free();
+  }
+}

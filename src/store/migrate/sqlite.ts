@@ -1,0 +1,76 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { SQLITE_PRAGMAS } from '../prisma/sqlite-pragmas.js';
+import { asMigrationFailure } from './errors.js';
+import {
+  type AppliedMigration,
+  MIGRATIONS_TABLE,
+  type Migration,
+  pendingMigrations,
+} from './migration-files.js';
+
+const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS "${MIGRATIONS_TABLE}" (
+  "name" TEXT NOT NULL PRIMARY KEY,
+  "checksum" TEXT NOT NULL,
+  "applied_at" TEXT NOT NULL
+)`;
+
+/**
+ * Applies pending migrations to a SQLite file (created with its directory if missing), one
+ * `BEGIN IMMEDIATE` transaction each. The write lock taken by IMMEDIATE serialises concurrent
+ * migrators; each re-reads the applied list inside its transaction, so none applies twice.
+ *
+ * Foreign keys are switched off on this connection for the duration (the pragma is a no-op inside
+ * a transaction, so it must happen before BEGIN): Prisma's SQLite migrations rebuild a table by
+ * copy + DROP + rename, and with enforcement on, DROP TABLE would run ON DELETE CASCADE on every
+ * child row. Integrity is checked instead with `foreign_key_check` before each COMMIT.
+ */
+export function migrateSqlite(
+  path: string,
+  migrations: readonly Migration[],
+  log: (message: string) => void,
+): string[] {
+  mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  const applied: string[] = [];
+  try {
+    for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
+    db.pragma('foreign_keys = OFF');
+    db.exec(CREATE_TABLE);
+    const readApplied = db.prepare<[], AppliedMigration>(
+      `SELECT "name", "checksum" FROM "${MIGRATIONS_TABLE}" ORDER BY "name"`,
+    );
+    const record = db.prepare<[string, string, string]>(
+      `INSERT INTO "${MIGRATIONS_TABLE}" ("name", "checksum", "applied_at") VALUES (?, ?, ?)`,
+    );
+    for (;;) {
+      db.exec('BEGIN IMMEDIATE');
+      let next: Migration | undefined;
+      try {
+        next = pendingMigrations(migrations, readApplied.all())[0];
+        if (next === undefined) {
+          db.exec('COMMIT');
+          return applied;
+        }
+        db.exec(next.sql);
+        const violations = db.pragma('foreign_key_check') as unknown[];
+        if (violations.length > 0) {
+          throw new Error(
+            `${violations.length} foreign key violation(s) after the migration, first: ` +
+              JSON.stringify(violations[0]),
+          );
+        }
+        record.run(next.name, next.checksum, new Date().toISOString());
+        db.exec('COMMIT');
+      } catch (error) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw asMigrationFailure(error, next?.name);
+      }
+      applied.push(next.name);
+      log(`applied migration ${next.name}`);
+    }
+  } finally {
+    db.close();
+  }
+}

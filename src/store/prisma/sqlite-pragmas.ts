@@ -1,0 +1,20 @@
+/**
+ * Per-connection SQLite settings for every connection Weft opens (the migration runner and the
+ * Prisma adapter). `journal_mode` persists in the file; the others must be set on each connection.
+ * - WAL: readers never block the writer and vice versa.
+ * - synchronous=FULL: in WAL mode, NORMAL may lose the last commits on power loss; an
+ *   acknowledged write must survive (DESIGN §2.12).
+ * - busy_timeout: wait for another connection's write lock instead of failing at once.
+ * - foreign_keys: better-sqlite3 enables them by default; stated here so it never depends on that.
+ */
+export const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
+export const SQLITE_PRAGMAS: readonly string[] = [
+  'journal_mode = WAL',
+  'synchronous = FULL',
+  `busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`,
+  'foreign_keys = ON',
+];
+
+/** The pragmas as one script (for adapters that take SQL text). */
+export const SQLITE_PRAGMA_SCRIPT = SQLITE_PRAGMAS.map((p) => `PRAGMA ${p};`).join('\n');
