@@ -75,18 +75,26 @@ interface Shape {
 const EMPTY_SHAPE: Shape = { own: [], keys: [], quoted: [], ordered: true };
 
 /**
- * Shapes by the object's own key list. Payloads repeat a few shapes many times, so sorting and
- * quoting keys (the costly part of canonicalisation) mostly becomes one map lookup. A hit is
- * confirmed key by key, so keys containing the separator can never alias another shape. Bounded.
+ * Shapes by the object's first own key, each bucket holding the few key lists seen with that
+ * first key. Payloads repeat a few shapes many times, so sorting and quoting keys (the costly
+ * part of canonicalisation) mostly becomes one map lookup and a key-by-key comparison — no
+ * joined lookup string is built. Keys read from JSON are interned, so the comparison is mostly
+ * pointer checks. Bounded.
  */
-const shapes = new Map<string, Shape>();
+const shapes = new Map<string, Shape[]>();
+const SHAPE_BUCKET_LIMIT = 16;
 const SHAPE_CACHE_LIMIT = 4096;
 
 function shapeOf(own: string[]): Shape {
   if (own.length === 0) return EMPTY_SHAPE;
-  const id = own.length === 1 ? own[0]! : own.join('\u0000');
-  const cached = shapes.get(id);
-  if (cached !== undefined && sameKeys(cached.own, own)) return cached;
+  const first = own[0]!;
+  const bucket = shapes.get(first);
+  if (bucket !== undefined) {
+    for (let i = 0; i < bucket.length; i++) {
+      const cached = bucket[i]!;
+      if (sameKeys(cached.own, own)) return cached;
+    }
+  }
   const keys = [...own].sort(compareKeys);
   const shape: Shape = {
     own,
@@ -94,8 +102,13 @@ function shapeOf(own: string[]): Shape {
     quoted: keys.map((key) => JSON.stringify(key) + ':'),
     ordered: sameKeys(own, keys),
   };
-  if (shapes.size >= SHAPE_CACHE_LIMIT) shapes.clear();
-  shapes.set(id, shape);
+  if (bucket === undefined) {
+    if (shapes.size >= SHAPE_CACHE_LIMIT) shapes.clear();
+    shapes.set(first, [shape]);
+  } else {
+    if (bucket.length >= SHAPE_BUCKET_LIMIT) bucket.length = 0;
+    bucket.push(shape);
+  }
   return shape;
 }
 

@@ -95,7 +95,7 @@ function stage(
   const nodes: CausalNode[] = [];
   const created: boolean[] = [];
   for (let i = 0; i < drafts.length; i++) {
-    const prepared = prepareDraft(graph, drafts[i], `$[${i}]`);
+    const prepared = prepareDraft(graph, drafts[i], i);
     if (!prepared.ok) return prepared;
     const outcome = batch.add(prepared.value, createdAt, i, knownIds?.[i]);
     if (!outcome.ok) return outcome;
@@ -113,16 +113,40 @@ interface PreparedDraft {
   advance: boolean;
 }
 
-function prepareDraft(graph: GraphState, draft: unknown, path: string): Result<PreparedDraft> {
+function prepareDraft(graph: GraphState, draft: unknown, index: number): Result<PreparedDraft> {
   if (typeof draft !== 'object' || draft === null) {
-    return invalid([{ path, message: 'a draft must be an object {kind, payload, ...}' }]);
+    return invalid([
+      { path: `$[${index}]`, message: 'a draft must be an object {kind, payload, ...}' },
+    ]);
   }
   const d = draft as Partial<Record<keyof NodeDraft, unknown>>;
+  const problem = d.payload === undefined ? undefined : findJsonProblem(d.payload);
+  if (
+    !isNodeKind(d.kind) ||
+    d.payload === undefined ||
+    problem !== undefined ||
+    (d.parents !== undefined && !isStringArray(d.parents)) ||
+    (d.resourceKey !== undefined && (typeof d.resourceKey !== 'string' || d.resourceKey === '')) ||
+    (d.advance !== undefined && typeof d.advance !== 'boolean')
+  ) {
+    return invalid(draftIssues(d, problem, `$[${index}]`));
+  }
+  return resolveDraft(graph, d, index);
+}
+
+const isStringArray = (value: unknown): boolean =>
+  Array.isArray(value) && value.every((item) => typeof item === 'string');
+
+/** Every shape problem of a draft, for the error; only built once a draft is known to be bad. */
+function draftIssues(
+  d: Partial<Record<keyof NodeDraft, unknown>>,
+  problem: ReturnType<typeof findJsonProblem>,
+  path: string,
+): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   if (!isNodeKind(d.kind)) {
     issues.push({ path: `${path}.kind`, message: `unknown node kind ${JSON.stringify(d.kind)}` });
   }
-  const problem = d.payload === undefined ? undefined : findJsonProblem(d.payload);
   if (d.payload === undefined) {
     issues.push({ path: `${path}.payload`, message: 'payload is required (use null for none)' });
   } else if (problem) {
@@ -140,11 +164,19 @@ function prepareDraft(graph: GraphState, draft: unknown, path: string): Result<P
   if (d.advance !== undefined && typeof d.advance !== 'boolean') {
     issues.push({ path: `${path}.advance`, message: 'advance must be a boolean' });
   }
-  if (issues.length > 0) return invalid(issues);
+  return issues;
+}
+
+function resolveDraft(
+  graph: GraphState,
+  d: Partial<Record<keyof NodeDraft, unknown>>,
+  index: number,
+): Result<PreparedDraft> {
   const kind = d.kind as NodeKind;
   let payload = d.payload as JsonValue;
   let resourceKey = d.resourceKey as string | undefined;
   if (kind === 'semantic') {
+    const path = `$[${index}]`;
     const semantic = resolveSemantic(graph.config, payload, `${path}.payload`);
     if (!semantic.ok) return semantic;
     if (resourceKey !== undefined && resourceKey !== semantic.value.resourceKey) {
@@ -160,7 +192,7 @@ function prepareDraft(graph: GraphState, draft: unknown, path: string): Result<P
   } else if (isSemanticResourceKey(resourceKey)) {
     return invalid([
       {
-        path: `${path}.resourceKey`,
+        path: `$[${index}].resourceKey`,
         message: 'resource keys starting with "semantic:" are reserved for kind "semantic"',
       },
     ]);
@@ -180,8 +212,12 @@ function prepareDraft(graph: GraphState, draft: unknown, path: string): Result<P
  */
 class Batch {
   private readonly staged: CausalNode[] = [];
-  /** Created lazily: most calls append a single draft. */
+  /**
+   * Id → sequence of the staged nodes, built only for large batches: most calls stage one node,
+   * and a scan of a few staged ids is cheaper than allocating maps per call.
+   */
   private stagedSeq: Map<string, number> | undefined;
+  /** Resource key → newest staged sequence, built together with `stagedSeq`. */
   private stagedHeads: Map<string, number> | undefined;
   private frontier: readonly string[];
 
@@ -190,7 +226,27 @@ class Batch {
   }
 
   private seqOf(id: string): number | undefined {
-    return seqOf(this.base, id) ?? this.stagedSeq?.get(id);
+    const seq = seqOf(this.base, id);
+    if (seq !== undefined || this.staged.length === 0) return seq;
+    if (this.stagedSeq !== undefined) return this.stagedSeq.get(id);
+    for (let i = 0; i < this.staged.length; i++) {
+      if (this.staged[i]!.id === id) return this.base.count + i + 1;
+    }
+    return undefined;
+  }
+
+  /** The sequence of the newest node of `key`: staged first, then the base value's. */
+  private headSeq(key: string): number | undefined {
+    if (this.stagedHeads !== undefined) return this.stagedHeads.get(key) ?? headSeq(this.base, key);
+    for (let i = this.staged.length - 1; i >= 0; i--) {
+      if (this.staged[i]!.resourceKey === key) return this.base.count + i + 1;
+    }
+    return headSeq(this.base, key);
+  }
+
+  private index(node: CausalNode): void {
+    this.stagedSeq!.set(node.id, node.sequence);
+    if (node.resourceKey !== undefined) this.stagedHeads!.set(node.resourceKey, node.sequence);
   }
 
   private nodeAt(seq: number): CausalNode {
@@ -218,13 +274,11 @@ class Batch {
       parents.push(parent);
     }
     const { resourceKey } = draft;
-    const previousSeq =
-      resourceKey === undefined
-        ? undefined
-        : (this.stagedHeads?.get(resourceKey) ?? headSeq(this.base, resourceKey));
+    const previousSeq = resourceKey === undefined ? undefined : this.headSeq(resourceKey);
     if (previousSeq !== undefined) parents.push(this.nodeAt(previousSeq).id);
     sortUnique(parents);
-    const id = knownId ?? nodeId({ kind: draft.kind, parents, payload: draft.payload, resourceKey });
+    const id =
+      knownId ?? nodeId({ kind: draft.kind, parents, payload: draft.payload, resourceKey });
     const existing = this.seqOf(id);
     if (existing !== undefined) return ok({ node: this.nodeAt(existing), created: false });
 
@@ -239,11 +293,12 @@ class Batch {
     };
     if (resourceKey !== undefined) node.resourceKey = resourceKey;
     this.staged.push(freezeNode(node));
-    this.stagedSeq ??= new Map();
-    this.stagedSeq.set(id, sequence);
-    if (resourceKey !== undefined) {
-      this.stagedHeads ??= new Map();
-      this.stagedHeads.set(resourceKey, sequence);
+    if (this.stagedSeq === undefined && this.staged.length === INDEXED_BATCH) {
+      this.stagedSeq = new Map();
+      this.stagedHeads = new Map();
+      for (const staged of this.staged) this.index(staged);
+    } else if (this.stagedSeq !== undefined) {
+      this.index(node);
     }
     if (draft.advance && !isSemanticResourceKey(resourceKey)) {
       this.frontier = advanceFrontier(this.frontier, parents, id);
@@ -260,6 +315,9 @@ class Batch {
     return makeGraph(base.config, store, base.count + staged.length, this.frontier);
   }
 }
+
+/** From this many staged nodes on, staged ids are looked up in a map instead of scanned. */
+const INDEXED_BATCH = 16;
 
 /** Sorts with the default sort and removes duplicates, in place. */
 function sortUnique(ids: string[]): void {

@@ -8,7 +8,6 @@ import {
   getNode,
   type ImportLimits,
   importAgentState,
-  type NodeDraft,
 } from '../graph/index.js';
 import { sha256Hex } from '../hash.js';
 import { chainStateHashText, type LogEntry, type LogMachine } from '../log/index.js';
@@ -106,20 +105,31 @@ export function applyThreadEntry(
     });
   }
   const event = entry.event as unknown as ThreadEvent;
-  const ctx: ApplyContext = { entry, options, effects: [], created: [], touchedRuns: new Set() };
+  const ctx: ApplyContext = { entry, options, effects: [], created: [], touchedRuns: [] };
   const result = dispatchEvent(state, event, ctx);
   if (!result.ok) return result;
-  const next = result.value;
-  const runs: Record<string, string> = {};
-  for (const runId of [...ctx.touchedRuns].sort()) {
-    runs[runId] = sha256Hex(canonicalJson(next.runs.get(runId)));
-  }
   // chainStateHash(previous, {created, entry, runs}) written out, the entry rendered directly.
-  const delta = `{"created":${canonicalJson(ctx.created)},"entry":${unsignedEntryText(entry)},"runs":${canonicalJson(runs)}}`;
-  return ok([
-    { ...next, length: state.length + 1, stateHash: chainStateHashText(state.stateHash, delta) },
-    ctx.effects,
-  ]);
+  // `created` is a list of strings, whose JSON.stringify text is canonical.
+  const delta = `{"created":${JSON.stringify(ctx.created)},"entry":${unsignedEntryText(entry)},"runs":${runHashesText(result.value, ctx.touchedRuns)}}`;
+  const stateHash = chainStateHashText(state.stateHash, delta);
+  // Every dispatch path that changes something returns a fresh object no one else has seen yet,
+  // so it is finished in place; only an unchanged `state` must be copied.
+  const next = result.value === state ? { ...state } : result.value;
+  next.length = state.length + 1;
+  next.stateHash = stateHash;
+  return ok([next, ctx.effects]);
+}
+
+/** Canonical `{runId: sha256(canonical run state)}` of the runs an entry touched. */
+function runHashesText(state: ThreadState, touched: readonly string[]): string {
+  if (touched.length === 0) return '{}';
+  if (touched.length === 1) {
+    const runId = touched[0]!;
+    return `{${JSON.stringify(runId)}:"${sha256Hex(canonicalJson(state.runs.get(runId)))}"}`;
+  }
+  const runs: Record<string, string> = {};
+  for (const runId of touched) runs[runId] = sha256Hex(canonicalJson(state.runs.get(runId)));
+  return canonicalJson(runs);
 }
 
 /**
@@ -146,7 +156,8 @@ interface ApplyContext {
   options: ThreadMachineOptions;
   effects: ThreadEffect[];
   created: string[];
-  touchedRuns: Set<string>;
+  /** Ids of the runs the entry changed, each once. */
+  touchedRuns: string[];
 }
 
 function dispatchEvent(
@@ -266,10 +277,10 @@ function appendRecorded(
     if (node.runId !== undefined && !state.runs.has(node.runId))
       return err(runNotFound(node.runId));
   }
-  const drafts: NodeDraft[] = recorded.map(toDraft);
+  // A recorded node is a draft with extra fields (id, runId, taint, usage) that append ignores.
   const appended = appendNodes(
     state.graph,
-    drafts,
+    recorded,
     ctx.entry.recordedAt,
     ctx.options.trustRecordedIds ? { knownIds: recorded.map((node) => node.id) } : {},
   );
@@ -312,13 +323,6 @@ function appendRecorded(
   return ok(next);
 }
 
-function toDraft(node: RecordedNode): NodeDraft {
-  const draft: NodeDraft = { kind: node.kind, payload: node.payload, parents: node.parents };
-  if (node.resourceKey !== undefined) draft.resourceKey = node.resourceKey;
-  if (node.advance !== undefined) draft.advance = node.advance;
-  return draft;
-}
-
 /** Taint flows to every descendant: a node with a tainted parent is tainted as derived. */
 function deriveTaint(
   graph: GraphState,
@@ -328,7 +332,10 @@ function deriveTaint(
   let from: string[] | undefined;
   for (const parentId of node.parents) {
     const parent = getNode(graph, parentId);
-    if (parent && vecGet(nodeMeta, parent.sequence - 1)?.taint) (from ??= []).push(parentId);
+    if (parent && vecGet(nodeMeta, parent.sequence - 1)?.taint) {
+      from ??= [];
+      from.push(parentId);
+    }
   }
   return from === undefined ? undefined : { source: 'derived', derivedFrom: from };
 }
@@ -414,9 +421,13 @@ function reduceInto(
 ): Result<ThreadState> {
   const reduced = reduceRun(run, action, runContext(ctx));
   if (!reduced.ok) return reduced;
-  ctx.touchedRuns.add(runId);
+  touch(ctx, runId);
   for (const event of reduced.value.events) ctx.effects.push(runEffect(runId, event));
   return ok({ ...state, runs: new Map(state.runs).set(runId, reduced.value.state) });
+}
+
+function touch(ctx: ApplyContext, runId: string): void {
+  if (!ctx.touchedRuns.includes(runId)) ctx.touchedRuns.push(runId);
 }
 
 function runContext(ctx: ApplyContext) {
@@ -537,7 +548,7 @@ function applyWorkflowImport(
   if (hydrated.run_id !== runId) {
     return err(invalid(`imported state has run_id ${hydrated.run_id}, the entry says ${runId}`));
   }
-  ctx.touchedRuns.add(runId);
+  touch(ctx, runId);
   ctx.effects.push({ type: 'run_started', runId });
   return ok({
     ...state,
