@@ -1,0 +1,30 @@
+/**
+ * Provider error recognition for the event-log store: the only place that reads Prisma error
+ * codes for it (STYLE: Prisma codes are translated in src/store only).
+ *
+ * A unique violation from a model query is `P2002`; from a raw query (`$executeRawUnsafe`,
+ * which the append path uses) Prisma 7 reports `P2010` "Raw query failed" with the driver
+ * adapter's classification in `meta.driverAdapterError.cause.kind` — the same on SQLite
+ * (SQLITE_CONSTRAINT_PRIMARYKEY / _UNIQUE) and Postgres (23505). Matched structurally, so
+ * neither generated client's error classes are needed.
+ */
+
+const UNIQUE_DRIVER_CODES: ReadonlySet<string> = new Set([
+  '23505',
+  'SQLITE_CONSTRAINT_PRIMARYKEY',
+  'SQLITE_CONSTRAINT_UNIQUE',
+]);
+
+const field = (value: unknown, key: string): unknown =>
+  typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+
+/** True for a unique-constraint violation raised through either Prisma client. */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = field(error, 'code');
+  if (code === 'P2002') return true;
+  if (code !== 'P2010') return false;
+  const cause = field(field(field(error, 'meta'), 'driverAdapterError'), 'cause');
+  if (field(cause, 'kind') === 'UniqueConstraintViolation') return true;
+  const original = field(cause, 'originalCode');
+  return typeof original === 'string' && UNIQUE_DRIVER_CODES.has(original);
+}
