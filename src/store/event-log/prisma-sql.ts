@@ -40,8 +40,9 @@ const COLUMNS_PER_ROW = 6;
 const PARAMETER_LIMIT: Record<EventLogProvider, number> = { sqlite: 32_766, postgres: 65_535 };
 
 /**
- * Rows per INSERT statement by default. Well under both parameter limits; larger statements
- * were not faster in this store's measurements and cost more memory per statement.
+ * Rows per INSERT statement by default, well under both parameter limits. Measured here with
+ * 5,000-entry appends of ~300 B entries: 500–5,000 rows per statement are within noise of each
+ * other on SQLite, and Postgres slows down above ~1,000.
  */
 export const DEFAULT_ROWS_PER_STATEMENT = 1000;
 
@@ -58,12 +59,20 @@ const MAX_TIME = Date.parse('9999-12-31T23:59:59.999Z');
 /**
  * The `recorded_at` column value for an RFC 3339 `recordedAt`. The column is an index for
  * queries; the entry text stays the truth. So the time is normalised to UTC milliseconds, a leap
- * second (`…:60`) counts as the first millisecond after it, and instants outside years
+ * second (`…:60`) maps to the start of the next second, and instants outside years
  * 0001–9999 (year 0000, or an offset pushing 9999-12-31 into year 10000), which Postgres cannot
  * store, are clamped into that range. SQLite gets the text Prisma's adapter writes for DateTime
  * (`…+00:00`), so Prisma reads the column back as a Date.
  */
 export function toRecordedAt(recordedAt: string, provider: EventLogProvider): string {
+  // Fast path: already UTC with milliseconds, as `Date.toISOString()` writes it.
+  if (
+    UTC_MILLIS.test(recordedAt) &&
+    !recordedAt.startsWith('0000') &&
+    !recordedAt.includes(':60.')
+  ) {
+    return provider === 'sqlite' ? recordedAt.replace('Z', '+00:00') : recordedAt;
+  }
   let time = Date.parse(recordedAt);
   if (Number.isNaN(time)) {
     time = Date.parse(recordedAt.replace(/([Tt]\d{2}:\d{2}:)60/, '$159')) + 1000;
@@ -71,6 +80,8 @@ export function toRecordedAt(recordedAt: string, provider: EventLogProvider): st
   const iso = new Date(Math.min(MAX_TIME, Math.max(MIN_TIME, time))).toISOString();
   return provider === 'sqlite' ? iso.replace('Z', '+00:00') : iso;
 }
+
+const UTC_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export function toEntryRow(
   threadId: string,
