@@ -1,0 +1,55 @@
+import { canonicalJson } from '../core/canonical.js';
+import { err, ok, type Result, type WeftError } from '../core/errors.js';
+
+export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+/** Longest thread or run id a caller may choose. */
+export const MAX_ID_LENGTH = 200;
+
+export const invalid = (path: string, message: string): WeftError => ({
+  code: 'VALIDATION_FAILED',
+  message: `${path}: ${message}`,
+  issues: [{ path, message }],
+});
+
+/** A caller-chosen id: a non-empty string of at most MAX_ID_LENGTH characters. */
+export function checkId(value: unknown, path: string): Result<string> {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH) {
+    return err(invalid(path, `must be a non-empty string of at most ${MAX_ID_LENGTH} characters`));
+  }
+  return ok(value);
+}
+
+export function checkIndex(value: unknown, path: string): Result<number | undefined> {
+  if (value === undefined) return ok(undefined);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    return err(invalid(path, 'must be an integer >= 0'));
+  }
+  return ok(value);
+}
+
+/**
+ * Refuses a value whose canonical JSON is larger than `limit` UTF-8 bytes, before any expensive
+ * work. Values that are not JSON are left to the core, which names the offending path.
+ */
+export function checkSize(value: unknown, path: string, limit: number): Result<void> {
+  if (value === undefined) return ok(undefined);
+  let text: string;
+  try {
+    text = canonicalJson(value);
+  } catch {
+    return ok(undefined);
+  }
+  // Cheap bound first: a UTF-8 byte count is at most 3× the UTF-16 length.
+  if (text.length * 3 <= limit) return ok(undefined);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes <= limit) return ok(undefined);
+  return err(
+    invalid(path, `is ${bytes} bytes of JSON, over the limit of ${limit} (maxPayloadBytes)`),
+  );
+}
+
+/** The first failure of several checks, or ok. */
+export function firstFailure(...results: Result<unknown>[]): Result<void> {
+  for (const result of results) if (!result.ok) return result;
+  return ok(undefined);
+}

@@ -1,0 +1,55 @@
+import { err, ok, type Result } from '../core/errors.js';
+import type { LogEntry } from '../core/log/index.js';
+import {
+  createThreadMachine,
+  type ThreadMachineOptions,
+  type ThreadState,
+} from '../core/thread/index.js';
+import { mergeChanges, projectEntry, type ReadModelChanges } from '../store/read-model/index.js';
+
+export interface ProjectedLog {
+  state: ThreadState;
+  /** Undefined for an empty log. */
+  changes: ReadModelChanges | undefined;
+}
+
+/**
+ * Replays `entries` from index 0 and projects every entry into read-model rows for `threadId`,
+ * merged into one set of writes — what the engine's commits wrote entry by entry. Hashes are
+ * checked where present (`verify: 'present'`); recorded node ids are trusted only when every
+ * entry is signed, since then the hash chain already commits to each node's content. Pure.
+ */
+export function projectLog(
+  threadId: string,
+  entries: readonly LogEntry[],
+  options: ThreadMachineOptions = {},
+): Result<ProjectedLog> {
+  const signed = entries.every((e) => e.verification?.stateHash !== undefined);
+  const machine = createThreadMachine({ ...options, trustRecordedIds: signed });
+  let state = machine.initial;
+  const all: ReadModelChanges[] = [];
+  for (const entry of entries) {
+    if (entry.index !== state.length) {
+      return err({
+        code: 'VALIDATION_FAILED',
+        message: `entry ${entry.id} has index ${entry.index}, the log expects ${state.length}`,
+        issues: [{ path: `$[${state.length}].index`, message: 'not contiguous' }],
+      });
+    }
+    const applied = machine.apply(state, entry);
+    if (!applied.ok) return applied;
+    const [next, effects] = applied.value;
+    const recorded = entry.verification?.stateHash;
+    if (recorded !== undefined && recorded !== next.stateHash) {
+      return err({
+        code: 'VERIFICATION_FAILED',
+        message: `state hash mismatch at entry ${entry.index} (${entry.id}): run verify for details`,
+        index: entry.index,
+        entryId: entry.id,
+      });
+    }
+    all.push(projectEntry(state, next, effects, entry, threadId));
+    state = next;
+  }
+  return ok({ state, changes: all.length === 0 ? undefined : mergeChanges(all) });
+}

@@ -1,0 +1,214 @@
+import { err, ok, type Result } from '../core/errors.js';
+import { DEFAULT_IMPORT_LIMITS } from '../core/graph/index.js';
+import type { JsonObject } from '../core/json.js';
+import {
+  type Committed,
+  planCancelRun,
+  planDispatch,
+  planImportWorkflowState,
+  planRecordUsage,
+  planResolveApproval,
+  planStartRun,
+  type ThreadEvent,
+  type ThreadState,
+} from '../core/thread/index.js';
+import { checkId, checkIndex, checkSize, firstFailure, invalid } from './checks.js';
+import type { IdempotencyClaim, Runtime } from './engine.js';
+import type {
+  CancelRunInput,
+  DispatchInput,
+  ImportWorkflowStateInput,
+  RecordUsageInput,
+  ResolveApprovalInput,
+  RunResult,
+  StartRunInput,
+} from './types.js';
+
+function request<T extends { idempotencyKey?: string }>(input: T): Omit<T, 'idempotencyKey'> {
+  const { idempotencyKey: _ignored, ...rest } = input;
+  return rest;
+}
+
+const runResult =
+  (threadId: string, runId: string) =>
+  (c: Committed): RunResult => ({
+    threadId,
+    runId,
+    logIndex: c.entry.index,
+    logLength: c.state.length,
+    status: c.state.runs.get(runId)?.status ?? 'pending',
+  });
+
+const runNotFound = (runId: string) => ({
+  code: 'NOT_FOUND' as const,
+  message: `run ${runId} does not exist`,
+  entity: 'Run',
+  id: runId,
+});
+
+export function createRunCommands(rt: Runtime) {
+  /**
+   * The thread a run command applies to. A run id repeats in forks of the thread that started
+   * it; without `threadId` the command goes to that starting thread (the one whose fork source
+   * does not hold the run), and `threadId` picks a fork's copy.
+   */
+  async function locateRun(runId: string, threadId: string | undefined): Promise<Result<string>> {
+    const checked = firstFailure(
+      checkId(runId, '$.runId'),
+      threadId === undefined ? ok(undefined) : checkId(threadId, '$.threadId'),
+    );
+    if (!checked.ok) return checked;
+    const places = await rt.store.findRunThreads(runId);
+    if (threadId !== undefined) {
+      return places.some((p) => p.threadId === threadId) ? ok(threadId) : err(runNotFound(runId));
+    }
+    const held = new Set(places.map((p) => p.threadId));
+    const homes = places.filter((p) => p.forkedFromId === null || !held.has(p.forkedFromId));
+    if (homes.length === 1) return ok(homes[0]!.threadId);
+    if (homes.length === 0) return err(runNotFound(runId));
+    return err(
+      invalid(
+        '$.threadId',
+        `run ${runId} exists in threads ${homes.map((h) => h.threadId).join(', ')}: pass threadId`,
+      ),
+    );
+  }
+
+  /** A caller-chosen run id must be new everywhere, so that run ids stay global. */
+  async function checkNewRunId(runId: string): Promise<Result<void>> {
+    const places = await rt.store.findRunThreads(runId);
+    if (places.length === 0) return ok(undefined);
+    return err(
+      invalid(
+        '$.runId',
+        `run ${runId} already exists (thread ${places[0]!.threadId}): use a new id`,
+      ),
+    );
+  }
+
+  /** A command on an existing run: locate it, then commit `plan` on its thread. */
+  function onRun(
+    scope: string,
+    input: { runId: string; threadId?: string; idempotencyKey?: string },
+    expectedIndex: number | undefined,
+    checks: Result<unknown>[],
+    plan: (state: ThreadState, now: string) => Result<ThreadEvent>,
+  ): Promise<Result<RunResult>> {
+    return rt.idempotent(scope, input.idempotencyKey, request(input), async (claim) => {
+      const checked = firstFailure(...checks, checkIndex(expectedIndex, '$.expectedIndex'));
+      if (!checked.ok) return checked;
+      const located = await locateRun(input.runId, input.threadId);
+      if (!located.ok) return located;
+      return rt.onThread(located.value, expectedIndex, claim, {
+        plan,
+        respond: runResult(located.value, input.runId),
+      });
+    });
+  }
+
+  return {
+    startRun: (input: StartRunInput): Promise<Result<RunResult>> =>
+      rt.idempotent('startRun', input.idempotencyKey, request(input), async (claim) => {
+        const runId = input.runId ?? rt.ids.next();
+        const checked = firstFailure(
+          checkId(input.threadId, '$.threadId'),
+          checkId(runId, '$.runId'),
+          checkSize(input.memory, '$.memory', rt.maxPayloadBytes),
+        );
+        if (!checked.ok) return checked;
+        if (input.runId !== undefined) {
+          const fresh = await checkNewRunId(runId);
+          if (!fresh.ok) return fresh;
+        }
+        const { idempotencyKey: _key, threadId: _thread, ...fields } = input;
+        return startOn(rt, input.threadId, claim, runId, (state, now) =>
+          planStartRun(state, { ...fields, runId }, now),
+        );
+      }),
+
+    dispatch: (input: DispatchInput) => {
+      const action: JsonObject = {
+        ...(input.action as unknown as JsonObject),
+        id: input.action?.id ?? rt.ids.next(),
+      };
+      return onRun(
+        'dispatch',
+        input,
+        input.expectedIndex,
+        [checkSize(input.action, '$.action', rt.maxPayloadBytes)],
+        (state, now) => planDispatch(state, { runId: input.runId, action }, now),
+      );
+    },
+
+    resolveApproval: (input: ResolveApprovalInput) =>
+      onRun(
+        'resolveApproval',
+        input,
+        undefined,
+        [
+          checkSize(input.response, '$.response', rt.maxPayloadBytes),
+          checkSize(input.memoryUpdates, '$.memoryUpdates', rt.maxPayloadBytes),
+        ],
+        (state, now) =>
+          planResolveApproval(
+            state,
+            {
+              runId: input.runId,
+              actionId: rt.ids.next(),
+              decision: input.decision,
+              ...(input.response === undefined ? {} : { response: input.response }),
+              ...(input.memoryUpdates === undefined ? {} : { memoryUpdates: input.memoryUpdates }),
+            },
+            now,
+          ),
+      ),
+
+    cancelRun: (input: CancelRunInput) =>
+      onRun('cancelRun', input, undefined, [], (state) =>
+        planCancelRun(state, {
+          runId: input.runId,
+          ...(input.reason === undefined ? {} : { reason: input.reason }),
+          ...(input.rollback === undefined ? {} : { rollback: input.rollback }),
+        }),
+      ),
+
+    recordUsage: (input: RecordUsageInput) =>
+      onRun('recordUsage', input, undefined, [], (state) =>
+        planRecordUsage(state, {
+          runId: input.runId,
+          model: input.model,
+          inputTokens: input.inputTokens,
+          outputTokens: input.outputTokens,
+          ...(input.nodeId === undefined ? {} : { nodeId: input.nodeId }),
+          ...(input.costUsd === undefined ? {} : { costUsd: input.costUsd }),
+        }),
+      ),
+
+    importWorkflowState: (input: ImportWorkflowStateInput): Promise<Result<RunResult>> =>
+      rt.idempotent('importWorkflowState', input.idempotencyKey, request(input), async (claim) => {
+        const checked = firstFailure(
+          checkId(input.threadId, '$.threadId'),
+          checkSize(input.state, '$.state', DEFAULT_IMPORT_LIMITS.maxBytes),
+        );
+        if (!checked.ok) return checked;
+        const runId = (input.state as { run_id?: unknown } | null)?.run_id;
+        if (typeof runId === 'string') {
+          const fresh = await checkNewRunId(runId);
+          if (!fresh.ok) return fresh;
+        }
+        return startOn(rt, input.threadId, claim, typeof runId === 'string' ? runId : '', (state) =>
+          planImportWorkflowState(state, input.state),
+        );
+      }),
+  };
+}
+
+function startOn(
+  rt: Runtime,
+  threadId: string,
+  claim: IdempotencyClaim | undefined,
+  runId: string,
+  plan: (state: ThreadState, now: string) => Result<ThreadEvent>,
+): Promise<Result<RunResult>> {
+  return rt.onThread(threadId, undefined, claim, { plan, respond: runResult(threadId, runId) });
+}

@@ -1,0 +1,206 @@
+import type { Result } from '../core/errors.js';
+import type { AgentState, CausalNode, SemanticNodeType } from '../core/graph/index.js';
+import type { JsonObject, JsonValue } from '../core/json.js';
+import type { LogEntry, VerifyReport } from '../core/log/index.js';
+import type { Clock, IdSource } from '../core/ports.js';
+import type {
+  NodeInput,
+  ThreadEffect,
+  ThreadMachineOptions,
+  ThreadState,
+} from '../core/thread/index.js';
+import type { ThreadStore } from '../store/read-model/index.js';
+
+/** What the engine announces after a transaction committed: the wake-up for subscribers. */
+export interface CommittedEvent {
+  threadId: string;
+  /** The entries the command appended (a fork: the copied prefix and its `thread_forked`). */
+  entries: LogEntry[];
+  effects: ThreadEffect[];
+  logLength: number;
+}
+
+/** The publisher port: called after commit, in commit order per thread. Failures are reported, never undone. */
+export interface Publisher {
+  publish(event: CommittedEvent): void | Promise<void>;
+}
+
+export interface EngineOptions {
+  /** A database URL (SQLite `file:…`, `postgres://…`), already migrated; or give `store`. */
+  databaseUrl?: string;
+  store?: ThreadStore;
+  clock?: Clock;
+  ids?: IdSource;
+  publisher?: Publisher;
+  /** Called when the publisher throws or rejects. Default: console.error. */
+  onPublishError?: (error: unknown, event: CommittedEvent) => void;
+  machineOptions?: Omit<ThreadMachineOptions, 'trustRecordedIds'>;
+  /** Largest canonical JSON size of one payload-like value (node payload, memory, action). Default 1 MiB. */
+  maxPayloadBytes?: number;
+  /** Threads whose latest state is kept in memory. Default 1,000. */
+  cacheSize?: number;
+  /** Attempts of a command without expectedIndex that keeps losing races. Default 5. */
+  maxAttempts?: number;
+}
+
+interface Idempotent {
+  /** A retry with the same key and request returns the first result and writes nothing. */
+  idempotencyKey?: string;
+}
+
+export interface ThreadSettingsInput {
+  metadata?: JsonValue;
+  nodeTypes?: SemanticNodeType[];
+  allowDynamicNodeTypes?: boolean;
+}
+
+export interface CreateThreadInput extends ThreadSettingsInput, Idempotent {
+  /** Default: a fresh id from the id source. */
+  threadId?: string;
+}
+
+export interface ImportStateInput extends ThreadSettingsInput, Idempotent {
+  threadId?: string;
+  state: unknown;
+}
+
+export interface AppendNodesInput extends Idempotent {
+  threadId: string;
+  expectedIndex?: number;
+  nodes: NodeInput[];
+}
+
+export interface RememberInput extends Idempotent {
+  threadId: string;
+  type: string;
+  key: string;
+  content: JsonValue;
+  runId?: string;
+}
+
+export interface ForkThreadInput extends Idempotent {
+  threadId: string;
+  /** Copy `[0, upToIndex)`; default the whole log. At least 1. */
+  upToIndex?: number;
+  /** Default: a fresh id from the id source. */
+  newThreadId?: string;
+}
+
+/** Run commands find the run's thread themselves; `threadId` picks a fork's copy of a run. */
+interface RunAddress {
+  runId: string;
+  threadId?: string;
+}
+
+export interface StartRunInput extends Idempotent {
+  threadId: string;
+  goal: string;
+  /** Default: a fresh id from the id source. */
+  runId?: string;
+  workflowId?: string;
+  constraints?: string[];
+  maxTokenBudget?: number;
+  budgetUsd?: number;
+  maxIterations?: number;
+  maxRetries?: number;
+  maxExecutionTimeMs?: number;
+  memory?: JsonObject;
+}
+
+export interface ActionInput {
+  /** Default: a fresh id from the id source. */
+  id?: string;
+  type: string;
+  payload: JsonValue;
+  compensation?: JsonValue;
+  metadata?: JsonValue;
+}
+
+export interface DispatchInput extends RunAddress, Idempotent {
+  expectedIndex?: number;
+  action: ActionInput;
+}
+
+export interface ResolveApprovalInput extends RunAddress, Idempotent {
+  decision: string;
+  response?: JsonValue;
+  memoryUpdates?: JsonObject;
+}
+
+export interface CancelRunInput extends RunAddress, Idempotent {
+  reason?: string;
+  rollback?: boolean;
+}
+
+export interface RecordUsageInput extends RunAddress, Idempotent {
+  nodeId?: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd?: number;
+}
+
+export interface ImportWorkflowStateInput extends Idempotent {
+  threadId: string;
+  state: unknown;
+}
+
+/** Every command's success names the entry it wrote and the log length after it. */
+export interface Written {
+  threadId: string;
+  logIndex: number;
+  logLength: number;
+}
+
+export interface AppendNodesResult extends Written {
+  /** One per input node, in order: the new node, or the existing node with identical content. */
+  nodes: CausalNode[];
+}
+
+export interface RememberResult extends Written {
+  node: CausalNode;
+  memory: { type: string; key: string };
+}
+
+export interface ImportStateResult extends Written {
+  nodeCount: number;
+}
+
+export interface ForkThreadResult extends Written {
+  forkedFrom: { threadId: string; upToIndex: number };
+}
+
+export interface RunResult extends Written {
+  runId: string;
+  status: string;
+}
+
+export interface StateAt {
+  threadId: string;
+  /** The log length the state is as of. */
+  index: number;
+  state: ThreadState;
+  agentState: AgentState;
+}
+
+export interface Engine {
+  createThread(input?: CreateThreadInput): Promise<Result<Written>>;
+  importState(input: ImportStateInput): Promise<Result<ImportStateResult>>;
+  appendNodes(input: AppendNodesInput): Promise<Result<AppendNodesResult>>;
+  remember(input: RememberInput): Promise<Result<RememberResult>>;
+  forkThread(input: ForkThreadInput): Promise<Result<ForkThreadResult>>;
+  startRun(input: StartRunInput): Promise<Result<RunResult>>;
+  dispatch(input: DispatchInput): Promise<Result<RunResult>>;
+  resolveApproval(input: ResolveApprovalInput): Promise<Result<RunResult>>;
+  cancelRun(input: CancelRunInput): Promise<Result<RunResult>>;
+  recordUsage(input: RecordUsageInput): Promise<Result<RunResult>>;
+  importWorkflowState(input: ImportWorkflowStateInput): Promise<Result<RunResult>>;
+  /** Replays the stored log and reports the first bad entry (strict: every entry signed; default true). */
+  verify(threadId: string, options?: { strict?: boolean }): Promise<Result<VerifyReport>>;
+  /** The state after the first `index` entries (default: all), by replaying that prefix. */
+  stateAt(threadId: string, index?: number): Promise<Result<StateAt>>;
+  /** The latest state (from the cache when current). */
+  getState(threadId: string): Promise<Result<ThreadState>>;
+  readonly store: ThreadStore;
+  close(): Promise<void>;
+}

@@ -1,0 +1,13 @@
+/** Read models: the rows a log entry projects to, and the store that writes them with it. */
+export { mergeChanges } from './merge.js';
+export { DEFAULT_TENANT, logEntryRow, projectEntry, runRow } from './project.js';
+export type * from './rows.js';
+export {
+  createThreadStore,
+  type IdempotencyRecord,
+  openThreadStore,
+  type ReadModelDump,
+  type RunLocation,
+  type ThreadStore,
+  type ThreadStoreOptions,
+} from './thread-store.js';

@@ -1,0 +1,201 @@
+/**
+ * The write statements of the thread store: parameterised multi-row SQL through the client's
+ * `$executeRaw` (ENV-NOTES: ~10× faster than `createMany`), one text for both providers —
+ * SQLite and Postgres share `INSERT … ON CONFLICT (…) DO UPDATE SET … = excluded.…`.
+ */
+import { Prisma } from '../../generated/prisma-sqlite/client.js';
+import type {
+  LogEntryRow,
+  NodeParentRow,
+  NodeRow,
+  ResourceHeadRow,
+  RunRow,
+  RunSpendRow,
+  ThreadRow,
+} from './rows.js';
+
+type Sql = Prisma.Sql;
+const { sql, join, raw } = Prisma;
+
+/** What the statements run on: a Prisma client or an interactive-transaction client. */
+export interface RawExecutor {
+  $executeRaw(query: Sql): Promise<number>;
+  $queryRaw<T = unknown>(query: Sql): Promise<T>;
+}
+
+/**
+ * Rows per statement, kept under SQLite's 32,766 bound parameters (Postgres allows 65,535): the
+ * widest row (node) has 13 columns.
+ */
+const PARAMETERS_PER_STATEMENT = 30_000;
+
+async function insertRows<T>(
+  db: RawExecutor,
+  head: string,
+  columns: number,
+  rows: readonly T[],
+  values: (row: T) => unknown[],
+  tail = '',
+): Promise<void> {
+  const chunk = Math.max(1, Math.floor(PARAMETERS_PER_STATEMENT / columns));
+  for (let i = 0; i < rows.length; i += chunk) {
+    const tuples = rows.slice(i, i + chunk).map((row) => sql`(${join(values(row))})`);
+    await db.$executeRaw(sql`${raw(head)} VALUES ${join(tuples)}${raw(tail)}`);
+  }
+}
+
+const THREAD_COLUMNS =
+  '"id", "created_at", "updated_at", "metadata", "node_types", "allow_dynamic_node_types", "log_length", "state_hash", "frontier", "forked_from_id", "forked_up_to_index"';
+
+export const insertThread = (db: RawExecutor, t: ThreadRow) =>
+  insertRows(db, `INSERT INTO "thread" (${THREAD_COLUMNS})`, 11, [t], threadValues);
+
+export const updateThread = (db: RawExecutor, t: ThreadRow) =>
+  db.$executeRaw(sql`UPDATE "thread" SET "updated_at" = ${t.updatedAt}, "metadata" = ${t.metadata},
+    "node_types" = ${t.nodeTypes}, "allow_dynamic_node_types" = ${t.allowDynamicNodeTypes},
+    "log_length" = ${t.logLength}, "state_hash" = ${t.stateHash}, "frontier" = ${t.frontier},
+    "forked_from_id" = ${t.forkedFromId}, "forked_up_to_index" = ${t.forkedUpToIndex}
+    WHERE "id" = ${t.id}`);
+
+const threadValues = (t: ThreadRow) => [
+  t.id,
+  t.createdAt,
+  t.updatedAt,
+  t.metadata,
+  t.nodeTypes,
+  t.allowDynamicNodeTypes,
+  t.logLength,
+  t.stateHash,
+  t.frontier,
+  t.forkedFromId,
+  t.forkedUpToIndex,
+];
+
+export const insertEntries = (db: RawExecutor, rows: readonly LogEntryRow[]) =>
+  insertRows(
+    db,
+    'INSERT INTO "log_entry" ("thread_id", "log_index", "entry_id", "type", "recorded_at", "entry")',
+    6,
+    rows,
+    (e) => [e.threadId, e.index, e.entryId, e.type, e.recordedAt, e.entry],
+  );
+
+export const insertNodes = (db: RawExecutor, rows: readonly NodeRow[]) =>
+  insertRows(
+    db,
+    'INSERT INTO "node" ("thread_id", "id", "sequence", "kind", "payload", "created_at", "resource_key", "log_index", "run_id", "taint", "usage", "is_frontier", "is_current")',
+    13,
+    rows,
+    (n) => [
+      n.threadId,
+      n.id,
+      n.sequence,
+      n.kind,
+      n.payload,
+      n.createdAt,
+      n.resourceKey,
+      n.logIndex,
+      n.runId,
+      n.taint,
+      n.usage,
+      n.isFrontier,
+      n.isCurrent,
+    ],
+  );
+
+export const insertNodeParents = (db: RawExecutor, rows: readonly NodeParentRow[]) =>
+  insertRows(
+    db,
+    'INSERT INTO "node_parent" ("thread_id", "child_id", "parent_id", "position")',
+    4,
+    rows,
+    (p) => [p.threadId, p.childId, p.parentId, p.position],
+  );
+
+/** Sets one flag column to `value` on the given nodes of a thread. */
+export async function setNodeFlag(
+  db: RawExecutor,
+  threadId: string,
+  column: 'is_frontier' | 'is_current',
+  value: boolean,
+  nodeIds: readonly string[],
+): Promise<void> {
+  const chunk = PARAMETERS_PER_STATEMENT - 2;
+  for (let i = 0; i < nodeIds.length; i += chunk) {
+    const ids = join(nodeIds.slice(i, i + chunk));
+    await db.$executeRaw(
+      sql`UPDATE "node" SET ${raw(`"${column}"`)} = ${value} WHERE "thread_id" = ${threadId} AND "id" IN (${ids})`,
+    );
+  }
+}
+
+export const upsertResourceHeads = (db: RawExecutor, rows: readonly ResourceHeadRow[]) =>
+  insertRows(
+    db,
+    'INSERT INTO "resource_head" ("thread_id", "resource_key", "node_id", "semantic_type", "semantic_key")',
+    5,
+    rows,
+    (h) => [h.threadId, h.resourceKey, h.nodeId, h.semanticType, h.semanticKey],
+    ' ON CONFLICT ("thread_id", "resource_key") DO UPDATE SET "node_id" = excluded."node_id", "semantic_type" = excluded."semantic_type", "semantic_key" = excluded."semantic_key"',
+  );
+
+const RUN_UPDATED = [
+  'tenant_id',
+  'status',
+  'goal',
+  'created_at',
+  'updated_at',
+  'started_at',
+  'waiting_timeout_at',
+  'execution_deadline_at',
+  'state',
+  'total_input_tokens',
+  'total_output_tokens',
+  'total_cost_usd',
+  'log_index',
+];
+
+export const upsertRuns = (db: RawExecutor, rows: readonly RunRow[]) =>
+  insertRows(
+    db,
+    `INSERT INTO "run" ("thread_id", "id", ${RUN_UPDATED.map((c) => `"${c}"`).join(', ')})`,
+    15,
+    rows,
+    (r) => [
+      r.threadId,
+      r.id,
+      r.tenantId,
+      r.status,
+      r.goal,
+      r.createdAt,
+      r.updatedAt,
+      r.startedAt,
+      r.waitingTimeoutAt,
+      r.executionDeadlineAt,
+      r.state,
+      r.totalInputTokens,
+      r.totalOutputTokens,
+      r.totalCostUsd,
+      r.logIndex,
+    ],
+    ` ON CONFLICT ("thread_id", "id") DO UPDATE SET ${RUN_UPDATED.map((c) => `"${c}" = excluded."${c}"`).join(', ')}`,
+  );
+
+export const upsertRunSpend = (db: RawExecutor, rows: readonly RunSpendRow[]) =>
+  insertRows(
+    db,
+    'INSERT INTO "run_spend" ("thread_id", "run_id", "dimension", "key", "input_tokens", "output_tokens", "cost_usd", "calls")',
+    8,
+    rows,
+    (s) => [
+      s.threadId,
+      s.runId,
+      s.dimension,
+      s.key,
+      s.inputTokens,
+      s.outputTokens,
+      s.costUsd,
+      s.calls,
+    ],
+    ' ON CONFLICT ("thread_id", "run_id", "dimension", "key") DO UPDATE SET "input_tokens" = excluded."input_tokens", "output_tokens" = excluded."output_tokens", "cost_usd" = excluded."cost_usd", "calls" = excluded."calls"',
+  );
