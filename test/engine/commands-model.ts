@@ -114,6 +114,15 @@ export const commandArb: fc.Arbitrary<Command> = fc.oneof(
   },
   {
     weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('dispatch'),
+      run: pick,
+      action: fc.constant({ type: 'request_human_input', payload: { timeout_ms: 60_000 } }),
+      expected: fc.constant('none'),
+    }),
+  },
+  {
+    weight: 1,
     arbitrary: fc.record({ t: fc.constant('cancel'), run: pick, rollback: fc.boolean() }),
   },
   {
@@ -211,8 +220,9 @@ export async function execute(engine: Engine, commands: readonly Command[]) {
         const r = await engine.forkThread({ threadId, upToIndex: 1 + (command.upTo % len) });
         if (r.ok) {
           threads.push(r.value.threadId);
-          for (const run of runs.filter((x) => x.threadId === threadId)) {
-            runs.push({ threadId: r.value.threadId, runId: run.runId });
+          const forked = await engine.getState(r.value.threadId);
+          for (const runId of forked.ok ? forked.value.runOrder : []) {
+            runs.push({ threadId: r.value.threadId, runId });
           }
         }
         result = r;

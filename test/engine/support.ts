@@ -61,17 +61,20 @@ export function useBackend(backend: Backend): Backend {
 }
 
 /** An engine on a fresh database with a simulated clock and sequential ids. */
+export type TestEngine = Engine & { url: string };
+
 export async function openEngine(
   backend: Backend,
   options: Partial<EngineOptions> = {},
-): Promise<Engine> {
+): Promise<TestEngine> {
   const url = await backend.freshUrl();
-  return createEngine({
+  const engine = createEngine({
     store: openThreadStore(url),
     clock: createSimulatedClock('2026-03-01T00:00:00.000Z', 1000),
     ids: createSequentialIds('id'),
     ...options,
   });
+  return Object.assign(engine, { url });
 }
 
 export function must<T>(result: Result<T>): T {
