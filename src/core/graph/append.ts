@@ -212,6 +212,8 @@ function resolveDraft(
  */
 class Batch {
   private readonly staged: CausalNode[] = [];
+  /** Per staged node, the sequences of its parents (same order), so commit looks none up. */
+  private readonly stagedParentSeqs: number[][] = [];
   /**
    * Id → sequence of the staged nodes, built only for large batches: most calls stage one node,
    * and a scan of a few staged ids is cheaper than allocating maps per call.
@@ -263,8 +265,10 @@ class Batch {
   ): Result<{ node: CausalNode; created: boolean }> {
     const requested = draft.parents ?? this.frontier;
     const parents: string[] = [];
+    const parentSeqs: number[] = [];
     for (const parent of requested) {
-      if (this.seqOf(parent) === undefined) {
+      const seq = this.seqOf(parent);
+      if (seq === undefined) {
         return err({
           code: 'UNKNOWN_PARENT',
           message: `Draft ${index} names parent ${parent}, which is not a node of this graph; use an existing node id`,
@@ -272,11 +276,15 @@ class Batch {
         });
       }
       parents.push(parent);
+      parentSeqs.push(seq);
     }
     const { resourceKey } = draft;
     const previousSeq = resourceKey === undefined ? undefined : this.headSeq(resourceKey);
-    if (previousSeq !== undefined) parents.push(this.nodeAt(previousSeq).id);
-    sortUnique(parents);
+    if (previousSeq !== undefined) {
+      parents.push(this.nodeAt(previousSeq).id);
+      parentSeqs.push(previousSeq);
+    }
+    sortUnique(parents, parentSeqs);
     const id =
       knownId ?? nodeId({ kind: draft.kind, parents, payload: draft.payload, resourceKey });
     const existing = this.seqOf(id);
@@ -293,6 +301,7 @@ class Batch {
     };
     if (resourceKey !== undefined) node.resourceKey = resourceKey;
     this.staged.push(freezeNode(node));
+    this.stagedParentSeqs.push(parentSeqs);
     if (this.stagedSeq === undefined && this.staged.length === INDEXED_BATCH) {
       this.stagedSeq = new Map();
       this.stagedHeads = new Map();
@@ -311,7 +320,9 @@ class Batch {
     if (staged.length === 0) return base;
     const store =
       base.store.nodes.length === base.count ? base.store : cloneStore(base.store, base.count);
-    for (const node of staged) pushNode(store, node);
+    for (let i = 0; i < staged.length; i++) {
+      pushNode(store, staged[i]!, this.stagedParentSeqs[i]);
+    }
     return makeGraph(base.config, store, base.count + staged.length, this.frontier);
   }
 }
@@ -319,15 +330,21 @@ class Batch {
 /** From this many staged nodes on, staged ids are looked up in a map instead of scanned. */
 const INDEXED_BATCH = 16;
 
-/** Sorts with the default sort and removes duplicates, in place. */
-function sortUnique(ids: string[]): void {
+/**
+ * Sorts `ids` with the default sort and removes duplicates, in place, keeping `seqs` (the
+ * sequence of each id, same order) aligned.
+ */
+function sortUnique(ids: string[], seqs: number[]): void {
   if (ids.length < 2) return;
-  ids.sort();
-  let kept = 1;
-  for (let i = 1; i < ids.length; i++) {
-    if (ids[i] !== ids[kept - 1]) ids[kept++] = ids[i] as string;
+  const pairs = ids.map((id, i) => ({ id, seq: seqs[i]! }));
+  pairs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  ids.length = 0;
+  seqs.length = 0;
+  for (const pair of pairs) {
+    if (ids.length > 0 && ids[ids.length - 1] === pair.id) continue;
+    ids.push(pair.id);
+    seqs.push(pair.seq);
   }
-  ids.length = kept;
 }
 
 /** The frontier without `parents` (sorted, unique), plus `id` at the end. O(frontier · log parents). */

@@ -4,7 +4,7 @@ import {
   normalizeSemanticType,
   parseSemanticResourceKey,
 } from './semantic.js';
-import { countAtMost, type GraphState, headSeq, nodeAt, seqOf } from './store.js';
+import { childSeqs, countAtMost, type GraphState, headSeq, nodeAt, seqOf } from './store.js';
 import type { CausalNode, MemoryFilter } from './types.js';
 
 /*
@@ -36,12 +36,7 @@ export const isFrontier = (graph: GraphState, id: string): boolean => graph.fron
 export function getChildren(graph: GraphState, id: string): string[] {
   const seq = seqOf(graph, id);
   if (seq === undefined) return [];
-  const list = graph.store.children[seq - 1];
-  if (!list) return [];
-  const n = countAtMost(list, graph.count);
-  const out: string[] = new Array(n);
-  for (let i = 0; i < n; i++) out[i] = nodeAt(graph, list[i] as number).id;
-  return out;
+  return childSeqs(graph, seq).map((child) => nodeAt(graph, child).id);
 }
 
 /** The current (newest) version of a resource key. O(log n). */

@@ -20,8 +20,11 @@ export interface GraphStore {
   /** Node with sequence s lives at index s - 1. */
   readonly nodes: CausalNode[];
   readonly seqById: Map<string, number>;
-  /** Sequences of the children of the node with sequence s, at index s - 1 (ascending). */
-  readonly children: (number[] | undefined)[];
+  /**
+   * Sequences of the children of the node with sequence s, at index s - 1 (ascending): a lone
+   * child is stored as its number (most nodes have one), more as a list. Read via `childSeqs`.
+   */
+  readonly children: (number | number[] | undefined)[];
   /** Sequences of the versions of each resource key (ascending). */
   readonly versions: Map<string, number[]>;
   /** Index of the node in its key's version list, -1 without resourceKey; index s - 1. */
@@ -71,18 +74,27 @@ export function freezeNode(node: CausalNode): CausalNode {
   return Object.freeze(node);
 }
 
-/** Adds a frozen node whose parents are already in the store. O(parents). */
-export function pushNode(store: GraphStore, node: CausalNode): void {
+/**
+ * Adds a frozen node whose parents are already in the store. O(parents). `parentSeqs`, when the
+ * caller already looked them up, are the sequences of `node.parents` in the same order.
+ */
+export function pushNode(
+  store: GraphStore,
+  node: CausalNode,
+  parentSeqs?: readonly number[],
+): void {
   const seq = store.nodes.length + 1;
   store.nodes.push(node);
   store.seqById.set(node.id, seq);
   store.children.push(undefined);
-  for (const parent of node.parents) {
-    const parentSeq = store.seqById.get(parent);
+  const { parents } = node;
+  for (let i = 0; i < parents.length; i++) {
+    const parentSeq = parentSeqs === undefined ? store.seqById.get(parents[i]!) : parentSeqs[i];
     if (parentSeq === undefined) continue;
-    const list = store.children[parentSeq - 1];
-    if (list) list.push(seq);
-    else store.children[parentSeq - 1] = [seq];
+    const children = store.children[parentSeq - 1];
+    if (children === undefined) store.children[parentSeq - 1] = seq;
+    else if (typeof children === 'number') store.children[parentSeq - 1] = [children, seq];
+    else children.push(seq);
   }
   if (node.resourceKey === undefined) {
     store.versionPos.push(-1);
@@ -116,10 +128,11 @@ export function cloneStore(store: GraphStore, count: number): GraphStore {
   return {
     nodes: store.nodes.slice(0, count),
     seqById,
-    children: store.children.slice(0, count).map((list) => {
-      if (!list) return undefined;
-      const kept = list.slice(0, countAtMost(list, count));
-      return kept.length > 0 ? kept : undefined;
+    children: store.children.slice(0, count).map((children) => {
+      if (typeof children === 'number') return children <= count ? children : undefined;
+      if (!children) return undefined;
+      const kept = children.slice(0, countAtMost(children, count));
+      return kept.length > 1 ? kept : kept[0];
     }),
     versions,
     versionPos: store.versionPos.slice(0, count),
@@ -141,11 +154,34 @@ export function countAtMost(list: readonly number[], limit: number): number {
   return lo;
 }
 
-/** The sequence of `id` if it is visible in `graph`. */
+/** The sequences of the children of the node `seq` that are visible in `graph`, ascending. */
+export function childSeqs(graph: GraphState, seq: number): readonly number[] {
+  const children = graph.store.children[seq - 1];
+  if (children === undefined) return NO_SEQS;
+  if (typeof children === 'number') return children <= graph.count ? [children] : NO_SEQS;
+  const n = countAtMost(children, graph.count);
+  return n === children.length ? children : children.slice(0, n);
+}
+
+const NO_SEQS: readonly number[] = Object.freeze([]);
+
+/**
+ * The sequence of `id` if it is visible in `graph`. The newest nodes are checked first: they are
+ * what new nodes name as parents (the frontier) and are in cache, whereas a lookup in a large
+ * id map costs several cache misses.
+ */
 export function seqOf(graph: GraphState, id: string): number | undefined {
+  const { nodes } = graph.store;
+  const stop = graph.count > RECENT_NODES ? graph.count - RECENT_NODES : 0;
+  for (let seq = graph.count; seq > stop; seq--) {
+    if ((nodes[seq - 1] as CausalNode).id === id) return seq;
+  }
   const seq = graph.store.seqById.get(id);
   return seq !== undefined && seq <= graph.count ? seq : undefined;
 }
+
+/** How many of the newest nodes `seqOf` compares before it looks in the id map. */
+const RECENT_NODES = 4;
 
 /** The node with sequence `seq`; the caller guarantees 1 ≤ seq ≤ graph.count. */
 export const nodeAt = (graph: GraphState, seq: number): CausalNode =>

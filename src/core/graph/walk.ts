@@ -1,4 +1,4 @@
-import { countAtMost, type GraphState, nodeAt, seqOf } from './store.js';
+import { childSeqs, type GraphState, nodeAt, seqOf } from './store.js';
 import type { CausalNode, WalkOptions } from './types.js';
 
 export const DEFAULT_WALK_DEPTH = 16;
@@ -34,10 +34,7 @@ export function walkDescendants(
   options: WalkOptions = {},
 ): CausalNode[] {
   return walk(graph, id, options, (seq, visit) => {
-    const children = graph.store.children[seq - 1];
-    if (!children) return;
-    const n = countAtMost(children, graph.count);
-    for (let i = 0; i < n; i++) visit(children[i] as number);
+    for (const child of childSeqs(graph, seq)) visit(child);
   });
 }
 
