@@ -118,10 +118,22 @@ function sameKeys(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
+/** Characters JSON.stringify escapes: quote, backslash, controls, and (lone) surrogates. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what JSON escapes.
+const NEEDS_ESCAPE = /[\u0000-\u001f"\\\ud800-\udfff]/;
+
+/**
+ * `JSON.stringify(text)` for a string. Most strings need no escape, and quoting them directly
+ * is cheaper than the native serialiser, which copies through a growing buffer.
+ */
+export function quoteJson(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : '"' + text + '"';
+}
+
 function write(value: unknown): string {
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value);
+      return quoteJson(value);
     case 'number':
       return Number.isFinite(value) ? String(value) : JSON.stringify(String(value));
     case 'boolean':

@@ -1,4 +1,4 @@
-import { canonicalJson } from './canonical.js';
+import { canonicalJson, quoteJson } from './canonical.js';
 import { sha256Hex } from './hash.js';
 
 /** The ten structural kinds of a causal node (seed 000). */
@@ -42,8 +42,19 @@ export function nodeIdentityText(input: NodeIdentityInput): string {
   // The four identity keys in localeCompare order — kind < parents < payload < resourceKey —
   // written directly: this is the hot path of every append and import.
   const parents = input.parents.length < 2 ? input.parents : [...input.parents].sort();
-  let text = '{"kind":' + canonicalJson(input.kind) + ',"parents":' + canonicalJson(parents);
+  let text = '{"kind":' + canonicalJson(input.kind) + ',"parents":' + parentsText(parents);
   if (input.payload !== undefined) text += ',"payload":' + canonicalJson(input.payload);
   if (input.resourceKey !== undefined) text += ',"resourceKey":' + canonicalJson(input.resourceKey);
   return text + '}';
+}
+
+/** `canonicalJson(parents)`, written directly for the usual list of id strings. */
+function parentsText(parents: readonly string[]): string {
+  let text = '[';
+  for (let i = 0; i < parents.length; i++) {
+    const parent: unknown = parents[i];
+    if (typeof parent !== 'string') return canonicalJson(parents);
+    text += (i === 0 ? '' : ',') + quoteJson(parent);
+  }
+  return text + ']';
 }

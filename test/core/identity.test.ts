@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, canonicalObject, OMIT } from '../../src/core/canonical.js';
+import { canonicalJson, canonicalObject, OMIT, quoteJson } from '../../src/core/canonical.js';
 import { nodeId, nodeIdentityText } from '../../src/core/identity.js';
 
 describe('canonicalJson', () => {
@@ -78,5 +78,21 @@ describe('canonicalObject', () => {
       key === 'c' ? OMIT : key === 'b' ? '"B"' : undefined,
     );
     expect(text).toBe('{"a":{"x":2,"y":1},"b":"B"}');
+  });
+});
+
+describe('quoteJson', () => {
+  it('agrees with JSON.stringify on every kind of character', () => {
+    const samples = [
+      '',
+      'plain text',
+      'quote " and backslash \\',
+      'controls \u0000 \u0001 \n \t \u001f and DEL \u007f',
+      'line separators \u2028 \u2029',
+      'pair \ud83d\ude00 lone high \ud83d and lone low \ude00',
+      'é ü 中文',
+    ];
+    for (let code = 0; code < 0x80; code++) samples.push(`a${String.fromCharCode(code)}b`);
+    for (const text of samples) expect(quoteJson(text)).toBe(JSON.stringify(text));
   });
 });
