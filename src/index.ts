@@ -1,8 +1,8 @@
 /**
  * Weft's library entry. The binding names of DESIGN §8 — canonicalJson, nodeId,
  * validateAgentState, canTransitionStatus, isTerminalStatus, hydrateWorkflowState — plus the pure
- * core they come from. The engine factory for embedding Weft on a database arrives with the
- * durable engine.
+ * core they come from, and the engine for embedding Weft on a database (`openEngine(url)`
+ * migrates and opens; `createEngine(options)` opens on a migrated database or a given store).
  */
 export { canonicalJson } from './core/canonical.js';
 export * from './core/errors.js';
@@ -13,3 +13,11 @@ export * from './core/log/index.js';
 export * from './core/ports.js';
 export * from './core/run/index.js';
 export * from './core/thread/index.js';
+export {
+  type CommittedEvent,
+  createEngine,
+  type Engine,
+  type EngineOptions,
+  openEngine,
+  type Publisher,
+} from './engine/index.js';

@@ -2,6 +2,7 @@
  * The engine: Weft's one writer. Every command loads the thread, plans an event with the core,
  * commits it with its read models in one transaction, and publishes after commit.
  */
+import { migrate } from '../store/migrate/index.js';
 import { createRuntime } from './engine.js';
 import { createRunCommands } from './run-commands.js';
 import { createThreadCommands } from './thread-commands.js';
@@ -21,4 +22,16 @@ export function createEngine(options: EngineOptions): Engine {
     store: rt.store,
     close: () => rt.store.close(),
   };
+}
+
+/**
+ * For embedding Weft in a Node program: applies pending migrations to `databaseUrl` (SQLite
+ * `file:…` or `postgres://…`), then opens an engine on it.
+ */
+export async function openEngine(
+  databaseUrl: string,
+  options: Omit<EngineOptions, 'databaseUrl' | 'store'> = {},
+): Promise<Engine> {
+  await migrate(databaseUrl);
+  return createEngine({ ...options, databaseUrl });
 }
