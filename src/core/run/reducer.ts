@@ -68,10 +68,27 @@ export function reduceRun(
   }
   const parsed = parseAnyRunAction(action);
   if (!parsed.ok) return parsed;
+  return reduceParsedRun(state, parsed.value, ctx);
+}
+
+/**
+ * `reduceRun` for an action that already went through `parseAnyRunAction` (its output, not the
+ * raw input): the same reduction without validating the action a second time. `ctx.now` is
+ * still checked. Pure.
+ */
+export function reduceParsedRun(
+  state: WorkflowState,
+  action: RunAction | InternalRunAction,
+  ctx: RunContext,
+): Result<RunReduction> {
+  if (!IsoDateTimeSchema.safeParse(ctx.now).success) {
+    const message = `RunContext.now must be an ISO 8601 timestamp (got ${JSON.stringify(ctx.now)}).`;
+    return err({ code: 'VALIDATION_FAILED', message, issues: [{ path: '$.now', message }] });
+  }
   try {
-    const step = isInternalRunAction(parsed.value)
-      ? reduceInternal(state, parsed.value, ctx)
-      : reducePublic(state, parsed.value, ctx);
+    const step = isInternalRunAction(action)
+      ? reduceInternal(state, action, ctx)
+      : reducePublic(state, action, ctx);
     return ok({ state: { ...step.state, updated_at: ctx.now }, events: step.events });
   } catch (caught) {
     if (isWeftFailure(caught)) return err(caught.error);

@@ -20,6 +20,7 @@ import {
   type PriceTable,
   parseAnyRunAction,
   type RunEvent,
+  reduceParsedRun,
   reduceRun,
   type WorkflowState,
   type WorkflowStateConfig,
@@ -394,7 +395,7 @@ function applyRunAction(
   if (!run) return err(runNotFound(runId));
   const action = parseAnyRunAction(rawAction);
   if (!action.ok) return action;
-  return reduceInto(state, runId, run, action.value, ctx);
+  return reduceInto(state, runId, run, action.value, ctx, true);
 }
 
 /**
@@ -418,8 +419,13 @@ function reduceInto(
   run: WorkflowState,
   action: AnyRunAction,
   ctx: ApplyContext,
+  parsed = false,
 ): Result<ThreadState> {
-  const reduced = reduceRun(run, action, runContext(ctx));
+  // A recorded public action was parsed by applyRunAction; internal ones are built here from
+  // checked event fields and still go through the reducer's own validation.
+  const reduced = parsed
+    ? reduceParsedRun(run, action, runContext(ctx))
+    : reduceRun(run, action, runContext(ctx));
   if (!reduced.ok) return reduced;
   touch(ctx, runId);
   for (const event of reduced.value.events) ctx.effects.push(runEffect(runId, event));
