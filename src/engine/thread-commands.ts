@@ -1,6 +1,6 @@
 import { err, ok, type Result } from '../core/errors.js';
 import { exportAgentState, getNode, nodeCount } from '../core/graph/index.js';
-import { type LogEntry, verifyLog } from '../core/log/index.js';
+import { type LogEntry, replay, verifyLog } from '../core/log/index.js';
 import {
   type Committed,
   commitEvent,
@@ -182,9 +182,11 @@ export function createThreadCommands(rt: Runtime) {
       }
       let state = latest.value;
       if (at < state.length) {
-        const replayed = projectLog(threadId, await rt.store.readEntries(threadId, 0, at), {
-          ...rt.machineOptions,
-        });
+        // Time travel is the replay of a prefix (snapshots, when they come, shorten it).
+        const prefix = await rt.store.readEntries(threadId, 0, at);
+        const signed = prefix.every((e) => e.verification?.stateHash !== undefined);
+        const machine = createThreadMachine({ ...rt.machineOptions, trustRecordedIds: signed });
+        const replayed = replay(machine, prefix, { verify: 'present' });
         if (!replayed.ok) return replayed;
         state = replayed.value.state;
       }

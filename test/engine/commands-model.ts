@@ -105,7 +105,7 @@ export const commandArb: fc.Arbitrary<Command> = fc.oneof(
     arbitrary: fc.record({ t: fc.constant('dispatch'), run: pick, action, expected: expectation }),
   },
   {
-    weight: 1,
+    weight: 3,
     arbitrary: fc.record({
       t: fc.constant('resolve'),
       run: pick,
@@ -113,7 +113,7 @@ export const commandArb: fc.Arbitrary<Command> = fc.oneof(
     }),
   },
   {
-    weight: 1,
+    weight: 3,
     arbitrary: fc.record({
       t: fc.constant('dispatch'),
       run: pick,
@@ -250,7 +250,13 @@ export async function execute(engine: Engine, commands: readonly Command[]) {
         break;
       }
       case 'resolve': {
-        const run = at(runs, command.run);
+        // Prefer a waiting run, so that the approval path is taken, not only refused.
+        const waiting: typeof runs = [];
+        for (const r of runs) {
+          const state = await engine.getState(r.threadId);
+          if (state.ok && state.value.runs.get(r.runId)?.status === 'waiting') waiting.push(r);
+        }
+        const run = at(waiting.length > 0 ? waiting : runs, command.run);
         if (run === undefined) break;
         result = await engine.resolveApproval({ ...run, decision: command.decision });
         break;
