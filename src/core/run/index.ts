@@ -71,7 +71,7 @@ export {
   recordTaint,
   type TaintPropagation,
 } from './memory.js';
-export { type RunContext, type RunReduction, reduceParsedRun, reduceRun } from './reducer.js';
+export { type RunContext, type RunReduction, reduceRun } from './reducer.js';
 export {
   BUDGET_THRESHOLDS,
   type CompensationAction,

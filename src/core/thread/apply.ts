@@ -20,11 +20,12 @@ import {
   type PriceTable,
   parseAnyRunAction,
   type RunEvent,
-  reduceParsedRun,
   reduceRun,
   type WorkflowState,
   type WorkflowStateConfig,
 } from '../run/index.js';
+// Internal to the core (not re-exported): reduceRun without a second parse of the action.
+import { reduceParsedRun } from '../run/reducer.js';
 import { checkEventShape } from './event-shape.js';
 import type { NodeTaint, NodeUsage, RecordedNode, ThreadEvent } from './events.js';
 import {
