@@ -246,26 +246,32 @@ function buildLog(count: number): LogEntry[] {
 
 function benchReplay(rows: Row[]): void {
   const start = performance.now();
-  // What a store hands back: each entry parsed from its stored canonical text.
-  const entries = buildLog(ENTRY_COUNT).map(
-    (entry) => JSON.parse(canonicalJson(entry)) as LogEntry,
-  );
+  // What a store hands back: each entry's stored canonical text, and the entry parsed from it.
+  const texts = buildLog(ENTRY_COUNT).map((entry) => canonicalJson(entry));
+  const entries = texts.map((text) => JSON.parse(text) as LogEntry);
   const buildMs = performance.now() - start;
-  for (const trustRecordedIds of [true, false]) {
-    const machine = createThreadMachine({ trustRecordedIds });
+  const cases = [
+    { label: '', texts: true, trustRecordedIds: true, target: '≤ 1,000 ms' },
+    { label: ', ids recomputed', texts: true, trustRecordedIds: false, target: '(context)' },
+    { label: ', entries re-serialised', texts: false, trustRecordedIds: true, target: '(context)' },
+  ];
+  for (const c of cases) {
+    const machine = createThreadMachine({ trustRecordedIds: c.trustRecordedIds });
+    const options = c.texts ? { verify: 'strict' as const, texts } : { verify: 'strict' as const };
     const timing = measure(
       1,
       () => {
-        const result = replay(machine, entries, { verify: 'strict' });
+        const result = replay(machine, entries, options);
         if (!result.ok) throw new Error(result.error.message);
       },
       3,
     );
+    const primary = c.target.startsWith('≤');
     rows.push({
-      measure: `strict replay, ${fmt(ENTRY_COUNT)} entries${trustRecordedIds ? '' : ', ids recomputed'}`,
+      measure: `strict replay, ${fmt(ENTRY_COUNT)} entries${c.label}`,
       value: `${fmt(timing.ms)} ms`,
-      target: trustRecordedIds ? '≤ 1,000 ms' : '(context)',
-      verdict: trustRecordedIds ? (timing.ms <= 1000 ? 'ok' : 'MISSED') : '',
+      target: c.target,
+      verdict: primary ? (timing.ms <= 1000 ? 'ok' : 'MISSED') : '',
     });
   }
   rows.push({

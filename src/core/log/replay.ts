@@ -9,7 +9,11 @@ import type { LogEntry, LogEvent } from './entry.js';
  */
 export interface LogMachine<S, F = unknown, E extends LogEvent = LogEvent> {
   readonly initial: S;
-  apply(state: S, entry: LogEntry<E>): Result<[S, F[]]>;
+  /**
+   * `text`, when given, is the exact canonical text `entry` was parsed from (see
+   * `ReplayOptions.texts`); a machine may hash it instead of re-serialising the entry.
+   */
+  apply(state: S, entry: LogEntry<E>, text?: string): Result<[S, F[]]>;
   stateHash(state: S): string;
 }
 
@@ -28,6 +32,13 @@ export interface ReplayOptions<S, E extends LogEvent = LogEvent> {
   onEntry?: (state: S, entry: LogEntry<E>) => void;
   /** Collect the effects of every entry, in log order, into `effects`. Default false. */
   collectEffects?: boolean;
+  /**
+   * The stored canonical text of each entry, aligned with `entries` — what a store read them
+   * from. Lets the machine hash the bytes it already has instead of re-serialising every entry.
+   * Each text must be exactly the one its entry was parsed from: the hash is taken over the text
+   * while the state is built from the entry.
+   */
+  texts?: readonly string[];
 }
 
 export interface ReplayResult<S, F> {
@@ -81,12 +92,18 @@ export interface VerifyReport {
 export function verifyLog<S, F, E extends LogEvent = LogEvent>(
   machine: LogMachine<S, F, E>,
   entries: readonly LogEntry<E>[],
-  options: { strict?: boolean; from?: { state: S; index: number } } = {},
+  options: {
+    strict?: boolean;
+    from?: { state: S; index: number };
+    /** The stored texts of `entries`, as in `ReplayOptions.texts`. */
+    texts?: readonly string[];
+  } = {},
 ): VerifyReport {
   const replayOptions: ReplayOptions<S, E> = {
     verify: options.strict === false ? 'present' : 'strict',
   };
   if (options.from !== undefined) replayOptions.from = options.from;
+  if (options.texts !== undefined) replayOptions.texts = options.texts;
   const outcome = fold(machine, entries, replayOptions);
   if (outcome.ok) return { ok: true, checkedEntries: entries.length };
   const { position, error } = outcome.error;
@@ -157,7 +174,7 @@ function fold<S, F, E extends LogEvent>(
         issues: [{ path: `$[${i}].index`, message }],
       });
     }
-    const applied = applySafely(machine, state, entry);
+    const applied = applySafely(machine, state, entry, options.texts?.[i]);
     if (!applied.ok) {
       return failAt(i, {
         ...applied.error,
@@ -194,9 +211,10 @@ function applySafely<S, F, E extends LogEvent>(
   machine: LogMachine<S, F, E>,
   state: S,
   entry: LogEntry<E>,
+  text: string | undefined,
 ): Result<[S, F[]]> {
   try {
-    return machine.apply(state, entry);
+    return machine.apply(state, entry, text);
   } catch (thrown) {
     if (isWeftFailure(thrown)) return err(thrown.error);
     throw thrown;

@@ -9,7 +9,6 @@ import {
   type ImportLimits,
   importAgentState,
 } from '../graph/index.js';
-import { sha256Hex } from '../hash.js';
 import { chainStateHashText, type LogEntry, type LogMachine } from '../log/index.js';
 import {
   type AnyRunAction,
@@ -85,7 +84,7 @@ export function createThreadMachine(
   if (!initialGraph.ok) throw new Error(initialGraph.error.message);
   return {
     initial: createEmptyThreadState(initialGraph.value),
-    apply: (state, entry) => applyThreadEntry(state, entry, options),
+    apply: (state, entry, text) => applyThreadEntry(state, entry, options, text),
     stateHash: (state) => state.stateHash,
   };
 }
@@ -94,6 +93,7 @@ export function applyThreadEntry(
   state: ThreadState,
   entry: LogEntry,
   options: ThreadMachineOptions = {},
+  text?: string,
 ): Applied {
   if (entry.index !== state.length) {
     return err(invalid(`entry index ${entry.index} does not follow log length ${state.length}`));
@@ -107,12 +107,19 @@ export function applyThreadEntry(
     });
   }
   const event = entry.event as unknown as ThreadEvent;
-  const ctx: ApplyContext = { entry, options, effects: [], created: [], touchedRuns: [] };
+  const ctx: ApplyContext = {
+    entry,
+    options,
+    effects: [],
+    created: [],
+    touchedRuns: [],
+    runEvents: new Map(),
+  };
   const result = dispatchEvent(state, event, ctx);
   if (!result.ok) return result;
   // chainStateHash(previous, {created, entry, runs}) written out, the entry rendered directly.
   // `created` is a list of strings, whose JSON.stringify text is canonical.
-  const delta = `{"created":${JSON.stringify(ctx.created)},"entry":${unsignedEntryText(entry)},"runs":${runHashesText(result.value, ctx.touchedRuns)}}`;
+  const delta = `{"created":${JSON.stringify(ctx.created)},"entry":${unsignedEntryText(entry, text)},"runs":${runDeltasText(result.value, ctx.touchedRuns, ctx)}}`;
   const stateHash = chainStateHashText(state.stateHash, delta);
   // Every dispatch path that changes something returns a fresh object no one else has seen yet,
   // so it is finished in place; only an unchanged `state` must be copied.
@@ -122,33 +129,49 @@ export function applyThreadEntry(
   return ok([next, ctx.effects]);
 }
 
-/** Canonical `{runId: sha256(canonical run state)}` of the runs an entry touched. */
-function runHashesText(state: ThreadState, touched: readonly string[]): string {
+/**
+ * Canonical `{runId: delta}` of the runs an entry touched: the facts the reducer emitted, in
+ * order, plus the run's headline counters after the entry. O(what changed) — the run state
+ * itself (memory, histories) is never rehashed, in line with DESIGN §2.3.
+ */
+function runDeltasText(state: ThreadState, touched: readonly string[], ctx: ApplyContext): string {
   if (touched.length === 0) return '{}';
-  if (touched.length === 1) {
-    const runId = touched[0]!;
-    return `{${JSON.stringify(runId)}:"${sha256Hex(canonicalJson(state.runs.get(runId)))}"}`;
+  const runs: Record<string, unknown> = {};
+  for (const runId of touched) {
+    const run = state.runs.get(runId)!;
+    runs[runId] = {
+      events: ctx.runEvents.get(runId) ?? [],
+      status: run.status,
+      iteration_count: run.iteration_count,
+      retry_count: run.retry_count,
+      total_tokens_used: run.total_tokens_used,
+      total_cost_usd: run.total_cost_usd,
+      updated_at: run.updated_at,
+    };
   }
-  const runs: Record<string, string> = {};
-  for (const runId of touched) runs[runId] = sha256Hex(canonicalJson(state.runs.get(runId)));
   return canonicalJson(runs);
 }
 
 /**
  * The canonical text of the entry less its signature, which is what the state hash commits to:
- * editing any field of an entry — payloads included — changes the hash. Entries read back from
- * the log are already in canonical key order, so their text is one native stringify; the
+ * editing any field of an entry — payloads included — changes the hash. With the stored text at
+ * hand (replay from a store) nothing is serialised at all. Entries read back from the log are
+ * already in canonical key order, so otherwise their text is one native stringify; the
  * signature is the last key in canonical order (`verification` sorts after `schemaVersion`), and
  * a quote inside a string value is always escaped, so the last `,"verification":` in the text is
  * the signature's.
  */
-function unsignedEntryText(entry: LogEntry): string {
+function unsignedEntryText(entry: LogEntry, stored?: string): string {
+  if (stored !== undefined) return withoutSignature(stored, entry);
   if (!isCanonicallyOrdered(entry)) {
     return canonicalObject(entry as unknown as Record<string, unknown>, (key) =>
       key === 'verification' ? OMIT : undefined,
     );
   }
-  const text = JSON.stringify(entry);
+  return withoutSignature(JSON.stringify(entry), entry);
+}
+
+function withoutSignature(text: string, entry: LogEntry): string {
   if (entry.verification === undefined) return text;
   return text.slice(0, text.lastIndexOf(',"verification":')) + '}';
 }
@@ -160,6 +183,8 @@ interface ApplyContext {
   created: string[];
   /** Ids of the runs the entry changed, each once. */
   touchedRuns: string[];
+  /** The reducer's events per touched run, in order: part of the state-hash delta. */
+  runEvents: Map<string, RunEvent[]>;
 }
 
 function dispatchEvent(
@@ -429,6 +454,9 @@ function reduceInto(
     : reduceRun(run, action, runContext(ctx));
   if (!reduced.ok) return reduced;
   touch(ctx, runId);
+  const recorded = ctx.runEvents.get(runId);
+  if (recorded) recorded.push(...reduced.value.events);
+  else ctx.runEvents.set(runId, [...reduced.value.events]);
   for (const event of reduced.value.events) ctx.effects.push(runEffect(runId, event));
   return ok({ ...state, runs: new Map(state.runs).set(runId, reduced.value.state) });
 }
