@@ -47,7 +47,7 @@ export function createRuntime(options: EngineOptions) {
   const store: ThreadStore =
     options.store ??
     (options.databaseUrl !== undefined
-      ? openThreadStore(options.databaseUrl)
+      ? openThreadStore(options.databaseUrl, options.storeOptions)
       : missing('createEngine needs a databaseUrl or a store'));
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? uuids;
@@ -58,7 +58,7 @@ export function createRuntime(options: EngineOptions) {
   };
   const maxAttempts = Math.max(1, options.maxAttempts ?? 5);
   const cache = createThreadCache(options.cacheSize ?? 1000);
-  const withLock = createKeyedLock();
+  const withLock = lockFor(store);
   const onPublishError =
     options.onPublishError ??
     ((error: unknown, event: CommittedEvent) =>
@@ -247,6 +247,23 @@ export function createRuntime(options: EngineOptions) {
 }
 
 export type Runtime = ReturnType<typeof createRuntime>;
+
+/**
+ * Commands on one thread run one after another per store: engines sharing a store object (and
+ * so its writer) share these locks too. Otherwise two engines' commands on one thread would land
+ * in the same group commit, planned on the same state, and the one queued second would lose
+ * every time to the other engine's next command (which plans from its cache, with no reload).
+ */
+const storeLocks = new WeakMap<ThreadStore, ReturnType<typeof createKeyedLock>>();
+
+function lockFor(store: ThreadStore): ReturnType<typeof createKeyedLock> {
+  let lock = storeLocks.get(store);
+  if (lock === undefined) {
+    lock = createKeyedLock();
+    storeLocks.set(store, lock);
+  }
+  return lock;
+}
 
 function missing(message: string): never {
   throw new Error(message);

@@ -9,7 +9,7 @@ import type {
   ThreadMachineOptions,
   ThreadState,
 } from '../core/thread/index.js';
-import type { ThreadStore } from '../store/read-model/index.js';
+import type { ThreadStore, ThreadStoreOptions } from '../store/read-model/index.js';
 
 /** What the engine announces after a transaction committed: the wake-up for subscribers. */
 export interface CommittedEvent {
@@ -28,6 +28,8 @@ export interface Publisher {
 export interface EngineOptions {
   /** A database URL (SQLite `file:…`, `postgres://…`), already migrated; or give `store`. */
   databaseUrl?: string;
+  /** How the store opened on `databaseUrl` writes (group commit: see ThreadStoreOptions). */
+  storeOptions?: ThreadStoreOptions;
   store?: ThreadStore;
   clock?: Clock;
   ids?: IdSource;

@@ -8,6 +8,7 @@ export {
   openThreadStore,
   type ReadModelDump,
   type RunLocation,
+  type StoreWriterStats,
   type ThreadStore,
   type ThreadStoreOptions,
 } from './thread-store.js';

@@ -1,8 +1,10 @@
 import { err, ok, type Result, type WeftError } from '../../core/errors.js';
 import type { LogEntry } from '../../core/log/index.js';
 import { Prisma } from '../../generated/prisma-sqlite/client.js';
-import { createPrisma, type WeftPrisma } from '../prisma/index.js';
+import { parseDatabaseUrl } from '../migrate/database-url.js';
+import { createPrisma, createSqlitePrisma, type WeftPrisma } from '../prisma/index.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
+import { createGroupWriter, type Settled, type WriterStats } from './group-commit.js';
 import { isUniqueViolation } from './prisma-errors.js';
 import type { ReadModelChanges } from './rows.js';
 import {
@@ -65,7 +67,16 @@ export interface ThreadStore {
    * as ISO text, rows sorted by key. For tests and diagnostics.
    */
   dumpReadModels(threadIds?: readonly string[]): Promise<ReadModelDump>;
+  /** Counters of the store's writer (shared with every store on the same SQLite file). */
+  writerStats(): StoreWriterStats;
   close(): Promise<void>;
+}
+
+export interface StoreWriterStats extends WriterStats {
+  /** Whether commits are grouped (several commands per transaction). */
+  groupCommit: boolean;
+  /** Write transactions begun (a failed group retried item by item counts each retry). */
+  transactions: number;
 }
 
 export type ReadModelDump = Record<
@@ -76,6 +87,40 @@ export type ReadModelDump = Record<
 export interface ThreadStoreOptions {
   /** Interactive transaction limits. Default: wait up to 10 s, run up to 60 s. */
   transaction?: { maxWait?: number; timeout?: number };
+  /**
+   * Group commit: concurrent commits share one transaction (one fsync), each in its own
+   * SAVEPOINT so that a failing one rolls back alone. Default: on for SQLite (where every write
+   * of the process goes through one serialised writer anyway), off for Postgres (concurrency
+   * comes from the pool). `maxBatch` caps the commits per transaction (default 256). On SQLite,
+   * `false` still serialises writes, one transaction each. Stores opened with `openThreadStore`
+   * on one SQLite file share one writer, with the settings of the first one opened.
+   */
+  groupCommit?: boolean | { maxBatch?: number };
+}
+
+const DEFAULT_MAX_BATCH = 256;
+
+const maxBatchOf = (option: ThreadStoreOptions['groupCommit']): number =>
+  option === false
+    ? 1
+    : typeof option === 'object'
+      ? (option.maxBatch ?? DEFAULT_MAX_BATCH)
+      : DEFAULT_MAX_BATCH;
+
+/** One commit as the writer sees it. */
+interface WriteItem {
+  changes: ReadModelChanges;
+  record: IdempotencyRecord | undefined;
+}
+
+/** What became of one commit inside its transaction (the store turns rejections into errors). */
+type WriteOutcome = 'written' | Rejected['reason'];
+
+/** The write side of a store: the one path into the database for its commits. */
+interface Writer {
+  submit(item: WriteItem): Promise<WriteOutcome>;
+  stats(): StoreWriterStats;
+  release(): Promise<void>;
 }
 
 /** Carries an expected failure out of `$transaction`, so that the transaction rolls back. */
@@ -92,18 +137,214 @@ async function guarded(reason: Rejected['reason'], run: () => Promise<unknown>):
   }
 }
 
-/** A thread store on a database URL (SQLite `file:` or `postgres://`), already migrated. */
-export function openThreadStore(databaseUrl: string, options?: ThreadStoreOptions): ThreadStore {
-  return createThreadStore(createPrisma(databaseUrl), options);
+/**
+ * A thread store on a database URL (SQLite `file:` or `postgres://`), already migrated. On
+ * SQLite, every store of the process on the same file shares one writer connection: two
+ * better-sqlite3 connections writing one file in one process would deadlock (the synchronous
+ * busy wait of one blocks the event loop the other needs to finish its transaction).
+ */
+export function openThreadStore(
+  databaseUrl: string,
+  options: ThreadStoreOptions = {},
+): ThreadStore {
+  const target = parseDatabaseUrl(databaseUrl);
+  const weft = createPrisma(databaseUrl);
+  if (target.provider !== 'sqlite') return createThreadStore(weft, options);
+  return buildThreadStore(weft, acquireSqliteWriter(target.path, options));
 }
 
 /**
- * The thread store on a Prisma client of either provider. The two generated clients have the
- * same model API, so one typing (the SQLite client's) serves both; raw SQL is provider-neutral.
+ * The thread store on a Prisma client of either provider, writing through its own writer on
+ * that client. The two generated clients have the same model API, so one typing (the SQLite
+ * client's) serves both; raw SQL is provider-neutral.
  */
 export function createThreadStore(weft: WeftPrisma, options: ThreadStoreOptions = {}): ThreadStore {
   const prisma = weft.prisma as unknown as SqlitePrismaClient;
+  const grouped = options.groupCommit ?? weft.provider === 'sqlite';
+  return buildThreadStore(
+    weft,
+    createWriter(
+      prisma,
+      { ...options, groupCommit: grouped },
+      weft.provider === 'sqlite' || grouped !== false,
+    ),
+  );
+}
+
+/** Process-wide writers of SQLite files, by absolute path, with the number of stores using each. */
+const sqliteWriters = new Map<string, { writer: Writer; users: number }>();
+
+function acquireSqliteWriter(path: string, options: ThreadStoreOptions): Writer {
+  let shared = sqliteWriters.get(path);
+  if (shared === undefined) {
+    const client = createSqlitePrisma(path);
+    const writer = createWriter(
+      client,
+      { ...options, groupCommit: options.groupCommit ?? true },
+      true,
+    );
+    shared = {
+      users: 0,
+      writer: {
+        ...writer,
+        release: async () => {
+          await writer.release();
+          await client.$disconnect();
+        },
+      },
+    };
+    sqliteWriters.set(path, shared);
+  }
+  const entry = shared;
+  entry.users++;
+  let released = false;
+  return {
+    submit: (item) => entry.writer.submit(item),
+    stats: () => entry.writer.stats(),
+    async release() {
+      if (released) return;
+      released = true;
+      if (--entry.users > 0) return;
+      if (sqliteWriters.get(path) === entry) sqliteWriters.delete(path);
+      await entry.writer.release();
+    },
+  };
+}
+
+/**
+ * The writer on `prisma`. Serialised (`queued`): commits go through a group writer, batched up to
+ * maxBatch per transaction. Otherwise (Postgres without group commit): each commit runs its own
+ * transaction at once, concurrently with others.
+ */
+function createWriter(
+  prisma: SqlitePrismaClient,
+  options: ThreadStoreOptions,
+  queued: boolean,
+): Writer {
   const txOptions = { maxWait: 10_000, timeout: 60_000, ...options.transaction };
+  const maxBatch = maxBatchOf(options.groupCommit);
+  let transactions = 0;
+
+  /**
+   * Writes `items` in one transaction. A lone item runs bare: a rejection rolls everything back.
+   * In a group each item runs inside its own SAVEPOINT: a unique violation (or any other error)
+   * rolls back to it, and the others still land. Outcomes are only returned — and so only
+   * acknowledged — after COMMIT.
+   */
+  const transact = async (items: readonly WriteItem[]): Promise<Settled<WriteOutcome>[]> => {
+    transactions++;
+    if (items.length === 1) {
+      const item = items[0]!;
+      try {
+        await prisma.$transaction(
+          (tx) => write(tx as unknown as RawExecutor, item.changes, item.record),
+          txOptions,
+        );
+        return [{ ok: true, value: 'written' }];
+      } catch (error) {
+        if (error instanceof Rejected) return [{ ok: true, value: error.reason }];
+        throw error;
+      }
+    }
+    const outcomes: Settled<WriteOutcome>[] = [];
+    await prisma.$transaction(async (client) => {
+      const tx = client as unknown as RawExecutor;
+      for (const item of items) {
+        await tx.$executeRaw(sql`SAVEPOINT weft_item`);
+        try {
+          await write(tx, item.changes, item.record);
+          outcomes.push({ ok: true, value: 'written' });
+        } catch (error) {
+          // If even this fails, the transaction is unusable: the group is retried item by item.
+          await tx.$executeRaw(sql`ROLLBACK TO SAVEPOINT weft_item`);
+          outcomes.push(
+            error instanceof Rejected ? { ok: true, value: error.reason } : { ok: false, error },
+          );
+        }
+        await tx.$executeRaw(sql`RELEASE SAVEPOINT weft_item`);
+      }
+    }, txOptions);
+    return outcomes;
+  };
+
+  /** A group whose shared transaction failed as a whole wrote nothing: each item is retried alone. */
+  const runBatch = async (items: readonly WriteItem[]): Promise<Settled<WriteOutcome>[]> => {
+    try {
+      return await transact(items);
+    } catch (error) {
+      if (items.length === 1) throw error;
+      const outcomes: Settled<WriteOutcome>[] = [];
+      for (const item of items) {
+        try {
+          outcomes.push(...(await transact([item])));
+        } catch (itemError) {
+          outcomes.push({ ok: false, error: itemError });
+        }
+      }
+      return outcomes;
+    }
+  };
+
+  const unwrap = (outcome: Settled<WriteOutcome> | undefined): WriteOutcome => {
+    if (outcome?.ok) return outcome.value;
+    throw outcome === undefined ? new Error('thread store: no write outcome') : outcome.error;
+  };
+
+  if (!queued) {
+    let direct = 0;
+    return {
+      submit: async (item) => {
+        direct++;
+        return unwrap((await transact([item]))[0]);
+      },
+      stats: () => ({
+        groupCommit: false,
+        transactions,
+        items: direct,
+        batches: direct,
+        largestBatch: direct > 0 ? 1 : 0,
+      }),
+      release: async () => undefined,
+    };
+  }
+
+  const group = createGroupWriter(runBatch, { maxBatch });
+  return {
+    submit: (item) => group.submit(item),
+    stats: () => ({ ...group.stats(), groupCommit: maxBatch > 1, transactions }),
+    release: () => group.idle(),
+  };
+}
+
+/** Writes one commit's entries and read models (and idempotency record) on `tx`. */
+async function write(tx: RawExecutor, c: ReadModelChanges, record?: IdempotencyRecord) {
+  // The first statement writes, so a SQLite transaction holds the write lock from the start.
+  if (c.created) await guarded('conflict', () => insertThread(tx, c.thread));
+  await guarded('conflict', () => insertEntries(tx, c.entries));
+  if (record !== undefined) {
+    await guarded('idempotency', () =>
+      tx.$executeRaw(sql`INSERT INTO "idempotency_record" ("scope", "key", "request_hash", "response", "thread_id", "created_at")
+        VALUES (${record.scope}, ${record.key}, ${record.requestHash}, ${record.response}, ${record.threadId}, ${record.createdAt})`),
+    );
+  }
+  await insertNodes(tx, c.nodes);
+  await insertNodeParents(tx, c.nodeParents);
+  for (const column of ['is_frontier', 'is_current'] as const) {
+    for (const value of [true, false]) {
+      const ids = c.nodeFlags
+        .filter((f) => (column === 'is_frontier' ? f.isFrontier : f.isCurrent) === value)
+        .map((f) => f.nodeId);
+      if (ids.length > 0) await setNodeFlag(tx, c.threadId, column, value, ids);
+    }
+  }
+  await upsertResourceHeads(tx, c.resourceHeads);
+  await upsertRuns(tx, c.runs);
+  await upsertRunSpend(tx, c.runSpend);
+  if (!c.created) await updateThread(tx, c.thread);
+}
+
+function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
+  const prisma = weft.prisma as unknown as SqlitePrismaClient;
 
   const getLogLength = async (threadId: string) => {
     const row = await prisma.thread.findUnique({
@@ -113,6 +354,7 @@ export function createThreadStore(weft: WeftPrisma, options: ThreadStoreOptions 
     return row?.logLength;
   };
 
+  /** CONFLICT for a commit that lost its first index; the length is read after the rollback. */
   const conflict = async (changes: ReadModelChanges): Promise<WeftError> => {
     const expectedIndex = changes.entries[0]?.index ?? 0;
     const actualIndex = (await getLogLength(changes.threadId)) ?? 0;
@@ -123,32 +365,6 @@ export function createThreadStore(weft: WeftPrisma, options: ThreadStoreOptions 
       expectedIndex,
       actualIndex,
     };
-  };
-
-  const write = async (tx: RawExecutor, c: ReadModelChanges, record?: IdempotencyRecord) => {
-    // The first statement writes, so a SQLite transaction holds the write lock from the start.
-    if (c.created) await guarded('conflict', () => insertThread(tx, c.thread));
-    await guarded('conflict', () => insertEntries(tx, c.entries));
-    if (record !== undefined) {
-      await guarded('idempotency', () =>
-        tx.$executeRaw(sql`INSERT INTO "idempotency_record" ("scope", "key", "request_hash", "response", "thread_id", "created_at")
-          VALUES (${record.scope}, ${record.key}, ${record.requestHash}, ${record.response}, ${record.threadId}, ${record.createdAt})`),
-      );
-    }
-    await insertNodes(tx, c.nodes);
-    await insertNodeParents(tx, c.nodeParents);
-    for (const column of ['is_frontier', 'is_current'] as const) {
-      for (const value of [true, false]) {
-        const ids = c.nodeFlags
-          .filter((f) => (column === 'is_frontier' ? f.isFrontier : f.isCurrent) === value)
-          .map((f) => f.nodeId);
-        if (ids.length > 0) await setNodeFlag(tx, c.threadId, column, value, ids);
-      }
-    }
-    await upsertResourceHeads(tx, c.resourceHeads);
-    await upsertRuns(tx, c.runs);
-    await upsertRunSpend(tx, c.runSpend);
-    if (!c.created) await updateThread(tx, c.thread);
   };
 
   return {
@@ -180,27 +396,25 @@ export function createThreadStore(weft: WeftPrisma, options: ThreadStoreOptions 
 
     async commit(changes, commitOptions = {}) {
       if (changes.entries.length === 0) return ok(undefined);
-      try {
-        await prisma.$transaction(
-          (tx) => write(tx as unknown as RawExecutor, changes, commitOptions.idempotency),
-          txOptions,
-        );
-        return ok(undefined);
-      } catch (error) {
-        if (!(error instanceof Rejected)) throw error;
-        if (error.reason === 'conflict') return err(await conflict(changes));
-        const key = commitOptions.idempotency?.key ?? '';
-        return err({
-          code: 'IDEMPOTENCY_KEY_REUSED',
-          message: `idempotency key ${key} was used concurrently`,
-          key,
-        });
-      }
+      const outcome = await writer.submit({ changes, record: commitOptions.idempotency });
+      if (outcome === 'written') return ok(undefined);
+      if (outcome === 'conflict') return err(await conflict(changes));
+      const key = commitOptions.idempotency?.key ?? '';
+      return err({
+        code: 'IDEMPOTENCY_KEY_REUSED',
+        message: `idempotency key ${key} was used concurrently`,
+        key,
+      });
     },
 
     dumpReadModels: (threadIds) => dumpReadModels(prisma, threadIds),
 
-    close: () => prisma.$disconnect(),
+    writerStats: () => writer.stats(),
+
+    async close() {
+      await writer.release();
+      await prisma.$disconnect();
+    },
   };
 }
 
