@@ -6,6 +6,7 @@ import os from 'node:os';
 
 const SUITES: Record<string, () => Promise<unknown>> = {
   core: () => import('./core.js').then((m) => m.runCoreBench()),
+  store: () => import('./store.js').then((m) => m.runStoreBench()),
 };
 
 const requested = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
