@@ -97,6 +97,7 @@ function suite(backend: Backend) {
     expect(transactions).toBeGreaterThanOrEqual(1);
     expect(transactions).toBeLessThanOrEqual(8);
     expect(after.largestBatch).toBeGreaterThan(1);
+    expect(after.merged).toBeGreaterThan(before.merged);
     for (const [i, threadId] of threads.entries()) {
       const entries = await store.readEntries(threadId);
       expect(entries.map((e) => e.index)).toEqual([0, 1]);
@@ -141,8 +142,10 @@ function suite(backend: Backend) {
       ),
     ]);
     const after = store.writerStats();
-    // Everything above reached the writer together: one shared transaction.
+    // Everything above reached the writer together: one shared transaction, whose fast path
+    // (one statement per table for all) failed and fell back to one SAVEPOINT per commit.
     expect(after.transactions - before.transactions).toBe(1);
+    expect(after.merged).toBe(before.merged);
     expect(after.largestBatch).toBeGreaterThanOrEqual(9);
 
     for (const result of good) expect(must(result).logIndex).toBe(1);
@@ -203,6 +206,35 @@ function suite(backend: Backend) {
       );
     }
     expect(store.writerStats().transactions).toBeLessThan(16 + 16 * perThread);
+    await expectConsistent(engine, threads);
+  });
+
+  it('grouped runs, usage, memory and resource heads keep the read models equal to replay', async () => {
+    const { store, engine } = await open();
+    const threads = await createThreads(engine, 12);
+    const before = store.writerStats();
+    const started = await Promise.all(
+      threads.map((threadId, i) =>
+        i % 2 === 0
+          ? engine.startRun({ threadId, goal: `goal ${i}`, budgetUsd: 1 })
+          : engine.remember({ threadId, type: 'preference', key: `k${i % 3}`, content: { i } }),
+      ),
+    );
+    for (const result of started) expect(result.ok).toBe(true);
+    expect(store.writerStats().merged).toBeGreaterThan(before.merged);
+    const runs = started.flatMap((r) => (r.ok && 'runId' in r.value ? [r.value.runId] : []));
+    const more = await Promise.all([
+      ...runs.map((runId) =>
+        engine.recordUsage({ runId, model: 'm', inputTokens: 10, outputTokens: 5, costUsd: 0.1 }),
+      ),
+      ...threads.map((threadId, i) =>
+        engine.appendNodes({
+          threadId,
+          nodes: [{ kind: 'tool_call', payload: { i }, resourceKey: `resource:file:f${i % 2}` }],
+        }),
+      ),
+    ]);
+    for (const result of more) expect(result.ok).toBe(true);
     await expectConsistent(engine, threads);
   });
 

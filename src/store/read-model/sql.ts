@@ -47,8 +47,10 @@ async function insertRows<T>(
 const THREAD_COLUMNS =
   '"id", "created_at", "updated_at", "metadata", "node_types", "allow_dynamic_node_types", "log_length", "state_hash", "frontier", "forked_from_id", "forked_up_to_index"';
 
-export const insertThread = (db: RawExecutor, t: ThreadRow) =>
-  insertRows(db, `INSERT INTO "thread" (${THREAD_COLUMNS})`, 11, [t], threadValues);
+export const insertThread = (db: RawExecutor, t: ThreadRow) => insertThreads(db, [t]);
+
+export const insertThreads = (db: RawExecutor, rows: readonly ThreadRow[]) =>
+  insertRows(db, `INSERT INTO "thread" (${THREAD_COLUMNS})`, 11, rows, threadValues);
 
 export const updateThread = (db: RawExecutor, t: ThreadRow) =>
   db.$executeRaw(sql`UPDATE "thread" SET "updated_at" = ${t.updatedAt}, "metadata" = ${t.metadata},
@@ -198,4 +200,64 @@ export const upsertRunSpend = (db: RawExecutor, rows: readonly RunSpendRow[]) =>
       s.calls,
     ],
     ' ON CONFLICT ("thread_id", "run_id", "dimension", "key") DO UPDATE SET "input_tokens" = excluded."input_tokens", "output_tokens" = excluded."output_tokens", "cost_usd" = excluded."cost_usd", "calls" = excluded."calls"',
+  );
+
+/**
+ * Brings existing thread rows up to date, several at once (group commit): an upsert whose
+ * update sets the same columns as `updateThread`. The ids must be distinct and present.
+ */
+export const updateThreads = (db: RawExecutor, rows: readonly ThreadRow[]) =>
+  insertRows(
+    db,
+    `INSERT INTO "thread" (${THREAD_COLUMNS})`,
+    11,
+    rows,
+    threadValues,
+    ` ON CONFLICT ("id") DO UPDATE SET ${[
+      'updated_at',
+      'metadata',
+      'node_types',
+      'allow_dynamic_node_types',
+      'log_length',
+      'state_hash',
+      'frontier',
+      'forked_from_id',
+      'forked_up_to_index',
+    ]
+      .map((c) => `"${c}" = excluded."${c}"`)
+      .join(', ')}`,
+  );
+
+/** Sets one flag column to `value` on nodes of any threads, given as (threadId, nodeId) pairs. */
+export async function setNodeFlagPairs(
+  db: RawExecutor,
+  column: 'is_frontier' | 'is_current',
+  value: boolean,
+  pairs: ReadonlyArray<readonly [string, string]>,
+): Promise<void> {
+  const chunk = Math.floor((PARAMETERS_PER_STATEMENT - 1) / 2);
+  for (let i = 0; i < pairs.length; i += chunk) {
+    const tuples = join(pairs.slice(i, i + chunk).map(([t, n]) => sql`(${t}, ${n})`));
+    await db.$executeRaw(
+      sql`UPDATE "node" SET ${raw(`"${column}"`)} = ${value} WHERE ("thread_id", "id") IN (VALUES ${tuples})`,
+    );
+  }
+}
+
+export interface IdempotencyRow {
+  scope: string;
+  key: string;
+  requestHash: string;
+  response: string;
+  threadId: string | null;
+  createdAt: Date;
+}
+
+export const insertIdempotencyRecords = (db: RawExecutor, rows: readonly IdempotencyRow[]) =>
+  insertRows(
+    db,
+    'INSERT INTO "idempotency_record" ("scope", "key", "request_hash", "response", "thread_id", "created_at")',
+    6,
+    rows,
+    (r) => [r.scope, r.key, r.requestHash, r.response, r.threadId, r.createdAt],
   );

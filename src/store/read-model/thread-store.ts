@@ -9,12 +9,16 @@ import { isUniqueViolation } from './prisma-errors.js';
 import type { ReadModelChanges } from './rows.js';
 import {
   insertEntries,
+  insertIdempotencyRecords,
   insertNodeParents,
   insertNodes,
   insertThread,
+  insertThreads,
   type RawExecutor,
   setNodeFlag,
+  setNodeFlagPairs,
   updateThread,
+  updateThreads,
   upsertResourceHeads,
   upsertRunSpend,
   upsertRuns,
@@ -77,6 +81,8 @@ export interface StoreWriterStats extends WriterStats {
   groupCommit: boolean;
   /** Write transactions begun (a failed group retried item by item counts each retry). */
   transactions: number;
+  /** Groups written by the fast path: one multi-row statement per table for all their commits. */
+  merged: number;
 }
 
 export type ReadModelDump = Record<
@@ -224,6 +230,7 @@ function createWriter(
   const txOptions = { maxWait: 10_000, timeout: 60_000, ...options.transaction };
   const maxBatch = maxBatchOf(options.groupCommit);
   let transactions = 0;
+  let merged = 0;
 
   /**
    * Writes `items` in one transaction. A lone item runs bare: a rejection rolls everything back.
@@ -247,8 +254,24 @@ function createWriter(
       }
     }
     const outcomes: Settled<WriteOutcome>[] = [];
+    const distinct = new Set(items.map((i) => i.changes.threadId)).size === items.length;
     await prisma.$transaction(async (client) => {
       const tx = client as unknown as RawExecutor;
+      if (distinct) {
+        // Fast path: every item's rows in one multi-row statement per table. Any failure (a
+        // conflict, a constraint) rolls the group back to here and the items go one by one.
+        await tx.$executeRaw(sql`SAVEPOINT weft_group`);
+        try {
+          await writeMerged(tx, items);
+          await tx.$executeRaw(sql`RELEASE SAVEPOINT weft_group`);
+          for (const _ of items) outcomes.push({ ok: true, value: 'written' });
+          merged++;
+          return;
+        } catch {
+          await tx.$executeRaw(sql`ROLLBACK TO SAVEPOINT weft_group`);
+          await tx.$executeRaw(sql`RELEASE SAVEPOINT weft_group`);
+        }
+      }
       for (const item of items) {
         await tx.$executeRaw(sql`SAVEPOINT weft_item`);
         try {
@@ -300,6 +323,7 @@ function createWriter(
       stats: () => ({
         groupCommit: false,
         transactions,
+        merged: 0,
         items: direct,
         batches: direct,
         largestBatch: direct > 0 ? 1 : 0,
@@ -311,7 +335,7 @@ function createWriter(
   const group = createGroupWriter(runBatch, { maxBatch });
   return {
     submit: (item) => group.submit(item),
-    stats: () => ({ ...group.stats(), groupCommit: maxBatch > 1, transactions }),
+    stats: () => ({ ...group.stats(), groupCommit: maxBatch > 1, transactions, merged }),
     release: () => group.idle(),
   };
 }
@@ -341,6 +365,54 @@ async function write(tx: RawExecutor, c: ReadModelChanges, record?: IdempotencyR
   await upsertRuns(tx, c.runs);
   await upsertRunSpend(tx, c.runSpend);
   if (!c.created) await updateThread(tx, c.thread);
+}
+
+/**
+ * Writes the commits of a group, all of distinct threads, with one multi-row statement per table
+ * — in the order `write` uses, so the same constraints decide. Throws on any failure.
+ */
+async function writeMerged(tx: RawExecutor, items: readonly WriteItem[]): Promise<void> {
+  const all = items.map((i) => i.changes);
+  const created = all.filter((c) => c.created).map((c) => c.thread);
+  if (created.length > 0) await insertThreads(tx, created);
+  await insertEntries(
+    tx,
+    all.flatMap((c) => c.entries),
+  );
+  const records = items.flatMap((i) => (i.record === undefined ? [] : [i.record]));
+  if (records.length > 0) await insertIdempotencyRecords(tx, records);
+  await insertNodes(
+    tx,
+    all.flatMap((c) => c.nodes),
+  );
+  await insertNodeParents(
+    tx,
+    all.flatMap((c) => c.nodeParents),
+  );
+  for (const column of ['is_frontier', 'is_current'] as const) {
+    for (const value of [true, false]) {
+      const pairs = all.flatMap((c) =>
+        c.nodeFlags
+          .filter((f) => (column === 'is_frontier' ? f.isFrontier : f.isCurrent) === value)
+          .map((f) => [c.threadId, f.nodeId] as const),
+      );
+      if (pairs.length > 0) await setNodeFlagPairs(tx, column, value, pairs);
+    }
+  }
+  await upsertResourceHeads(
+    tx,
+    all.flatMap((c) => c.resourceHeads),
+  );
+  await upsertRuns(
+    tx,
+    all.flatMap((c) => c.runs),
+  );
+  await upsertRunSpend(
+    tx,
+    all.flatMap((c) => c.runSpend),
+  );
+  const updated = all.filter((c) => !c.created).map((c) => c.thread);
+  if (updated.length > 0) await updateThreads(tx, updated);
 }
 
 function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
