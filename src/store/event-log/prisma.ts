@@ -1,6 +1,7 @@
 import { canonicalJson } from '../../core/canonical.js';
 import { ok, type Result } from '../../core/errors.js';
 import { checkAppend, type LogEntry } from '../../core/log/index.js';
+import { isUniqueViolation } from '../prisma/errors.js';
 import type { PostgresPrismaClient } from '../prisma/postgres.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
 import {
@@ -11,7 +12,6 @@ import {
   getReadWindow,
   unknownForkSource,
 } from './input-checks.js';
-import { isUniqueViolation } from './prisma-errors.js';
 import {
   createSql,
   DEFAULT_ROWS_PER_STATEMENT,

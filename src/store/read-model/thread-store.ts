@@ -2,10 +2,10 @@ import { err, ok, type Result, type WeftError } from '../../core/errors.js';
 import type { LogEntry } from '../../core/log/index.js';
 import { Prisma } from '../../generated/prisma-sqlite/client.js';
 import { parseDatabaseUrl } from '../migrate/database-url.js';
+import { isUniqueViolation } from '../prisma/errors.js';
 import { createPrisma, createSqlitePrisma, type WeftPrisma } from '../prisma/index.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
 import { createGroupWriter, type Settled, type WriterStats } from './group-commit.js';
-import { isUniqueViolation } from './prisma-errors.js';
 import type { ReadModelChanges } from './rows.js';
 import {
   insertEntries,

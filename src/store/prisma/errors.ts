@@ -1,9 +1,9 @@
 /**
- * Provider error recognition for the event-log store: the only place that reads Prisma error
- * codes for it (STYLE: Prisma codes are translated in src/store only).
+ * Provider error recognition shared by the Prisma-backed stores (event log, thread store): the
+ * one place that reads Prisma error codes (STYLE: they are translated in src/store only).
  *
  * A unique violation from a model query is `P2002`; from a raw query (`$executeRawUnsafe`,
- * which the append path uses) Prisma 7 reports `P2010` "Raw query failed" with the driver
+ * which the append paths use) Prisma 7 reports `P2010` "Raw query failed" with the driver
  * adapter's classification in `meta.driverAdapterError.cause.kind` — the same on SQLite
  * (SQLITE_CONSTRAINT_PRIMARYKEY / _UNIQUE) and Postgres (23505). Matched structurally, so
  * neither generated client's error classes are needed.
