@@ -113,7 +113,6 @@ export function applyThreadEntry(
     effects: [],
     created: [],
     touchedRuns: [],
-    runEvents: new Map(),
   };
   const result = dispatchEvent(state, event, ctx);
   if (!result.ok) return result;
@@ -140,7 +139,7 @@ function runDeltasText(state: ThreadState, touched: readonly string[], ctx: Appl
   for (const runId of touched) {
     const run = state.runs.get(runId)!;
     runs[runId] = {
-      events: ctx.runEvents.get(runId) ?? [],
+      events: ctx.runEvents?.get(runId) ?? [],
       status: run.status,
       iteration_count: run.iteration_count,
       retry_count: run.retry_count,
@@ -183,8 +182,8 @@ interface ApplyContext {
   created: string[];
   /** Ids of the runs the entry changed, each once. */
   touchedRuns: string[];
-  /** The reducer's events per touched run, in order: part of the state-hash delta. */
-  runEvents: Map<string, RunEvent[]>;
+  /** The reducer's events per touched run, in order: part of the state-hash delta. Lazy. */
+  runEvents?: Map<string, RunEvent[]>;
 }
 
 function dispatchEvent(
@@ -454,6 +453,7 @@ function reduceInto(
     : reduceRun(run, action, runContext(ctx));
   if (!reduced.ok) return reduced;
   touch(ctx, runId);
+  ctx.runEvents ??= new Map();
   const recorded = ctx.runEvents.get(runId);
   if (recorded) recorded.push(...reduced.value.events);
   else ctx.runEvents.set(runId, [...reduced.value.events]);
