@@ -96,3 +96,12 @@ describe('quoteJson', () => {
     for (const text of samples) expect(quoteJson(text)).toBe(JSON.stringify(text));
   });
 });
+
+describe('canonicalJson and an own "__proto__" key', () => {
+  it('writes it as an ordinary key, on the fast and the general path', () => {
+    expect(canonicalJson(JSON.parse('{"__proto__":null}'))).toBe('{"__proto__":null}');
+    expect(canonicalJson(JSON.parse('{"z":1,"__proto__":{"b":1,"a":2}}'))).toBe(
+      '{"__proto__":{"a":2,"b":1},"z":1}',
+    );
+  });
+});

@@ -16,11 +16,13 @@ const plainJson = fc.jsonValue().map((v) => JSON.parse(JSON.stringify(v)) as unk
 function reverseKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reverseKeys);
   if (typeof value !== 'object' || value === null) return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).reverse()) {
-    out[key] = reverseKeys((value as Record<string, unknown>)[key]);
-  }
-  return out;
+  // fromEntries defines own properties, so an own "__proto__" key (JSON.parse makes those)
+  // stays a key instead of becoming the prototype.
+  return Object.fromEntries(
+    Object.keys(value)
+      .reverse()
+      .map((key) => [key, reverseKeys((value as Record<string, unknown>)[key])]),
+  );
 }
 
 describe('chainStateHash', () => {
