@@ -15,6 +15,7 @@ import {
   createWorkflowState,
   hydrateWorkflowState,
   type InternalRunAction,
+  isTerminalStatus,
   type MemoryLimits,
   type PriceTable,
   parseAnyRunAction,
@@ -540,10 +541,7 @@ function applyDeadline(
   const stillDue =
     deadline === 'approval'
       ? run.status === 'waiting' && run.waiting_timeout_at === dueAt
-      : run.status !== 'completed' &&
-        run.status !== 'failed' &&
-        run.status !== 'cancelled' &&
-        run.status !== 'timeout';
+      : !isTerminalStatus(run.status);
   if (!stillDue) {
     return err({
       code: 'INVALID_ACTION',

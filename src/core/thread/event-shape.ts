@@ -76,6 +76,13 @@ const creation: Check = (e, issues) => {
   need(issues, e, 'allowDynamicNodeTypes', isBoolean, 'a boolean');
 };
 
+/** An action recorded on a run, with the memory nodes it mirrored into the graph. */
+const runAction: Check = (e, issues) => {
+  need(issues, e, 'runId', isString, 'a string');
+  need(issues, e, 'action', isObject, 'an object');
+  need(issues, e, 'memoryNodes', isNodeList, 'an array of recorded nodes');
+};
+
 const CHECKS: Record<ThreadEventType, Check> = {
   thread_created: creation,
   state_imported: (e, issues) => {
@@ -93,16 +100,8 @@ const CHECKS: Record<ThreadEventType, Check> = {
     need(issues, e, 'config', isObject, 'an object');
     need(issues, e, 'goalNode', isRecordedNode, 'a recorded node');
   },
-  run_action_dispatched: (e, issues) => {
-    need(issues, e, 'runId', isString, 'a string');
-    need(issues, e, 'action', isObject, 'an object');
-    need(issues, e, 'memoryNodes', isNodeList, 'an array of recorded nodes');
-  },
-  approval_resolved: (e, issues) => {
-    need(issues, e, 'runId', isString, 'a string');
-    need(issues, e, 'action', isObject, 'an object');
-    need(issues, e, 'memoryNodes', isNodeList, 'an array of recorded nodes');
-  },
+  run_action_dispatched: runAction,
+  approval_resolved: runAction,
   run_cancelled: (e, issues) => {
     need(issues, e, 'runId', isString, 'a string');
     need(issues, e, 'reason', isString, 'a string');

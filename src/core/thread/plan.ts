@@ -16,6 +16,8 @@ import {
 import type { JsonObject, JsonValue } from '../json.js';
 import {
   type AnyRunAction,
+  getExpiredDeadline,
+  getRunDeadlines,
   parseRunAction,
   reduceRun,
   WorkflowStateConfigSchema,
@@ -446,35 +448,15 @@ export function planImportWorkflowState(
  * appends each with `expectedIndex`, so a deadline that raced with a resolution is dropped.
  */
 export function dueDeadlines(state: ThreadState, now: string): DeadlineFiredEvent[] {
-  const at = Date.parse(now);
   const due: DeadlineFiredEvent[] = [];
   for (const runId of state.runOrder) {
     const run = state.runs.get(runId)!;
-    if (
-      run.status === 'waiting' &&
-      run.waiting_timeout_at &&
-      Date.parse(run.waiting_timeout_at) <= at
-    ) {
-      due.push({
-        type: 'deadline_fired',
-        runId,
-        deadline: 'approval',
-        dueAt: run.waiting_timeout_at,
-      });
-      continue;
-    }
-    const terminal = ['completed', 'failed', 'cancelled', 'timeout'].includes(run.status);
-    if (!terminal && run.started_at) {
-      const dueAt = Date.parse(run.started_at) + run.max_execution_time_ms;
-      if (dueAt <= at) {
-        due.push({
-          type: 'deadline_fired',
-          runId,
-          deadline: 'execution',
-          dueAt: new Date(dueAt).toISOString(),
-        });
-      }
-    }
+    const deadline = getExpiredDeadline(run, now);
+    if (deadline === undefined) continue;
+    const deadlines = getRunDeadlines(run);
+    const dueAt =
+      deadline === 'approval' ? deadlines.approvalTimeoutAt! : deadlines.executionDeadlineAt!;
+    due.push({ type: 'deadline_fired', runId, deadline, dueAt });
   }
   return due;
 }
