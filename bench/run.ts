@@ -7,6 +7,9 @@ import os from 'node:os';
 const SUITES: Record<string, () => Promise<unknown>> = {
   core: () => import('./core.js').then((m) => m.runCoreBench()),
   store: () => import('./store.js').then((m) => m.runStoreBench()),
+  projection: () => import('./projection.js').then((m) => m.runProjectionBench()),
+  api: () => import('./api.js').then((m) => m.runApiBench()),
+  peers: () => import('./peers.js').then((m) => m.runPeersBench()),
 };
 
 const requested = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
