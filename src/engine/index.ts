@@ -3,24 +3,37 @@
  * commits it with its read models in one transaction, and publishes after commit.
  */
 import { migrate } from '../store/migrate/index.js';
+import { createDeadlineCommands } from './deadlines.js';
 import { createRuntime } from './engine.js';
 import { createRunCommands } from './run-commands.js';
 import { createThreadCommands } from './thread-commands.js';
 import type { Engine, EngineOptions } from './types.js';
 
 export { DEFAULT_MAX_PAYLOAD_BYTES } from './checks.js';
+export {
+  DEFAULT_DEADLINE_PAGE,
+  type DeadlineScheduler,
+  type DeadlineSchedulerOptions,
+  MAX_DEADLINE_PAGE,
+  startDeadlineScheduler,
+} from './deadlines.js';
 export { type ProjectedLog, projectLog } from './project-log.js';
 export type * from './types.js';
 
 /** Opens an engine on a migrated database (`databaseUrl`) or a given thread store. */
 export function createEngine(options: EngineOptions): Engine {
   const rt = createRuntime(options);
+  const deadlines = createDeadlineCommands(rt, options);
   return {
     ...createThreadCommands(rt),
     ...createRunCommands(rt),
+    ...deadlines.commands,
     getState: (threadId: string) => rt.load(threadId, true),
     store: rt.store,
-    close: () => rt.store.close(),
+    close: async () => {
+      await deadlines.close();
+      await rt.store.close();
+    },
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Result } from '../core/errors.js';
+import type { Result, WeftError } from '../core/errors.js';
 import type { AgentState, CausalNode, SemanticNodeType } from '../core/graph/index.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { LogEntry, VerifyReport } from '../core/log/index.js';
@@ -9,7 +9,7 @@ import type {
   ThreadMachineOptions,
   ThreadState,
 } from '../core/thread/index.js';
-import type { ThreadStore, ThreadStoreOptions } from '../store/read-model/index.js';
+import type { RunKey, ThreadStore, ThreadStoreOptions } from '../store/read-model/index.js';
 
 /** What the engine announces after a transaction committed: the wake-up for subscribers. */
 export interface CommittedEvent {
@@ -185,6 +185,37 @@ export interface StateAt {
   agentState: AgentState;
 }
 
+export interface DeadlineSweepInput {
+  /** At most this many due runs (default 100, at most 10,000); `next` then continues. */
+  limit?: number;
+  /** Only runs after this `(threadId, runId)` key: the `next` of the previous page. */
+  after?: RunKey | undefined;
+}
+
+/** A deadline that fired: the run is now timed out by the entry at `logIndex`. */
+export interface FiredDeadline extends Written {
+  runId: string;
+  deadline: 'approval' | 'execution';
+  /** When the deadline was due (the entry's `recordedAt` is when it fired). */
+  dueAt: string;
+  status: string;
+}
+
+/** What one sweep over due deadlines did. */
+export interface DeadlineSweep {
+  /** The engine clock's time the sweep looked for deadlines at or before. */
+  now: string;
+  /** Runs the read model named as due (candidates; the core decides on each thread's state). */
+  found: number;
+  fired: FiredDeadline[];
+  /** Runs whose deadline no longer applied on their caught-up thread (resolved, ended, or timed out by another writer). */
+  skipped: RunKey[];
+  /** Runs whose entry could not be written (a CONFLICT lost on every attempt, a thread that fails to load). */
+  failed: Array<RunKey & { error: WeftError }>;
+  /** Set when the page was full: pass it as `after` to continue the sweep. */
+  next?: RunKey;
+}
+
 export interface Engine {
   createThread(input?: CreateThreadInput): Promise<Result<Written>>;
   importState(input: ImportStateInput): Promise<Result<ImportStateResult>>;
@@ -197,6 +228,12 @@ export interface Engine {
   cancelRun(input: CancelRunInput): Promise<Result<RunResult>>;
   recordUsage(input: RecordUsageInput): Promise<Result<RunResult>>;
   importWorkflowState(input: ImportWorkflowStateInput): Promise<Result<RunResult>>;
+  /**
+   * Times out every run whose approval or execution deadline has passed by the engine clock
+   * (one page of them): one `deadline_fired` entry per deadline, once, also with other engines
+   * and processes sweeping the same database.
+   */
+  fireDueDeadlines(input?: DeadlineSweepInput): Promise<Result<DeadlineSweep>>;
   /** Replays the stored log and reports the first bad entry (strict: every entry signed; default true). */
   verify(threadId: string, options?: { strict?: boolean }): Promise<Result<VerifyReport>>;
   /** The state after the first `index` entries (default: all), by replaying that prefix. */

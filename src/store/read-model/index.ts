@@ -1,4 +1,13 @@
 /** Read models: the rows a log entry projects to, and the store that writes them with it. */
+export {
+  ACTIVE_RUN_STATUSES,
+  type DueRun,
+  type DueRunQuery,
+  type DueRunSource,
+  findDueRuns,
+  openDueRunSource,
+  type RunKey,
+} from './deadlines.js';
 export { mergeChanges } from './merge.js';
 export { DEFAULT_TENANT, logEntryRow, projectEntry, runRow } from './project.js';
 export type * from './rows.js';

@@ -1,0 +1,104 @@
+/**
+ * The deadline query of the run read model: which runs have an approval or execution deadline
+ * that has passed. The engine's deadline sweep (src/engine/deadlines.ts) reads it, then lets the
+ * core decide on the thread's own state whether each deadline still applies — this query only
+ * finds candidates, it never decides.
+ */
+import { isTerminalStatus, WORKFLOW_STATUSES } from '../../core/run/index.js';
+import { parseDatabaseUrl } from '../migrate/database-url.js';
+import {
+  createPostgresPrisma,
+  createSqlitePrisma,
+  type SqlitePrismaClient,
+  type WeftPrisma,
+} from '../prisma/index.js';
+
+/** A run of a thread: the run read model's key (a run id repeats in forks of its thread). */
+export interface RunKey {
+  threadId: string;
+  runId: string;
+}
+
+/** A run whose deadline had passed when the read model was queried. */
+export interface DueRun extends RunKey {
+  /** Which deadline: approval wins when both have passed (as `getExpiredDeadline` decides). */
+  deadline: 'approval' | 'execution';
+  dueAt: Date;
+}
+
+export interface DueRunQuery {
+  /** Deadlines at or before this instant are due. */
+  now: Date;
+  /** At most this many runs, in `(threadId, runId)` order. */
+  limit: number;
+  /** Keyset cursor: only runs after this key (the last run of the previous page). */
+  after?: RunKey | undefined;
+}
+
+/** Where the engine's deadline sweep finds due runs. */
+export interface DueRunSource {
+  findDueRuns(query: DueRunQuery): Promise<DueRun[]>;
+}
+
+/** The statuses a deadline can still fire in (every non-terminal one). */
+export const ACTIVE_RUN_STATUSES: readonly string[] = WORKFLOW_STATUSES.filter(
+  (status) => !isTerminalStatus(status),
+);
+
+/**
+ * Due runs, one page in `(threadId, runId)` order. One query over the run table, restricted to
+ * active statuses first (`run_status_idx`): the execution deadline column keeps its value after
+ * a run ends, so a range over it alone would walk every finished run; the active runs are the
+ * small, bounded set. `waiting_timeout_at` is only set while a run waits (leaving `waiting`
+ * clears it), so it needs no status check of its own.
+ */
+export async function findDueRuns(weft: WeftPrisma, query: DueRunQuery): Promise<DueRun[]> {
+  // The two generated clients share the model API (as in thread-store.ts): one typing serves.
+  const prisma = weft.prisma as unknown as SqlitePrismaClient;
+  const { now, limit, after } = query;
+  const rows = await prisma.run.findMany({
+    where: {
+      status: { in: [...ACTIVE_RUN_STATUSES] },
+      OR: [{ waitingTimeoutAt: { lte: now } }, { executionDeadlineAt: { lte: now } }],
+      ...(after === undefined
+        ? {}
+        : {
+            AND: [
+              {
+                OR: [
+                  { threadId: { gt: after.threadId } },
+                  { threadId: after.threadId, id: { gt: after.runId } },
+                ],
+              },
+            ],
+          }),
+    },
+    orderBy: [{ threadId: 'asc' }, { id: 'asc' }],
+    take: limit,
+    select: { threadId: true, id: true, waitingTimeoutAt: true, executionDeadlineAt: true },
+  });
+  return rows.map((row) => {
+    const approval = row.waitingTimeoutAt !== null && row.waitingTimeoutAt <= now;
+    return {
+      threadId: row.threadId,
+      runId: row.id,
+      deadline: approval ? 'approval' : 'execution',
+      dueAt: (approval ? row.waitingTimeoutAt : row.executionDeadlineAt) as Date,
+    };
+  });
+}
+
+/** A due-run source with its own client on `databaseUrl` (reads only); `close()` frees it. */
+export function openDueRunSource(databaseUrl: string): DueRunSource & { close(): Promise<void> } {
+  const target = parseDatabaseUrl(databaseUrl);
+  // Reads only: on SQLite (WAL) a reader never waits for the writer connection, and on Postgres
+  // a sweep runs one query at a time, so a small pool is plenty.
+  const weft: WeftPrisma =
+    target.provider === 'sqlite'
+      ? { provider: 'sqlite', prisma: createSqlitePrisma(target.path) }
+      : { provider: 'postgres', prisma: createPostgresPrisma(target.url, { pool: { max: 2 } }) };
+  return {
+    findDueRuns: (query) => findDueRuns(weft, query),
+    close: () => weft.prisma.$disconnect(),
+  };
+}
