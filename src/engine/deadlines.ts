@@ -63,9 +63,12 @@ export function createDeadlineCommands(rt: Runtime, options: EngineOptions) {
     | { outcome: 'failed'; error: WeftError }
   > {
     let planned: DeadlineFiredEvent | undefined;
+    // Whether the last plan found nothing due (a failed load never reaches the plan).
+    let notDue = false;
     const written = await rt.onThread(due.threadId, undefined, undefined, {
       plan(state: ThreadState, now: string) {
         planned = dueDeadlines(state, now).find((e) => e.runId === due.runId);
+        notDue = planned === undefined;
         if (planned !== undefined) return ok(planned);
         return err<WeftError>({
           code: 'INVALID_ACTION',
@@ -89,7 +92,7 @@ export function createDeadlineCommands(rt: Runtime, options: EngineOptions) {
     });
     if (written.ok) return { outcome: 'fired', fired: written.value };
     // Not due on the caught-up state: resolved, ended or timed out by another sweep meanwhile.
-    if (planned === undefined) return { outcome: 'skipped' };
+    if (notDue) return { outcome: 'skipped' };
     return { outcome: 'failed', error: written.error };
   }
 

@@ -4,6 +4,7 @@
  * database — and `startDeadlineScheduler` runs sweeps without overlapping them.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../src/core/canonical.js';
 import type { LogEntry } from '../../src/core/log/index.js';
 import { createSequentialIds, createSimulatedClock } from '../../src/core/ports.js';
 import {
@@ -14,6 +15,7 @@ import {
   type EngineOptions,
   startDeadlineScheduler,
 } from '../../src/engine/index.js';
+import { createPrisma } from '../../src/store/prisma/index.js';
 import {
   type DueRun,
   openDueRunSource,
@@ -417,6 +419,55 @@ function deadlineSuite(backend: Backend) {
     } finally {
       await rebuilt.close();
     }
+  });
+
+  it('reports a thread that fails to load as failed, writes nothing there, and fires the others', async () => {
+    const url = await backend.freshUrl();
+    const clock = testClock();
+    const setup = open(url, { clock });
+    const runs: Record<string, string> = {};
+    for (const threadId of ['bad', 'good']) {
+      must(await setup.createThread({ threadId }));
+      runs[threadId] = must(
+        await setup.startRun({ threadId, goal: 'g', maxExecutionTimeMs: 1000 }),
+      ).runId;
+    }
+    // Corrupt the state hash recorded in the last entry of thread "bad".
+    const weft = createPrisma(url);
+    const db = weft.prisma as unknown as {
+      $queryRawUnsafe<T>(q: string, ...v: unknown[]): Promise<T>;
+      $executeRawUnsafe(q: string, ...v: unknown[]): Promise<number>;
+      $disconnect(): Promise<void>;
+    };
+    const p = (n: number) => (weft.provider === 'postgres' ? `$${n}` : '?');
+    try {
+      const [row] = await db.$queryRawUnsafe<Array<{ entry: string }>>(
+        `SELECT "entry" FROM "log_entry" WHERE "thread_id" = ${p(1)} AND "log_index" = 1`,
+        'bad',
+      );
+      const entry = JSON.parse(row!.entry) as LogEntry;
+      entry.verification = { ...entry.verification, stateHash: '0'.repeat(64) };
+      await db.$executeRawUnsafe(
+        `UPDATE "log_entry" SET "entry" = ${p(1)} WHERE "thread_id" = ${p(2)} AND "log_index" = 1`,
+        canonicalJson(entry),
+        'bad',
+      );
+    } finally {
+      await db.$disconnect();
+    }
+
+    clock.advance(5000);
+    const sweeper = open(url, { clock });
+    const sweep = must(await sweeper.fireDueDeadlines());
+    expect(sweep.fired.map((f) => f.threadId)).toEqual(['good']);
+    expect(sweep.failed).toEqual([
+      {
+        threadId: 'bad',
+        runId: runs.bad,
+        error: expect.objectContaining({ code: 'VERIFICATION_FAILED', index: 1 }),
+      },
+    ]);
+    expect(await sweeper.store.getLogLength('bad')).toBe(2);
   });
 
   it('explains that an engine on a bare store cannot find due runs', async () => {
