@@ -8,15 +8,15 @@ export type TokenizerName = (typeof TOKENIZER_NAMES)[number];
 /** What a caller asks for (DESIGN §6 `ProjectionInput`); null and undefined mean the default. */
 export interface ProjectionInput {
   /** Free text the view should be relevant to; nodes matching it are protected. */
-  query?: string | null;
+  query?: string | null | undefined;
   /** The size the compiler aims for. Default 16,000, clamped to `maxPromptTokens`. */
-  projectionTargetTokens?: number | null;
+  projectionTargetTokens?: number | null | undefined;
   /** The hard ceiling; the compiler fails with PROJECTION_OVERFLOW rather than exceed it. Default 64,000. */
-  maxPromptTokens?: number | null;
+  maxPromptTokens?: number | null | undefined;
   /** The most nodes shown in FOCUS (the mandatory set may exceed it). Default 48. */
-  maxNodes?: number | null;
+  maxNodes?: number | null | undefined;
   /** How tokens are counted. Default `chars` (`ceil(chars / 4)`). */
-  tokenizer?: TokenizerName | null;
+  tokenizer?: TokenizerName | null | undefined;
 }
 
 export const DEFAULT_MAX_PROMPT_TOKENS = 64_000;
