@@ -127,6 +127,48 @@ describe('projection compiler vs reference', () => {
     }
   });
 
+  it('agrees along one history: every append, older values, a branch, a bulk extension', () => {
+    // The compiler shares one index across the values of a history (graph-index.ts); check it
+    // against the reference whatever order the values are compiled in.
+    const { batches } = generateThread({ seed: 9, nodes: 700 });
+    let graph = build();
+    const values: GraphState[] = [];
+    const check = (g: GraphState, input: ProjectionInput) =>
+      expect(comparable(compileProjection(g, input, { omittedLimit: 10 }))).toEqual(
+        comparable(referenceProjection(g, input, { omittedLimit: 10 })),
+      );
+    for (const [i, batch] of batches.entries()) {
+      const next = appendNodes(graph, batch, '2026-03-01T00:00:00.000Z');
+      if (!next.ok) throw new Error(next.error.message);
+      graph = next.value.graph;
+      values.push(graph);
+      if (i < 60 || i % 25 === 0)
+        check(graph, { query: 'deploy config', projectionTargetTokens: 1500 });
+    }
+    for (const old of [values[10]!, values[200]!, values[3]!]) check(old, { query: 'retry' });
+    const base = values[150]!;
+    const branch = appendNodes(
+      base,
+      [{ kind: 'goal', payload: { text: 'a different future deploy' } }],
+      '2026-03-01T00:00:00.000Z',
+    );
+    if (!branch.ok) throw new Error(branch.error.message);
+    check(branch.value.graph, { query: 'deploy' });
+    check(values[values.length - 1]!, { query: 'deploy' });
+    check(values[400]!, {});
+    check(branch.value.graph, {});
+    // A store with sorted clusters, then extended by hundreds of nodes at once.
+    const other = generateThread({ seed: 10, nodes: 900 });
+    let g = build();
+    for (const [i, batch] of other.batches.entries()) {
+      const next = appendNodes(g, batch, '2026-03-01T00:00:00.000Z');
+      if (!next.ok) throw new Error(next.error.message);
+      g = next.value.graph;
+      if (i === 20) check(g, {});
+    }
+    check(g, { query: 'schema' });
+  });
+
   it('would notice a difference (the comparison can fail)', () => {
     const graph = FIXTURES['generated 1']!();
     const a = comparable(compileProjection(graph, { query: 'deploy' }));

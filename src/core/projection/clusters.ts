@@ -1,6 +1,7 @@
 import { getChildren, getNode } from '../graph/index.js';
 import { sha256Hex } from '../hash.js';
-import { type GraphIndex, isEligible, nodeAtSeq } from './graph-index.js';
+import { type GraphIndex, isEligible, nodeAtSeq, type TopicEntry } from './graph-index.js';
+import { countAtMost } from './sorted.js';
 import type { ClusterPin, PeripheralCluster } from './types.js';
 
 /*
@@ -39,15 +40,16 @@ export function getClusterIndex(index: GraphIndex): ClusterIndex {
 function buildClusters(index: GraphIndex): ClusterIndex {
   const clusters: Cluster[] = [];
   const byTopic = new Map<string, Cluster>();
-  for (const [topic, members] of index.topics) {
-    const ids = members.map((seq) => nodeAtSeq(index.graph, seq).id);
+  for (const [topic, entry] of index.store.topics) {
+    const size = countAtMost(entry.members, index.count);
+    if (size === 0) continue;
     const cluster: Cluster = {
-      id: clusterId(ids),
+      id: topicClusterId(index, entry, size),
       label: topic,
-      size: members.length,
-      firstSequence: members[0]!,
-      lastSequence: members[members.length - 1]!,
-      members,
+      size,
+      firstSequence: entry.members[0]!,
+      lastSequence: entry.members[size - 1]!,
+      members: size === entry.members.length ? entry.members : entry.members.slice(0, size),
     };
     clusters.push(cluster);
     byTopic.set(topic, cluster);
@@ -62,6 +64,30 @@ function buildClusters(index: GraphIndex): ClusterIndex {
       .join('\n'),
   ).slice(0, 16);
   return { clusters, byTopic, bySize, fingerprint };
+}
+
+/** Ids per topic and member count are kept, and the sorted member list maintained, in the store. */
+const MAX_CACHED_IDS = 32;
+
+function topicClusterId(index: GraphIndex, entry: TopicEntry, size: number): string {
+  const cached = entry.ids.get(size);
+  if (cached !== undefined) return cached;
+  const { nodes } = index.store;
+  if (entry.sortedIds === undefined || entry.sortedSeqs === undefined) {
+    const ids = entry.members.map((seq) => nodes[seq - 1]!.id);
+    const seqById = new Map(ids.map((id, i) => [id, entry.members[i]!]));
+    entry.sortedIds = sortIds(ids);
+    entry.sortedSeqs = entry.sortedIds.map((id) => seqById.get(id)!);
+  }
+  const { sortedIds, sortedSeqs } = entry;
+  const members =
+    size === entry.members.length
+      ? sortedIds
+      : sortedIds.filter((_, i) => sortedSeqs[i]! <= index.count);
+  const id = 'cl_' + sha256Hex(members.join('\n')).slice(0, 16);
+  if (entry.ids.size >= MAX_CACHED_IDS) entry.ids.clear();
+  entry.ids.set(size, id);
+  return id;
 }
 
 export function clusterId(ids: readonly string[]): string {

@@ -8,10 +8,10 @@ import { resolveProjectionInput } from './input.js';
 import { SHRINK_LEVELS } from './render.js';
 import {
   getRelevance,
+  getScores,
   isMandatoryBits,
   reasonsOf,
   type Scores,
-  scoreAll,
   select,
   topByScore,
 } from './select.js';
@@ -47,7 +47,7 @@ export function compileProjection(
   const graph: GraphState = 'graph' in source ? source.graph : source;
   const index = getGraphIndex(graph);
   const relevance = getRelevance(index, resolved.value.query);
-  const scores = scoreAll(index, relevance);
+  const scores = getScores(index, relevance);
   const selection = select(index, scores, relevance, maxNodes, resolved.value.recentNodes);
   const clusters = getClusterIndex(index);
   const context = buildViewContext(index, clusters, selection);
@@ -65,7 +65,7 @@ export function compileProjection(
       kind: node.kind,
       reasons: reasonsOf(bits),
       mandatory: isMandatoryBits(bits),
-      score: roundScore(scores.score[seq - 1]!),
+      score: roundScore(scores.at(seq)),
     };
   });
   const shown = new Set(view.focus);
@@ -111,14 +111,14 @@ function listOmitted(
 ): OmittedNode[] {
   if (limit <= 0) return [];
   const k = Math.min(limit, index.count);
-  const seqs = topByScore(index.count, scores.score, k, (seq) => !shown.has(seq));
+  const seqs = topByScore(index.count, scores.all(), k, (seq) => !shown.has(seq));
   return seqs.map((seq) => {
     const node = nodeAtSeq(index.graph, seq);
     const entry: OmittedNode = {
       id: node.id,
       sequence: seq,
       kind: node.kind,
-      score: roundScore(scores.score[seq - 1]!),
+      score: roundScore(scores.at(seq)),
       reason: 'not_selected',
     };
     if (!isEligible(index, seq)) {

@@ -1,8 +1,13 @@
 import { getFrontier, getNode, getResourceHeads, walkAncestors } from '../graph/index.js';
 import type { NodeKind } from '../identity.js';
-import type { NodeFacts } from './facts.js';
-import { type GraphIndex, isEligible, newestEquivalent, nodeAtSeq } from './graph-index.js';
-import { excerpt, queryTerms, termBit } from './text.js';
+import {
+  type GraphIndex,
+  isEligible,
+  newestEquivalent,
+  nodeAtSeq,
+  postingsOf,
+} from './graph-index.js';
+import { excerpt, queryTerms } from './text.js';
 import { MAX_QUERY_CHARS, SELECTION_REASONS, type SelectionReason } from './types.js';
 
 /*
@@ -90,55 +95,53 @@ export function getRelevance(index: GraphIndex, query: string): Relevance {
 }
 
 export interface Scores {
-  /** Score of sequence s at index s - 1. */
-  score: Float64Array;
-  /** Query terms held by sequence s at index s - 1. */
-  queryHits: Uint16Array;
+  /** The score of the node with sequence `seq`. */
+  at(seq: number): number;
+  /** How many query terms the node holds. */
+  queryHits(seq: number): number;
+  /** The nodes holding at least one query or goal term (the only ones with lexical > 0). */
+  lexical: readonly number[];
+  /** Every node's score, at s - 1 (computed on first use: O(n)). */
+  all(): Float64Array;
 }
 
-/** Scores every node of the graph. O(nodes × terms). */
-export function scoreAll(index: GraphIndex, relevance: Relevance): Scores {
-  const { count, facts, graph } = index;
-  const score = new Float64Array(count);
-  const queryHits = new Uint16Array(count);
-  const query = relevance.queryTerms.map(needle);
-  const goal = relevance.goalTerms.map(needle);
-  const denominator = 2 * query.length + goal.length;
-  for (let seq = 1; seq <= count; seq++) {
-    const f = facts[seq - 1]!;
-    const q = denominator === 0 ? 0 : hits(f, query);
-    const g = denominator === 0 ? 0 : hits(f, goal);
-    const lexical = denominator === 0 ? 0 : (2 * q + g) / denominator;
-    score[seq - 1] = scoreOf(lexical, recencyOf(count, seq), AUTHORITY[nodeAtSeq(graph, seq).kind]);
-    queryHits[seq - 1] = q;
-  }
-  return { score, queryHits };
-}
-
-interface Needle {
-  text: string;
-  lo: number;
-  hi: number;
-}
-
-function needle(term: string): Needle {
-  const bit = termBit(term);
-  return {
-    text: ' ' + term + ' ',
-    lo: bit < 32 ? 1 << bit : 0,
-    hi: bit < 32 ? 0 : 1 << (bit - 32),
+/**
+ * Scores from the term postings: only nodes that hold a query or goal term have a lexical part,
+ * so nothing here is O(n) but `all()`.
+ */
+export function getScores(index: GraphIndex, relevance: Relevance): Scores {
+  const { count, store } = index;
+  const q = new Uint16Array(count + 1);
+  const g = new Uint16Array(count + 1);
+  const lexical: number[] = [];
+  const tally = (terms: readonly string[], hits: Uint16Array) => {
+    for (const term of terms) {
+      for (const seq of postingsOf(index, term)) {
+        if (q[seq] === 0 && g[seq] === 0) lexical.push(seq);
+        hits[seq]!++;
+      }
+    }
   };
-}
-
-/** How many of the needles' terms the node holds; the signature rules most out without a search. */
-function hits(facts: NodeFacts, needles: readonly Needle[]): number {
-  let found = 0;
-  for (let i = 0; i < needles.length; i++) {
-    const n = needles[i]!;
-    if ((facts.sigLo & n.lo) === 0 && (facts.sigHi & n.hi) === 0) continue;
-    if (facts.terms.includes(n.text)) found++;
-  }
-  return found;
+  tally(relevance.queryTerms, q);
+  tally(relevance.goalTerms, g);
+  const denominator = 2 * relevance.queryTerms.length + relevance.goalTerms.length;
+  const at = (seq: number): number => {
+    const lex = denominator === 0 ? 0 : (2 * q[seq]! + g[seq]!) / denominator;
+    return scoreOf(lex, recencyOf(count, seq), AUTHORITY[store.nodes[seq - 1]!.kind]);
+  };
+  let all: Float64Array | undefined;
+  return {
+    at,
+    queryHits: (seq) => q[seq]!,
+    lexical,
+    all() {
+      if (all === undefined) {
+        all = new Float64Array(count);
+        for (let seq = 1; seq <= count; seq++) all[seq - 1] = at(seq);
+      }
+      return all;
+    },
+  };
 }
 
 export const recencyOf = (count: number, seq: number): number =>
@@ -185,17 +188,15 @@ export function select(
   }
 
   const isMatch = (seq: number): boolean =>
-    relevance.need > 0 && scores.queryHits[seq - 1]! >= relevance.need;
+    relevance.need > 0 && scores.queryHits(seq) >= relevance.need;
   const open = (seq: number): boolean => !bits.has(seq) && isEligible(index, seq);
 
   // 2. protected query matches
   if (relevance.need > 0 && bits.size < maxNodes) {
-    const matches = topByScore(
-      index.count,
-      scores.score,
-      maxNodes - bits.size,
-      (seq) => isMatch(seq) && open(seq),
-    );
+    const matches = scores.lexical
+      .filter((seq) => isMatch(seq) && open(seq))
+      .sort((a, b) => scores.at(b) - scores.at(a) || b - a)
+      .slice(0, maxNodes - bits.size);
     for (const seq of matches) bits.set(seq, REASON_BIT.query_match);
   }
 
@@ -218,7 +219,7 @@ export function select(
 
   // 4. relevance
   if (bits.size < maxNodes) {
-    for (const seq of topByScore(index.count, scores.score, maxNodes - bits.size, open)) {
+    for (const seq of topRelevant(index, scores, maxNodes - bits.size, open)) {
       bits.set(seq, REASON_BIT.relevance);
     }
   }
@@ -226,6 +227,48 @@ export function select(
   // Query matches among the mandatory and closure nodes are reported as such too.
   for (const [seq, value] of bits) if (isMatch(seq)) bits.set(seq, value | REASON_BIT.query_match);
   return { bits, order: [...bits.keys()].sort((a, b) => a - b) };
+}
+
+/**
+ * The `k` best sequences passing `accept`, by score descending then sequence descending, without
+ * scoring every node: the nodes with a lexical part are all considered; the others score at most
+ * `scoreOf(0, recency, 1)`, which falls with age, so the newest-first scan over them stops once
+ * that bound is below the k-th best score.
+ */
+export function topRelevant(
+  index: GraphIndex,
+  scores: Scores,
+  k: number,
+  accept: (seq: number) => boolean,
+): number[] {
+  if (k <= 0) return [];
+  const best: number[] = [];
+  const bestScores: number[] = [];
+  const consider = (seq: number) => {
+    const s = scores.at(seq);
+    let lo = 0;
+    let hi = best.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const other = bestScores[mid]!;
+      if (other > s || (other === s && best[mid]! > seq)) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo >= k) return;
+    best.splice(lo, 0, seq);
+    bestScores.splice(lo, 0, s);
+    if (best.length > k) {
+      best.pop();
+      bestScores.pop();
+    }
+  };
+  const lexical = new Set(scores.lexical);
+  for (const seq of scores.lexical) if (accept(seq)) consider(seq);
+  for (let seq = index.count; seq >= 1; seq--) {
+    if (best.length === k && scoreOf(0, recencyOf(index.count, seq), 1) < bestScores[k - 1]!) break;
+    if (!lexical.has(seq) && accept(seq)) consider(seq);
+  }
+  return best;
 }
 
 /**

@@ -1,7 +1,13 @@
 import { getFrontier, getNode, getResourceHeads, isSemanticResourceKey } from '../graph/index.js';
 import type { NodeKind } from '../identity.js';
 import { type ClusterIndex, peripheralClusters, toPin } from './clusters.js';
-import { type GraphIndex, isEligible, nodeAtSeq } from './graph-index.js';
+import {
+  eligibleCount,
+  type GraphIndex,
+  isEligible,
+  kindCounts,
+  nodeAtSeq,
+} from './graph-index.js';
 import {
   bigBrainLine,
   focusLine,
@@ -79,9 +85,9 @@ export function buildViewContext(
 function digestLines(index: GraphIndex, clusters: ClusterIndex): string[] {
   const heads = getResourceHeads(index.graph);
   const memory = heads.filter((head) => isSemanticResourceKey(head.resourceKey)).length;
-  const kinds = [...index.kindCounts].map(([kind, n]) => `${kind}=${n}`);
+  const kinds = kindCounts(index).map(([kind, n]) => `${kind}=${n}`);
   return [
-    `graph=${clusters.fingerprint} nodes=${index.count} eligible=${index.eligibleCount}` +
+    `graph=${clusters.fingerprint} nodes=${index.count} eligible=${eligibleCount(index)}` +
       ` frontier=${getFrontier(index.graph).length} resources=${heads.length - memory}` +
       ` memory=${memory} clusters=${clusters.clusters.length}`,
     `kinds ${kinds.length > 0 ? kinds.join(' ') : 'none'}`,
