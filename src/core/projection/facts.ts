@@ -7,7 +7,7 @@ import {
   parseSemanticResourceKey,
 } from '../graph/index.js';
 import type { JsonObject, JsonValue } from '../json.js';
-import { addTerms, addValueTerms, termSignature, termText } from './text.js';
+import { addTerms, addValueTerms, termText } from './text.js';
 
 /**
  * What the projection needs to know about one node, derived from its content alone (a
@@ -19,9 +19,6 @@ import { addTerms, addValueTerms, termSignature, termText } from './text.js';
 export interface NodeFacts {
   /** The node's lexical terms as `' t1 t2 … '` (see text.ts). */
   readonly terms: string;
-  /** `termSignature` of those terms (low and high 32 bits). */
-  readonly sigLo: number;
-  readonly sigHi: number;
   /**
    * Equivalence key: nodes sharing one collapse to the newest. `resource\0<resourceKey>`, or a
    * call / read / result key; null when the node has no equivalent.
@@ -53,10 +50,9 @@ function computeFacts(graph: GraphState, node: CausalNode): NodeFacts {
   scratch.clear();
   addValueTerms(node.payload, scratch);
   if (node.resourceKey !== undefined) addTerms(node.resourceKey, scratch);
-  const [sigLo, sigHi] = termSignature(scratch);
   const terms = termText(scratch);
   scratch.clear();
-  return { terms, sigLo, sigHi, key, topic: topicOf(node, tool), tool };
+  return { terms, key, topic: topicOf(node, tool), tool };
 }
 
 export const RESOURCE_KEY_PREFIX = 'resource\u0000';

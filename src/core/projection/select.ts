@@ -101,6 +101,7 @@ export interface Scores {
   queryHits(seq: number): number;
   /** The nodes holding at least one query or goal term (the only ones with lexical > 0). */
   lexical: readonly number[];
+  isLexical(seq: number): boolean;
   /** Every node's score, at s - 1 (computed on first use: O(n)). */
   all(): Float64Array;
 }
@@ -134,6 +135,7 @@ export function getScores(index: GraphIndex, relevance: Relevance): Scores {
     at,
     queryHits: (seq) => q[seq]!,
     lexical,
+    isLexical: (seq) => q[seq] !== 0 || g[seq] !== 0,
     all() {
       if (all === undefined) {
         all = new Float64Array(count);
@@ -193,10 +195,11 @@ export function select(
 
   // 2. protected query matches
   if (relevance.need > 0 && bits.size < maxNodes) {
-    const matches = scores.lexical
-      .filter((seq) => isMatch(seq) && open(seq))
-      .sort((a, b) => scores.at(b) - scores.at(a) || b - a)
-      .slice(0, maxNodes - bits.size);
+    const matches = bestOf(
+      scores.lexical.filter((seq) => isMatch(seq) && open(seq)),
+      scores,
+      maxNodes - bits.size,
+    );
     for (const seq of matches) bits.set(seq, REASON_BIT.query_match);
   }
 
@@ -262,13 +265,19 @@ export function topRelevant(
       bestScores.pop();
     }
   };
-  const lexical = new Set(scores.lexical);
   for (const seq of scores.lexical) if (accept(seq)) consider(seq);
   for (let seq = index.count; seq >= 1; seq--) {
     if (best.length === k && scoreOf(0, recencyOf(index.count, seq), 1) < bestScores[k - 1]!) break;
-    if (!lexical.has(seq) && accept(seq)) consider(seq);
+    if (!scores.isLexical(seq) && accept(seq)) consider(seq);
   }
   return best;
+}
+
+/** The `k` best of `seqs` by score descending, then sequence descending. */
+function bestOf(seqs: readonly number[], scores: Scores, k: number): number[] {
+  const scored = seqs.map((seq) => ({ seq, score: scores.at(seq) }));
+  scored.sort((a, b) => b.score - a.score || b.seq - a.seq);
+  return scored.slice(0, Math.max(0, k)).map((entry) => entry.seq);
 }
 
 /**

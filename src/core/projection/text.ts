@@ -88,31 +88,6 @@ export function queryTerms(text: string): string[] {
   return [...out].slice(0, MAX_QUERY_TERMS);
 }
 
-/**
- * A 64-bit signature of a term set, as two 32-bit halves: bit `termBit(t)` is set for every term
- * t. A term whose bit is clear is certainly absent, which spares most substring searches.
- */
-export function termSignature(terms: Iterable<string>): [number, number] {
-  let lo = 0;
-  let hi = 0;
-  for (const term of terms) {
-    const bit = termBit(term);
-    if (bit < 32) lo |= 1 << bit;
-    else hi |= 1 << (bit - 32);
-  }
-  return [lo, hi];
-}
-
-/** FNV-1a of the term's code units, folded to 0…63. */
-export function termBit(term: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < term.length; i++) {
-    h ^= term.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0) & 63;
-}
-
 /** `' ' + terms.join(' ') + ' '`: a term t is present iff this includes `' ' + t + ' '`. */
 export function termText(terms: Iterable<string>): string {
   let text = ' ';
