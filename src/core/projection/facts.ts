@@ -7,18 +7,14 @@ import {
   parseSemanticResourceKey,
 } from '../graph/index.js';
 import type { JsonObject, JsonValue } from '../json.js';
-import { addTerms, addValueTerms, termText } from './text.js';
+import { addTerms, addValueTerms, type TermSink } from './text.js';
 
 /**
  * What the projection needs to know about one node, derived from its content alone (a
- * tool_result's also from its parent call's content, which its id pins down). Nodes are frozen
- * and shared by every graph value that contains them, so facts are computed once per node object
- * and kept in a WeakMap: a thread compiled again after an append only pays for its new nodes.
- * The cache is invisible to callers (same input, same answer) and dies with the nodes.
+ * tool_result's also from its parent call's content, which its id pins down). Computed once per
+ * node of an index store (graph-index.ts).
  */
 export interface NodeFacts {
-  /** The node's lexical terms as `' t1 t2 … '` (see text.ts). */
-  readonly terms: string;
   /**
    * Equivalence key: nodes sharing one collapse to the newest. `resource\0<resourceKey>`, or a
    * call / read / result key; null when the node has no equivalent.
@@ -30,34 +26,32 @@ export interface NodeFacts {
   readonly tool: string;
 }
 
-const cache = new WeakMap<CausalNode, NodeFacts>();
+/** The facts of an earlier node, by sequence (a tool_result reads its call's). */
+export type FactsOf = (sequence: number) => NodeFacts;
 
-/** The facts of `node` (a node of `graph`). Pure; memoised per node object. */
-export function getNodeFacts(graph: GraphState, node: CausalNode): NodeFacts {
-  let facts = cache.get(node);
-  if (facts === undefined) {
-    facts = computeFacts(graph, node);
-    cache.set(node, facts);
-  }
-  return facts;
-}
-
-/** Reused by every computation (they never nest): spares a Set per node. */
-const scratch = new Set<string>();
-
-function computeFacts(graph: GraphState, node: CausalNode): NodeFacts {
-  const { key, tool } = equivalence(graph, node);
-  scratch.clear();
-  addValueTerms(node.payload, scratch);
-  if (node.resourceKey !== undefined) addTerms(node.resourceKey, scratch);
-  const terms = termText(scratch);
-  scratch.clear();
-  return { terms, key, topic: topicOf(node, tool), tool };
+/**
+ * The facts of `node`, a node of `graph`; its lexical terms (text.ts) go to `terms`, possibly
+ * more than once each. Pure.
+ */
+export function computeNodeFacts(
+  graph: GraphState,
+  node: CausalNode,
+  factsOf: FactsOf,
+  terms: TermSink,
+): NodeFacts {
+  const { key, tool } = equivalence(graph, node, factsOf);
+  addValueTerms(node.payload, terms);
+  if (node.resourceKey !== undefined) addTerms(node.resourceKey, terms);
+  return { key, topic: topicOf(node, tool), tool };
 }
 
 export const RESOURCE_KEY_PREFIX = 'resource\u0000';
 
-function equivalence(graph: GraphState, node: CausalNode): { key: string | null; tool: string } {
+function equivalence(
+  graph: GraphState,
+  node: CausalNode,
+  factsOf: FactsOf,
+): { key: string | null; tool: string } {
   const payload = asObject(node.payload);
   const ownTool = payload === undefined ? '' : toolName(payload);
   if (node.resourceKey !== undefined) {
@@ -68,7 +62,7 @@ function equivalence(graph: GraphState, node: CausalNode): { key: string | null;
   for (const parentId of node.parents) {
     const parent = getNode(graph, parentId);
     if (parent?.kind === 'tool_call' && parent.resourceKey === undefined) {
-      const call = getNodeFacts(graph, parent);
+      const call = factsOf(parent.sequence);
       return { key: 'result\u0000' + call.key, tool: ownTool || call.tool };
     }
   }

@@ -6,7 +6,7 @@ import {
   nodeCount,
 } from '../graph/index.js';
 import type { NodeKind } from '../identity.js';
-import { getNodeFacts, type NodeFacts } from './facts.js';
+import { computeNodeFacts, type FactsOf, type NodeFacts } from './facts.js';
 import { countAtMost, lastAtMost } from './sorted.js';
 
 /*
@@ -118,9 +118,19 @@ function extend(store: IndexStore, graph: GraphState, count: number): void {
     }
   }
   let superseding = store.supersedingPrefix[from - 1]!;
-  for (let seq = from; seq <= count; seq++) {
+  const factsOf: FactsOf = (seq) => store.facts[seq - 1]!;
+  let seq = from;
+  const postings = store.postings;
+  const terms = {
+    add(term: string): void {
+      const list = postings.get(term);
+      if (list === undefined) postings.set(term, [seq]);
+      else if (list[list.length - 1] !== seq) list.push(seq);
+    },
+  };
+  for (; seq <= count; seq++) {
     const node = nodeAtSeq(graph, seq);
-    const facts = getNodeFacts(graph, node);
+    const facts = computeNodeFacts(graph, node, factsOf, terms);
     store.nodes.push(node);
     store.facts.push(facts);
     if (facts.key === null) {
@@ -149,11 +159,6 @@ function extend(store: IndexStore, graph: GraphState, count: number): void {
     } else {
       topic.members.push(seq);
       if (topic.sortedIds !== undefined) insertSorted(topic, node.id, seq);
-    }
-    const terms = facts.terms;
-    for (let start = 1, end = terms.indexOf(' ', 1); end > 0; end = terms.indexOf(' ', start)) {
-      push(store.postings, terms.slice(start, end), seq);
-      start = end + 1;
     }
   }
 }

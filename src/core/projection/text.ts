@@ -20,51 +20,35 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
-/** ASCII letters and digits (the fast path of `isTermChar`). */
-const ASCII_TERM = new Uint8Array(128);
-for (let c = 48; c <= 57; c++) ASCII_TERM[c] = 1;
-for (let c = 65; c <= 90; c++) ASCII_TERM[c] = 1;
-for (let c = 97; c <= 122; c++) ASCII_TERM[c] = 1;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the whole ASCII range is meant.
+const ASCII_ONLY = /^[\u0000-\u007f]*$/;
+const ASCII_SEPARATORS = /[^a-z0-9]+/;
+const SEPARATORS = /[^\p{L}\p{N}\p{M}]+/u;
 
-const UNICODE_TERM = /^[\p{L}\p{N}\p{M}]$/u;
-
-/** Adds the terms of `text` to `out`. */
-export function addTerms(text: string, out: Set<string>): void {
-  const n = text.length;
-  let start = -1;
-  let i = 0;
-  while (i < n) {
-    const c = text.charCodeAt(i);
-    let width = 1;
-    let isTerm: boolean;
-    if (c < 128) {
-      isTerm = ASCII_TERM[c] === 1;
-    } else {
-      if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
-        const next = text.charCodeAt(i + 1);
-        if (next >= 0xdc00 && next <= 0xdfff) width = 2;
-      }
-      isTerm = UNICODE_TERM.test(text.slice(i, i + width));
-    }
-    if (isTerm) {
-      if (start < 0) start = i;
-    } else if (start >= 0) {
-      addTerm(text.slice(start, i), out);
-      start = -1;
-    }
-    i += width;
-  }
-  if (start >= 0) addTerm(start === 0 ? text : text.slice(start), out);
+/** Where terms go (a Set, or a consumer that tolerates repeats). */
+export interface TermSink {
+  add(term: string): unknown;
 }
 
-function addTerm(raw: string, out: Set<string>): void {
-  if (raw.length < MIN_TERM_LENGTH) return;
-  const term = raw.toLowerCase();
-  if (!STOPWORDS.has(term)) out.add(term);
+/** The longest stopword: longer terms skip the lookup. */
+const MAX_STOPWORD_LENGTH = 5;
+
+/**
+ * Adds the terms of `text` to `out`: the text is lowercased, then split at every run of
+ * characters outside `\p{L}\p{N}\p{M}` (for ASCII text, outside `a-z0-9`: the same split).
+ */
+export function addTerms(text: string, out: TermSink): void {
+  const lower = text.toLowerCase();
+  const parts = lower.split(ASCII_ONLY.test(lower) ? ASCII_SEPARATORS : SEPARATORS);
+  for (let i = 0; i < parts.length; i++) {
+    const term = parts[i]!;
+    if (term.length < MIN_TERM_LENGTH) continue;
+    if (term.length > MAX_STOPWORD_LENGTH || !STOPWORDS.has(term)) out.add(term);
+  }
 }
 
 /** Adds the terms of every string value and finite number inside `value` (keys excluded). */
-export function addValueTerms(value: JsonValue | undefined, out: Set<string>, depth = 0): void {
+export function addValueTerms(value: JsonValue | undefined, out: TermSink, depth = 0): void {
   if (typeof value === 'string') {
     addTerms(value, out);
   } else if (typeof value === 'number') {
@@ -86,13 +70,6 @@ export function queryTerms(text: string): string[] {
   const out = new Set<string>();
   addTerms(text, out);
   return [...out].slice(0, MAX_QUERY_TERMS);
-}
-
-/** `' ' + terms.join(' ') + ' '`: a term t is present iff this includes `' ' + t + ' '`. */
-export function termText(terms: Iterable<string>): string {
-  let text = ' ';
-  for (const term of terms) text += term + ' ';
-  return text;
 }
 
 /** Collation of canonical JSON keys (`localeCompare` order; see canonical.ts). */
