@@ -33,8 +33,10 @@ import { buildViewContext } from './view.js';
  * Pure and deterministic: the same graph content and input give a byte-identical prompt, however
  * the graph was built or loaded. Errors: VALIDATION_FAILED for bad input, PROJECTION_OVERFLOW
  * (`requiredTokens`, `maxPromptTokens`) when the mandatory part cannot fit under the ceiling.
- * Cost: O(n) over the graph's nodes with small constants (node facts are memoised per node, the
- * per-graph index per graph value), plus O(selected × shrink levels) rendering.
+ * Cost: the first projection of a history indexes its nodes, O(n × payload); the index is kept
+ * (graph-index.ts) so a later graph value of the same history only indexes its new nodes. Then
+ * O(postings of the query and goal terms + the changed clusters' members + selected × shrink
+ * levels) per call; `omittedLimit > 0` adds one O(n) scoring pass.
  */
 export function compileProjection(
   source: ProjectionSource,
