@@ -51,6 +51,12 @@ const GROWTH_SAMPLES = 20;
 /** Best of this many rounds per read measure, while the rounds stay within READ_BUDGET_MS. */
 const READ_ROUNDS = 3;
 const READ_BUDGET_MS = 8_000;
+/**
+ * When LangGraph's slowest read or fork at one size took longer than this, its reads and fork at
+ * the next (compacted) size are scaled linearly from it instead of measured (marked ≈);
+ * `--langgraph-read-cap=ms` changes it (a large value measures every size).
+ */
+const READ_EXTRAPOLATE_MS = 20_000;
 
 const log = (message: string) => console.log(`  [peers] ${message}`);
 
@@ -59,12 +65,31 @@ interface Options {
   langgraphFull: boolean;
   /** Largest size LangGraph writes turn by turn (and the length of its growth run). */
   langgraphTurns: number;
+  /** See READ_EXTRAPOLATE_MS (--langgraph-read-cap=ms). */
+  readCap: number;
+  /** LangGraph's `durability` per invoke; undefined: its default ("async"). */
+  durability?: 'async' | 'sync' | 'exit';
 }
 
 function parseOptions(argv: readonly string[]): Options {
   let sizes = DEFAULT_SIZES;
   let langgraphTurns = LANGGRAPH_TURN_LIMIT;
+  let durability: Options['durability'];
+  let readCap = READ_EXTRAPOLATE_MS;
   for (const arg of argv) {
+    if (arg.startsWith('--langgraph-read-cap=')) {
+      readCap = Number(arg.slice('--langgraph-read-cap='.length));
+      if (!Number.isFinite(readCap) || readCap < 0) {
+        throw new Error(`--langgraph-read-cap takes milliseconds, got ${arg}`);
+      }
+    }
+    if (arg.startsWith('--langgraph-durability=')) {
+      const value = arg.slice('--langgraph-durability='.length);
+      if (value !== 'async' && value !== 'sync' && value !== 'exit') {
+        throw new Error(`--langgraph-durability takes async, sync or exit, got ${value}`);
+      }
+      durability = value;
+    }
     if (arg.startsWith('--langgraph-turns=')) {
       langgraphTurns = Number(arg.slice('--langgraph-turns='.length));
       if (!Number.isInteger(langgraphTurns) || langgraphTurns < 2 * GROWTH_SAMPLES) {
@@ -85,6 +110,8 @@ function parseOptions(argv: readonly string[]): Options {
     sizes: [...new Set(sizes)].sort((a, b) => a - b),
     langgraphFull: argv.includes('--langgraph-full'),
     langgraphTurns,
+    readCap,
+    ...(durability === undefined ? {} : { durability }),
   };
 }
 
@@ -229,7 +256,8 @@ export async function runPeersBench(
 ): Promise<void> {
   const options = parseOptions(argv);
   console.log(
-    `\nPeers: Weft engine vs LangGraph checkpointers, same seeded conversation, sizes ${options.sizes.map((n) => fmtInt(n)).join(', ')} turns`,
+    `\nPeers: Weft engine vs LangGraph checkpointers, same seeded conversation, sizes ${options.sizes.map((n) => fmtInt(n)).join(', ')} turns` +
+      `; LangGraph durability: ${options.durability ?? 'its default (async: a checkpoint per step)'}`,
   );
   const pgReason = await postgresUnavailable();
   const backends: Backend[] = ['sqlite'];
@@ -243,6 +271,8 @@ export async function runPeersBench(
   const growth = new Map<Backend, GrowthSample[]>();
   const payloadPerTurn = new Map<number, number>();
   const sampleReport: string[] = [];
+  const lastPeer = new Map<Backend, SideResult>();
+  let readsScaled = false;
 
   for (const size of options.sizes) {
     const turns = all.slice(0, size);
@@ -270,7 +300,11 @@ export async function runPeersBench(
       if (!turnByTurn && (growth.get(backend)?.at(-1)?.n ?? 0) < limit) {
         log(`LangGraph/${backend}: measuring its growth over ${limit} turns first`);
         const calibration = await withScratch(backend, 'langgraph', async (s) => {
-          const side = await openLangGraph({ backend, location: s.location });
+          const side = await openLangGraph({
+            backend,
+            location: s.location,
+            durability: options.durability,
+          });
           try {
             const half = Math.floor(limit / 2);
             return await measureSide(side, all.slice(0, limit), 'turns', {
@@ -286,14 +320,60 @@ export async function runPeersBench(
         growth.set(backend, calibration.growth);
         mismatches.push(...calibration.mismatches);
       }
-      const peer = await withScratch(backend, 'langgraph', async (s) => {
-        const side = await openLangGraph({ backend, location: s.location });
-        try {
-          return await measureSide(side, turns, turnByTurn ? 'turns' : 'compacted', expected);
-        } finally {
-          await side.close();
-        }
-      });
+      const previous = lastPeer.get(backend);
+      const slowest =
+        previous === undefined
+          ? 0
+          : Math.max(
+              ...[
+                previous.latestMs,
+                previous.coldLatestMs,
+                previous.timeTravelMs,
+                previous.forkMs,
+              ].map((f) => f?.value ?? 0),
+            );
+      let peer: Pick<RunOutcome, 'result' | 'growth' | 'mismatches'> & {
+        latest?: ConversationView;
+      };
+      if (!turnByTurn && previous !== undefined && slowest > options.readCap) {
+        // Reads and fork load the whole message list: linear in the turns. Past a minute-scale
+        // read, scale the previous size's figures instead of spending many minutes per read.
+        const scale = (f: Figure): Figure =>
+          f === undefined
+            ? undefined
+            : { value: (f.value * size) / previous.turns, extrapolated: true };
+        log(
+          `LangGraph/${backend} ${size} turns: reads took up to ${formatMs(slowest)} at ${fmtInt(previous.turns)} turns;` +
+            ' scaling them linearly instead of measuring',
+        );
+        peer = {
+          result: {
+            ...previous,
+            turns: size,
+            history: 'compacted',
+            latestMs: scale(previous.latestMs),
+            coldLatestMs: scale(previous.coldLatestMs),
+            timeTravelMs: scale(previous.timeTravelMs),
+            forkMs: scale(previous.forkMs),
+          },
+          growth: [],
+          mismatches: [],
+        };
+        readsScaled = true;
+      } else {
+        peer = await withScratch(backend, 'langgraph', async (s) => {
+          const side = await openLangGraph({
+            backend,
+            location: s.location,
+            durability: options.durability,
+          });
+          try {
+            return await measureSide(side, turns, turnByTurn ? 'turns' : 'compacted', expected);
+          } finally {
+            await side.close();
+          }
+        });
+      }
       if (turnByTurn && peer.growth.length > 0) {
         const known = growth.get(backend);
         if (known === undefined || known.at(-1)!.n < size) growth.set(backend, peer.growth);
@@ -306,12 +386,20 @@ export async function runPeersBench(
         peer.result.bytes = { value: bytes(size), extrapolated: true };
       }
       results.push(peer.result);
+      lastPeer.set(backend, peer.result);
       mismatches.push(...peer.mismatches);
 
+      const peerLatest = peer.latest;
+      if (peerLatest === undefined) {
+        sampleReport.push(
+          `${fmtInt(size)} turns ${backend}: LangGraph not read back at this size (figures scaled); Weft checked against the workload`,
+        );
+        continue;
+      }
       const same = expected.samples.every(
         (n) =>
           JSON.stringify(turnMessagesOf(weft.latest, n)) ===
-          JSON.stringify(turnMessagesOf(peer.latest, n)),
+          JSON.stringify(turnMessagesOf(peerLatest, n)),
       );
       sampleReport.push(
         `${fmtInt(size)} turns ${backend}: turns ${expected.samples.join(', ')} ${same ? 'identical' : 'DIFFER'} on both sides`,
@@ -334,10 +422,17 @@ export async function runPeersBench(
   if (extrapolated) {
     console.log(
       `\n≈ extrapolated: LangGraph wrote turn by turn only up to ${limit} turns (each turn stores the` +
-        ' whole message list in three checkpoints, so bytes and write time grow with turns²); its write time and' +
+        ` whole message list in ${options.durability === 'exit' ? 'one checkpoint' : 'three checkpoints'}, so bytes and write time grow with turns²); its write time and` +
         ` bytes at larger sizes come from a quadratic fit of that run's growth (${GROWTH_SAMPLES} samples), and its reads` +
         ' and fork there are measured on the same latest and middle states, written by two invokes' +
         ' (the first half of the turns, then the rest). Run with --langgraph-full to write every size turn by turn.',
+    );
+  }
+  if (readsScaled) {
+    console.log(
+      `≈ scaled: where LangGraph's slowest read or fork at the previous size exceeded ${formatMs(options.readCap)},` +
+        " its reads and fork at the next size are that size's figures scaled linearly with the turns (each reads" +
+        ' the whole message list once), not measured.',
     );
   }
   for (const [backend, samples] of growth) {
@@ -354,7 +449,7 @@ export async function runPeersBench(
   for (const line of sampleReport) console.log(`  ${line}`);
   if (mismatches.length === 0) {
     console.log(
-      '  all reads (latest, fresh client, middle turn, fork) match the workload on both sides',
+      '  every read taken (latest, fresh client, middle turn, fork) matches the workload on both sides',
     );
   } else {
     for (const m of mismatches) console.log(`  MISMATCH ${m.what}: ${m.detail}`);

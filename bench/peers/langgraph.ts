@@ -114,6 +114,11 @@ export interface LangGraphTarget {
   backend: Backend;
   /** SQLite: a file path; Postgres: a connection string of an empty database. */
   location: string;
+  /**
+   * `invoke`'s durability: LangGraph's default ("async") saves a checkpoint after every step
+   * (three per turn here); "exit" saves only the last one of each invoke.
+   */
+  durability?: 'async' | 'sync' | 'exit' | undefined;
 }
 
 export async function openLangGraph(target: LangGraphTarget): Promise<Side> {
@@ -144,7 +149,7 @@ export async function openLangGraph(target: LangGraphTarget): Promise<Side> {
       script.set(goalId, turn);
       await graph.invoke(
         { messages: [new HumanMessage({ id: goalId, content: turn.goal })] },
-        config,
+        target.durability === undefined ? config : { ...config, durability: target.durability },
       );
       script.delete(goalId);
     },
