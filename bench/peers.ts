@@ -431,7 +431,7 @@ export async function runPeersBench(
   if (readsScaled) {
     console.log(
       `≈ scaled: where LangGraph's slowest read or fork at the previous size exceeded ${formatMs(options.readCap)},` +
-        " its reads and fork at the next size are that size's figures scaled linearly with the turns (each reads" +
+        " its reads and fork at the next size are the previous size's figures scaled linearly with the turns (each reads" +
         ' the whole message list once), not measured.',
     );
   }
