@@ -65,6 +65,8 @@ interface Options {
   langgraphFull: boolean;
   /** Largest size LangGraph writes turn by turn (and the length of its growth run). */
   langgraphTurns: number;
+  /** Sizes also run on Postgres (--postgres-turns=…; default: every size). */
+  postgresSizes?: number[];
   /** See READ_EXTRAPOLATE_MS (--langgraph-read-cap=ms). */
   readCap: number;
   /** LangGraph's `durability` per invoke; undefined: its default ("async"). */
@@ -76,7 +78,20 @@ function parseOptions(argv: readonly string[]): Options {
   let langgraphTurns = LANGGRAPH_TURN_LIMIT;
   let durability: Options['durability'];
   let readCap = READ_EXTRAPOLATE_MS;
+  let postgresSizes: number[] | undefined;
   for (const arg of argv) {
+    if (arg.startsWith('--postgres-turns=')) {
+      postgresSizes = arg
+        .slice('--postgres-turns='.length)
+        .split(',')
+        .filter((v) => v !== '')
+        .map((v) => Number(v.replaceAll('_', '')));
+      if (postgresSizes.some((n) => !Number.isInteger(n) || n < 2)) {
+        throw new Error(
+          `--postgres-turns takes a comma-separated list of integers ≥ 2, got ${arg}`,
+        );
+      }
+    }
     if (arg.startsWith('--langgraph-read-cap=')) {
       readCap = Number(arg.slice('--langgraph-read-cap='.length));
       if (!Number.isFinite(readCap) || readCap < 0) {
@@ -111,6 +126,7 @@ function parseOptions(argv: readonly string[]): Options {
     langgraphFull: argv.includes('--langgraph-full'),
     langgraphTurns,
     readCap,
+    ...(postgresSizes === undefined ? {} : { postgresSizes }),
     ...(durability === undefined ? {} : { durability }),
   };
 }
@@ -285,6 +301,10 @@ export async function runPeersBench(
       midSamples: sampleTurns(mid),
     };
     for (const backend of backends) {
+      if (backend === 'postgres' && options.postgresSizes?.includes(size) === false) {
+        log(`Postgres ${fmtInt(size)} turns SKIPPED: not in --postgres-turns`);
+        continue;
+      }
       const weft = await withScratch(backend, 'weft', async (s) => {
         const side = await openWeft({ backend, location: s.location });
         try {
