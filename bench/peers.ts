@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- peers [--turns=100,1000,5000] [--langgraph-full]`: Weft's engine against
+ * `npm run bench -- peers [--turns=100,1000,5000] [options]`: Weft's engine against
  * LangGraph's checkpointers (SqliteSaver, PostgresSaver) on the same seeded agent conversation
  * (see `peers/workload.ts`), on SQLite and on Postgres (fresh temp file / fresh database each;
  * Postgres rows skipped, with the reason, when no server answers). Measures, per size: total
@@ -13,6 +13,8 @@
  * least-squares fit), marked ≈, and its reads and fork are measured on the same latest and
  * middle states written by two invokes (the first half of the turns, then the rest).
  * `--langgraph-full` writes every size turn by turn; `--langgraph-turns=N` moves the limit.
+ * Other options: `--postgres-turns=100,1000` (sizes also run on Postgres), `--langgraph-read-cap=ms`
+ * (see READ_EXTRAPOLATE_MS), `--langgraph-durability=exit|sync|async` (default: LangGraph's own).
  */
 import { performance } from 'node:perf_hooks';
 import { compareViews, type Mismatch, sampleTurns, turnMessagesOf } from './peers/content.js';
