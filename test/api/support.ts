@@ -32,6 +32,7 @@ export interface TestApp {
   calls: Map<string, number>;
   resetCalls(): void;
   totalCalls(): number;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read response data loosely by default
   gql<T = any>(query: string, variables?: Record<string, unknown>): Promise<GraphQLResponse<T>>;
   post(body: string, headers?: Record<string, string>): Promise<GraphQLResponse>;
   close(): Promise<void>;
