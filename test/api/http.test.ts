@@ -137,7 +137,7 @@ describe('graphql-http audits (MUST and SHOULD)', async () => {
   const audits = serverAudits({
     url: 'http://weft.test/graphql',
     fetchFn: (input: RequestInfo | URL, init?: RequestInit) =>
-      t.app.yoga.fetch(input as string, init),
+      t.app.yoga.fetch(new Request(input, init)),
   });
   const required = audits.filter((a) => a.name.startsWith('MUST') || a.name.startsWith('SHOULD'));
   it('the suite has MUST and SHOULD audits', () => {
