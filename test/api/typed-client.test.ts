@@ -3,7 +3,7 @@
  * documents, the example program type-checks against what it generated, and it runs against a
  * live server on a real port.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,22 @@ import { createTestApp, type TestApp } from './support.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const bin = (name: string) => join(ROOT, 'node_modules/.bin', name);
+/** Runs a child without blocking this process (the server under test lives here). */
+function runAsync(command: string, args: string[], env: Record<string, string>) {
+  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => {
+    stdout += c;
+  });
+  child.stderr.on('data', (c) => {
+    stderr += c;
+  });
+  return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (status) => resolve({ status, stdout, stderr })),
+  );
+}
+
 const run = (command: string, args: string[], env: Record<string, string> = {}) =>
   spawnSync(command, args, { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
 
@@ -34,7 +50,7 @@ describe('typed client', { timeout: 600_000 }, () => {
 
   it('the example program runs against a live server', async () => {
     const url = await t.app.start();
-    const example = run(bin('tsx'), ['examples/typed-client.ts'], { WEFT_URL: url });
+    const example = await runAsync(bin('tsx'), ['examples/typed-client.ts'], { WEFT_URL: url });
     expect(example.status, example.stderr).toBe(0);
     expect(example.stdout).toContain('appended SYSTEM#1, TOOL_RESULT#2');
     expect(example.stdout).toContain('conflict: expected 0, log is at 2');
