@@ -10,6 +10,7 @@ import type { Engine, EngineOptions } from './types.js';
 
 export { DEFAULT_MAX_PAYLOAD_BYTES } from './checks.js';
 export { type ProjectedLog, projectLog } from './project-log.js';
+export { createReads, type Reads } from './reads.js';
 export type * from './types.js';
 
 /** Opens an engine on a migrated database (`databaseUrl`) or a given thread store. */
