@@ -18,6 +18,7 @@ export {
   startDeadlineScheduler,
 } from './deadlines.js';
 export { type ProjectedLog, projectLog } from './project-log.js';
+export { createReads, type Reads } from './reads.js';
 export type * from './types.js';
 
 /** Opens an engine on a migrated database (`databaseUrl`) or a given thread store. */
