@@ -66,14 +66,14 @@ export interface LaunchedBrowser {
  * one (the browser closes with the context).
  */
 export async function launchChromium(
-  options: { viewport?: { width: number; height: number } } = {},
+  options: { viewport?: { width: number; height: number }; extraArgs?: string[] } = {},
 ): Promise<LaunchedBrowser> {
   const profile = mkdtempSync(join(tmpdir(), 'weft-chromium-'));
   try {
     const context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM_PATH,
       headless: true,
-      args: CHROMIUM_ARGS,
+      args: [...CHROMIUM_ARGS, ...(options.extraArgs ?? [])],
       ...(options.viewport === undefined ? {} : { viewport: options.viewport }),
     });
     return {
