@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { canonicalJson } from '../core/canonical.js';
 import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
+import { replay } from '../core/log/index.js';
 import type { Clock, IdSource } from '../core/ports.js';
 import {
   type Committed,
@@ -12,15 +13,56 @@ import {
   type ThreadState,
 } from '../core/thread/index.js';
 import {
+  parseThreadSnapshot,
+  restoreParsedSnapshot,
+  serializeThreadSnapshot,
+} from '../core/thread/snapshot.js';
+import {
   type IdempotencyRecord,
   openThreadStore,
   projectEntry,
   type ReadModelChanges,
+  type SnapshotRow,
   type ThreadStore,
 } from '../store/read-model/index.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './checks.js';
 import { createKeyedLock, createThreadCache } from './thread-cache.js';
-import type { CommittedEvent, EngineOptions } from './types.js';
+import type { CommittedEvent, EngineOptions, SnapshotPolicy } from './types.js';
+
+/** Default snapshot spacing: a stateAt replays at most ~1,000 entries / ~10,000 nodes. */
+export const DEFAULT_SNAPSHOT_POLICY: Required<SnapshotPolicy> = { entries: 1000, nodes: 10_000 };
+
+/**
+ * Whether the step from `prev` to `next` crosses a snapshot point of `policy`: the log length to
+ * a multiple of `entries`, or the node count across a multiple of `nodes`. Stateless, so every
+ * writer (and a rebuild) puts snapshots at the same points.
+ */
+export function crossesSnapshotPoint(
+  policy: SnapshotPolicy | false,
+  prev: ThreadState,
+  next: ThreadState,
+): boolean {
+  if (policy === false || next.length === 0) return false;
+  const crosses = (every: number | undefined, a: number, b: number) =>
+    every !== undefined && every > 0 && Math.floor(a / every) < Math.floor(b / every);
+  return (
+    crosses(policy.entries, prev.length, next.length) ||
+    crosses(policy.nodes, prev.graph.count, next.graph.count)
+  );
+}
+
+/** The snapshot row of `state` (taken after the entry recorded at `recordedAt`). */
+export function snapshotRow(threadId: string, state: ThreadState, recordedAt: string): SnapshotRow {
+  const text = serializeThreadSnapshot(state);
+  return {
+    threadId,
+    index: state.length,
+    stateHash: state.stateHash,
+    checksum: sha256Hex(text),
+    state: text,
+    createdAt: new Date(recordedAt),
+  };
+}
 
 const systemClock: Clock = { now: () => new Date().toISOString() };
 const uuids: IdSource = { next: () => randomUUID() };
@@ -57,6 +99,12 @@ export function createRuntime(options: EngineOptions) {
     importLimits: { maxPayloadBytes, ...options.machineOptions?.importLimits },
   };
   const maxAttempts = Math.max(1, options.maxAttempts ?? 5);
+  const snapshots: SnapshotPolicy | false =
+    options.snapshots === false ? false : { ...DEFAULT_SNAPSHOT_POLICY, ...options.snapshots };
+  const onSnapshotRejected =
+    options.onSnapshotRejected ??
+    ((threadId: string, index: number, reason: string) =>
+      console.warn(`weft: snapshot ${index} of thread ${threadId} ignored: ${reason}`));
   const cache = createThreadCache(options.cacheSize ?? 1000);
   const withLock = lockFor(store);
   const onPublishError =
@@ -96,6 +144,83 @@ export function createRuntime(options: EngineOptions) {
       cache.set(threadId, state);
     }
     return ok(state);
+  }
+
+  /**
+   * The state after the first `at` entries of a thread whose latest state is `latest`: from the
+   * newest usable snapshot at or before `at` plus the replay of the entries after it, or else by
+   * replaying the whole prefix. A snapshot is used only when its checksum, index and state hash
+   * agree with its row and its state hash with the log entry it follows; one that fails is
+   * reported and skipped. Either way the answer is the replay's.
+   */
+  async function stateAt(
+    threadId: string,
+    at: number,
+    latest: ThreadState,
+  ): Promise<Result<ThreadState>> {
+    if (at === latest.length) return ok(latest);
+    if (at === 0) return ok(createThreadMachine().initial);
+    for (const row of await store.findSnapshots(threadId, at, 3)) {
+      const restored = await fromSnapshot(threadId, row, at, latest);
+      if (restored.ok) return restored;
+      onSnapshotRejected(threadId, row.index, restored.error.message);
+    }
+    return replayFrom(threadId, machineOptions, createThreadMachine().initial, 0, at);
+  }
+
+  async function fromSnapshot(
+    threadId: string,
+    row: SnapshotRow,
+    at: number,
+    latest: ThreadState,
+  ): Promise<Result<ThreadState>> {
+    const rejected = (message: string): Result<never> =>
+      err({ code: 'VALIDATION_FAILED', message, issues: [{ path: '$.snapshot', message }] });
+    if (row.index < 1) return rejected('its index is not a log length after an entry');
+    if (sha256Hex(row.state) !== row.checksum) return rejected('its checksum does not match');
+    const parsed = parseThreadSnapshot(row.state);
+    if (!parsed.ok) return parsed;
+    const snapshot = parsed.value;
+    if (snapshot.length !== row.index || snapshot.stateHash !== row.stateHash) {
+      return rejected('its content does not match its index and state hash columns');
+    }
+    // The entry the snapshot follows must carry its state hash: the tie to the log.
+    const [anchor] = await store.readEntries(threadId, row.index - 1, row.index);
+    if (anchor?.verification?.stateHash !== row.stateHash) {
+      return rejected(`its state hash is not the one of log entry ${row.index - 1}`);
+    }
+    const restored = restoreParsedSnapshot(snapshot, latest, { detached: at > row.index });
+    if (!restored.ok) return restored;
+    const replayed = await replayFrom(threadId, machineOptions, restored.value, row.index, at);
+    if (!replayed.ok) {
+      return rejected(`the entries after it do not replay from it: ${replayed.error.message}`);
+    }
+    return replayed;
+  }
+
+  /** Replays entries [from, to) onto `state` (the state after `from` entries). */
+  async function replayFrom(
+    threadId: string,
+    options: ThreadMachineOptions,
+    state: ThreadState,
+    from: number,
+    to: number,
+  ): Promise<Result<ThreadState>> {
+    const entries = await store.readEntries(threadId, from, to);
+    if (entries.length !== to - from) {
+      return err({
+        code: 'VALIDATION_FAILED',
+        message: `thread ${threadId} has no entries [${from}, ${to})`,
+        issues: [{ path: '$.index', message: 'out of range' }],
+      });
+    }
+    const signed = entries.every((e) => e.verification?.stateHash !== undefined);
+    const machine = createThreadMachine({ ...options, trustRecordedIds: signed });
+    const replayed = replay(machine, entries, {
+      verify: 'present',
+      ...(from === 0 ? {} : { from: { state, index: from } }),
+    });
+    return replayed.ok ? ok(replayed.value.state) : replayed;
   }
 
   async function publish(event: CommittedEvent): Promise<void> {
@@ -149,6 +274,9 @@ export function createRuntime(options: EngineOptions) {
         const response = step.respond(committed.value);
         const { entry, effects } = committed.value;
         const changes = projectEntry(state, committed.value.state, effects, entry, threadId);
+        if (crossesSnapshotPoint(snapshots, state, committed.value.state)) {
+          changes.snapshots = [snapshotRow(threadId, committed.value.state, entry.recordedAt)];
+        }
         const written = await store.commit(changes, {
           idempotency: record(claim, threadId, response, now),
         });
@@ -178,6 +306,12 @@ export function createRuntime(options: EngineOptions) {
     now: string,
     published: Omit<CommittedEvent, 'threadId' | 'logLength'>,
   ): Promise<Result<T>> {
+    if (
+      crossesSnapshotPoint(snapshots, createThreadMachine().initial, state) &&
+      !changes.snapshots?.some((s) => s.index === state.length)
+    ) {
+      changes.snapshots = [...(changes.snapshots ?? []), snapshotRow(threadId, state, now)];
+    }
     return withLock(threadId, async () => {
       const written = await store.commit(changes, {
         idempotency: record(claim, threadId, response, now),
@@ -239,6 +373,8 @@ export function createRuntime(options: EngineOptions) {
     machineOptions,
     cache,
     load,
+    stateAt,
+    snapshots,
     onThread,
     newThread,
     idempotent,
