@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { canonicalJson } from '../core/canonical.js';
 import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
-import { replay } from '../core/log/index.js';
+import { type LogEntry, replay } from '../core/log/index.js';
 import type { Clock, IdSource } from '../core/ports.js';
 import {
   type Committed,
@@ -28,6 +28,12 @@ import {
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './checks.js';
 import { createKeyedLock, createThreadCache } from './thread-cache.js';
 import type { CommittedEvent, EngineOptions, SnapshotPolicy } from './types.js';
+
+/** A log entry with the canonical text it was read from. */
+interface StoredEntry {
+  entry: LogEntry;
+  text: string;
+}
 
 /** Default snapshot spacing: a stateAt replays at most ~1,000 entries / ~10,000 nodes. */
 export const DEFAULT_SNAPSHOT_POLICY: Required<SnapshotPolicy> = { entries: 1000, nodes: 10_000 };
@@ -160,12 +166,22 @@ export function createRuntime(options: EngineOptions) {
   ): Promise<Result<ThreadState>> {
     if (at === latest.length) return ok(latest);
     if (at === 0) return ok(createThreadMachine().initial);
-    for (const row of await store.findSnapshots(threadId, at, 3)) {
+    // Newest first; an older one only when a newer one was rejected (at most three tries).
+    let atMost = at;
+    for (let tries = 0; tries < 3 && atMost >= 1; tries++) {
+      const [row] = await store.findSnapshots(threadId, atMost, 1);
+      if (row === undefined) break;
       const restored = await fromSnapshot(threadId, row, at, latest);
       if (restored.ok) return restored;
       onSnapshotRejected(threadId, row.index, restored.error.message);
+      atMost = row.index - 1;
     }
-    return replayFrom(threadId, machineOptions, createThreadMachine().initial, 0, at);
+    return replayFrom(
+      machineOptions,
+      createThreadMachine().initial,
+      0,
+      await read(threadId, 0, at),
+    );
   }
 
   async function fromSnapshot(
@@ -185,41 +201,43 @@ export function createRuntime(options: EngineOptions) {
       return rejected('its content does not match its index and state hash columns');
     }
     // The entry the snapshot follows must carry its state hash: the tie to the log.
-    const [anchor] = await store.readEntries(threadId, row.index - 1, row.index);
-    if (anchor?.verification?.stateHash !== row.stateHash) {
+    const [anchor, ...tail] = await read(threadId, row.index - 1, at);
+    if (anchor?.entry.verification?.stateHash !== row.stateHash) {
       return rejected(`its state hash is not the one of log entry ${row.index - 1}`);
     }
     const restored = restoreParsedSnapshot(snapshot, latest, { detached: at > row.index });
     if (!restored.ok) return restored;
-    const replayed = await replayFrom(threadId, machineOptions, restored.value, row.index, at);
+    const replayed = replayFrom(machineOptions, restored.value, row.index, tail);
     if (!replayed.ok) {
       return rejected(`the entries after it do not replay from it: ${replayed.error.message}`);
     }
     return replayed;
   }
 
-  /** Replays entries [from, to) onto `state` (the state after `from` entries). */
-  async function replayFrom(
-    threadId: string,
+  /** Entries [from, to) with the texts they were read from. */
+  async function read(threadId: string, from: number, to: number): Promise<StoredEntry[]> {
+    const texts = await store.readEntryTexts(threadId, from, to);
+    return texts.map((text) => ({ text, entry: JSON.parse(text) as LogEntry }));
+  }
+
+  /** Replays `entries` (the log from index `from` on) onto `state`, the state after `from` entries. */
+  function replayFrom(
     options: ThreadMachineOptions,
     state: ThreadState,
     from: number,
-    to: number,
-  ): Promise<Result<ThreadState>> {
-    const entries = await store.readEntries(threadId, from, to);
-    if (entries.length !== to - from) {
-      return err({
-        code: 'VALIDATION_FAILED',
-        message: `thread ${threadId} has no entries [${from}, ${to})`,
-        issues: [{ path: '$.index', message: 'out of range' }],
-      });
-    }
-    const signed = entries.every((e) => e.verification?.stateHash !== undefined);
+    entries: readonly StoredEntry[],
+  ): Result<ThreadState> {
+    const signed = entries.every((e) => e.entry.verification?.stateHash !== undefined);
     const machine = createThreadMachine({ ...options, trustRecordedIds: signed });
-    const replayed = replay(machine, entries, {
-      verify: 'present',
-      ...(from === 0 ? {} : { from: { state, index: from } }),
-    });
+    const replayed = replay(
+      machine,
+      entries.map((e) => e.entry),
+      {
+        verify: 'present',
+        texts: entries.map((e) => e.text),
+        ...(from === 0 ? {} : { from: { state, index: from } }),
+      },
+    );
     return replayed.ok ? ok(replayed.value.state) : replayed;
   }
 

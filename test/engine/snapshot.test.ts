@@ -1,4 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { getNode } from '../../src/core/graph/index.js';
+import { replay } from '../../src/core/log/index.js';
+import {
+  commitEvent,
+  createThreadMachine,
+  planAppendNodes,
+  type ThreadState,
+} from '../../src/core/thread/index.js';
 import { createEngine, type SnapshotPolicy } from '../../src/engine/index.js';
 import { createPrisma } from '../../src/store/prisma/index.js';
 import { describeWithPostgres } from '../support/services.js';
@@ -12,6 +20,8 @@ import {
   type TestEngine,
   useBackend,
 } from './support.js';
+
+const NOW = '2026-03-02T00:00:00.000Z';
 
 /** A snapshot after every 4th entry (and every 6th node). */
 const POLICY: SnapshotPolicy = { entries: 4, nodes: 6 };
@@ -129,6 +139,36 @@ function snapshotSuite(backend: Backend) {
     found = 0;
     expect(await allStates()).toEqual(withSnapshots);
     expect(found).toBe(0);
+  });
+
+  it('gives states that live on like replayed ones: later entries and branches apply alike', async () => {
+    const entries = await engine.store.readEntries(threadId);
+    const machine = createThreadMachine();
+    const fresh = createEngine({ store: engine.store, snapshots: POLICY });
+    for (const at of [5, 9, 13]) {
+      // Restored from the snapshot at 4, 8, 12 plus one entry replayed on top.
+      let restored = must(await fresh.stateAt(threadId, at)).state;
+      const replayed = must(replay(machine, entries.slice(0, at))).state;
+      expect(comparableState(restored)).toEqual(comparableState(replayed));
+      // Two branches off the restored state (the second copies the storage the first extended).
+      const branch = (s: ThreadState, text: string) => {
+        const planned = must(planAppendNodes(s, [{ kind: 'answer', payload: { text } }], NOW));
+        return must(commitEvent(s, planned, { id: `b-${text}`, recordedAt: NOW })).state;
+      };
+      const [a, b] = [branch(restored, 'a'), branch(restored, 'b')];
+      const [a2, b2] = [branch(replayed, 'a'), branch(replayed, 'b')];
+      expect(comparableState(a)).toEqual(comparableState(a2));
+      expect(comparableState(b)).toEqual(comparableState(b2));
+      expect(getNode(b.graph, a.graph.frontier[0]!)).toBeUndefined();
+      // The rest of the log applies to the restored state as to the replayed one.
+      for (const entry of entries.slice(at)) {
+        const [next] = must(machine.apply(restored, entry));
+        restored = next;
+      }
+      expect(comparableState(restored)).toEqual(
+        comparableState(must(await engine.getState(threadId))),
+      );
+    }
   });
 
   it('detects and ignores a corrupted row (checksum), answering from the log', async () => {

@@ -22,12 +22,19 @@ export interface CreatedPayload {
 const PAYLOAD_KEY = '"payload":';
 /** Fast and still ~4× on the skeletons (ids, kinds, parents): the append path pays for it. */
 const DEFLATE = { level: 1 } as const;
+/**
+ * Smaller bodies are stored without deflating (first byte RAW): for an entry of a node or two
+ * the saving is small and inflating every entry would slow down replays of many small entries.
+ */
+const DEFLATE_FROM_BYTES = 2048;
+const RAW = 0;
+const DEFLATED = 1;
 
 /**
- * The packed form of `text`, or null when it is better stored as is. Format (deflated UTF-8):
- * a JSON header line `{"s":[sequences],"p":[lengths]}` — the node sequence whose payload goes
- * into each cut, and the length (UTF-16 units) of each piece of text between cuts — then the
- * pieces, concatenated.
+ * The packed form of `text`, or null when it is better stored as is. Format: one byte (RAW or
+ * DEFLATED), then the body as UTF-8, deflated or not: a JSON header line
+ * `{"s":[sequences],"p":[lengths]}` — the node sequence whose payload goes into each cut, and the
+ * length (UTF-16 units) of each piece of text between cuts — then the pieces, concatenated.
  */
 export function packEntry(text: string, created: readonly CreatedPayload[]): Uint8Array | null {
   if (created.length === 0) return null;
@@ -46,8 +53,9 @@ export function packEntry(text: string, created: readonly CreatedPayload[]): Uin
   }
   pieces.push(text.slice(cursor));
   lengths.push(text.length - cursor);
-  const body = `${JSON.stringify({ s: sequences, p: lengths })}\n${pieces.join('')}`;
-  return deflateRawSync(Buffer.from(body, 'utf8'), DEFLATE);
+  const body = Buffer.from(`${JSON.stringify({ s: sequences, p: lengths })}\n${pieces.join('')}`);
+  if (body.length < DEFLATE_FROM_BYTES) return Buffer.concat([Buffer.of(RAW), body]);
+  return Buffer.concat([Buffer.of(DEFLATED), deflateRawSync(body, DEFLATE)]);
 }
 
 /** A packed entry opened: the node sequences it needs, and how to put the text back together. */
@@ -58,10 +66,16 @@ export interface OpenedEntry {
 }
 
 export function openPackedEntry(packed: Uint8Array): OpenedEntry {
-  const body = inflateRawSync(packed).toString('utf8');
+  const bytes = Buffer.from(packed.buffer, packed.byteOffset, packed.byteLength);
+  const kind = bytes[0];
+  if (kind !== RAW && kind !== DEFLATED) {
+    throw new Error(`log storage is damaged: unknown packed entry kind ${kind}`);
+  }
+  const rest = bytes.subarray(1);
+  const body = (kind === RAW ? rest : inflateRawSync(rest)).toString('utf8');
   const newline = body.indexOf('\n');
   const header = JSON.parse(body.slice(0, newline)) as { s: number[]; p: number[] };
-  const rest = body.slice(newline + 1);
+  const text = body.slice(newline + 1);
   return {
     sequences: header.s,
     join(payloadOf) {
@@ -69,7 +83,7 @@ export function openPackedEntry(packed: Uint8Array): OpenedEntry {
       let cursor = 0;
       for (let i = 0; i < header.p.length; i++) {
         const length = header.p[i]!;
-        out += rest.slice(cursor, cursor + length);
+        out += text.slice(cursor, cursor + length);
         cursor += length;
         if (i < header.s.length) {
           const sequence = header.s[i]!;

@@ -59,6 +59,8 @@ export interface ThreadStore {
   readonly provider: 'sqlite' | 'postgres';
   /** Entries with index in `[from, to)` in index order; `[]` for an unknown thread. */
   readEntries(threadId: string, from?: number, to?: number): Promise<LogEntry[]>;
+  /** The canonical texts of the entries `readEntries` returns (what they are parsed from). */
+  readEntryTexts(threadId: string, from?: number, to?: number): Promise<string[]>;
   /**
    * Up to `limit` snapshots of the thread with index ≤ `atMost`, newest first (unverified: the
    * caller checks them, see src/core/thread/snapshot.ts).
@@ -460,6 +462,23 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
     return row?.logLength;
   };
 
+  const readEntryTexts = async (
+    threadId: string,
+    from = 0,
+    to = 2_147_483_647,
+  ): Promise<string[]> => {
+    const rows = await prisma.$queryRaw<Array<{ entry: string; packed: Uint8Array | null }>>(
+      sql`SELECT "entry", "packed" FROM "log_entry" WHERE "thread_id" = ${threadId} AND "log_index" >= ${from} AND "log_index" < ${to} ORDER BY "log_index"`,
+    );
+    const texts = await entryTexts(rows, async (min, max) => {
+      const nodes = await prisma.$queryRaw<Array<{ sequence: number; payload: string }>>(
+        sql`SELECT "sequence", "payload" FROM "node" WHERE "thread_id" = ${threadId} AND "sequence" >= ${min} AND "sequence" <= ${max}`,
+      );
+      return new Map(nodes.map((n) => [Number(n.sequence), n.payload]));
+    });
+    return texts;
+  };
+
   /** CONFLICT for a commit that lost its first index; the length is read after the rollback. */
   const conflict = async (changes: ReadModelChanges): Promise<WeftError> => {
     const expectedIndex = changes.entries[0]?.index ?? 0;
@@ -476,20 +495,13 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
   return {
     provider: weft.provider,
 
-    async readEntries(threadId, from = 0, to = 2_147_483_647) {
-      const rows = await prisma.$queryRaw<Array<{ entry: string; packed: Uint8Array | null }>>(
-        sql`SELECT "entry", "packed" FROM "log_entry" WHERE "thread_id" = ${threadId} AND "log_index" >= ${from} AND "log_index" < ${to} ORDER BY "log_index"`,
-      );
-      const texts = await entryTexts(rows, async (min, max) => {
-        const nodes = await prisma.$queryRaw<Array<{ sequence: number; payload: string }>>(
-          sql`SELECT "sequence", "payload" FROM "node" WHERE "thread_id" = ${threadId} AND "sequence" >= ${min} AND "sequence" <= ${max}`,
-        );
-        return new Map(nodes.map((n) => [Number(n.sequence), n.payload]));
-      });
-      return texts.map((text) => JSON.parse(text) as LogEntry);
+    async readEntries(threadId, from, to) {
+      return (await readEntryTexts(threadId, from, to)).map((text) => JSON.parse(text) as LogEntry);
     },
 
-    async findSnapshots(threadId, atMost, limit = 3) {
+    readEntryTexts,
+
+    async findSnapshots(threadId, atMost, limit = 1) {
       const rows = await prisma.snapshot.findMany({
         where: { threadId, index: { lte: atMost } },
         orderBy: { index: 'desc' },
