@@ -214,7 +214,7 @@ export interface Engine {
   importWorkflowState(input: ImportWorkflowStateInput): Promise<Result<RunResult>>;
   /** Replays the stored log and reports the first bad entry (strict: every entry signed; default true). */
   verify(threadId: string, options?: { strict?: boolean }): Promise<Result<VerifyReport>>;
-  /** The state after the first `index` entries (default: all), by replaying that prefix. */
+  /** The state after the first `index` entries (default: all): nearest snapshot + replay of the rest. */
   stateAt(threadId: string, index?: number): Promise<Result<StateAt>>;
   /** The latest state (from the cache when current). */
   getState(threadId: string): Promise<Result<ThreadState>>;
