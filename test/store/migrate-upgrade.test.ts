@@ -239,10 +239,10 @@ async function upgradeAndCheck(
     const loaded = await engine.getState(threadId);
     expect(loaded.ok && loaded.value.stateHash).toBe(state.stateHash);
 
-    // And the thread lives on: new entries are stored packed and read back exactly.
+    // And the thread lives on: new entries (this one large enough to be packed) read back exactly.
     const appended = await engine.appendNodes({
       threadId,
-      nodes: [{ kind: 'inference', payload: { after: 'upgrade' } }],
+      nodes: [{ kind: 'inference', payload: { after: 'upgrade', text: 'x'.repeat(1500) } }],
     });
     expect(appended.ok).toBe(true);
     const all = await store.readEntries(threadId);

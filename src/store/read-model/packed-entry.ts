@@ -5,8 +5,8 @@
  * where they stood, the cuts remembered by node sequence — and deflated: `log_entry.packed`,
  * with `log_entry.entry` empty. Reading splices the payloads back from the node rows, which
  * gives the exact original text by construction (each cut removed precisely that node's payload
- * text). An entry that creates no node, or whose text does not contain a payload where expected,
- * is stored as plain text.
+ * text). An entry whose new payloads are small (or that creates no node), or whose text does not
+ * contain a payload where expected, is stored as plain text.
  *
  * Tampering stays visible: the hash chain covers the entry text, so a changed node payload
  * changes the text read back, and verification fails at that entry.
@@ -29,6 +29,12 @@ const DEFLATE = { level: 1 } as const;
 const DEFLATE_FROM_BYTES = 2048;
 const RAW = 0;
 const DEFLATED = 1;
+/**
+ * Entries whose new payloads total less are stored as text: saving a few hundred bytes is not
+ * worth the second query (for the payloads) every read of them would cost — small entries are
+ * what reloads and replays read most.
+ */
+const PACK_FROM_PAYLOAD_CHARS = 1024;
 
 /**
  * The packed form of `text`, or null when it is better stored as is. Format: one byte (RAW or
@@ -37,7 +43,9 @@ const DEFLATED = 1;
  * length (UTF-16 units) of each piece of text between cuts — then the pieces, concatenated.
  */
 export function packEntry(text: string, created: readonly CreatedPayload[]): Uint8Array | null {
-  if (created.length === 0) return null;
+  let payloadChars = 0;
+  for (const node of created) payloadChars += node.payload.length;
+  if (payloadChars < PACK_FROM_PAYLOAD_CHARS) return null;
   const sequences: number[] = [];
   const lengths: number[] = [];
   const pieces: string[] = [];
