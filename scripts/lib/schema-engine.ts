@@ -123,7 +123,26 @@ export function createOfflineAdapterFactory(
 export function createSqliteIntrospectionFactory(
   path: string,
 ): SqlMigrationAwareDriverAdapterFactory {
-  return new PrismaBetterSqlite3({ url: path });
+  const factory = new PrismaBetterSqlite3({ url: path });
+  const connect = factory.connect.bind(factory);
+  factory.connect = async () => {
+    const adapter = await connect();
+    const queryRaw = adapter.queryRaw.bind(adapter);
+    adapter.queryRaw = (query) => queryRaw({ ...query, sql: singleQuotedIndexName(query.sql) });
+    return adapter;
+  };
+  return factory;
+}
+
+/**
+ * The engine (7.10) reads a partial index's definition with `… AND name = "<index>"`: a string
+ * in double quotes, which better-sqlite3's SQLite (built without double-quoted string literals)
+ * refuses. This one query gets the name in single quotes.
+ */
+function singleQuotedIndexName(sql: string): string {
+  const match =
+    /^(SELECT sql FROM sqlite_master WHERE type = 'index' AND name = )"([^"]*)"(;?)$/.exec(sql);
+  return match === null ? sql : `${match[1]}'${match[2]!.replace(/'/g, "''")}'${match[3]}`;
 }
 
 /** pg pool whose results report pg_catalog `"char"` columns as `text` (see file comment). */

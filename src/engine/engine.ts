@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { canonicalJson } from '../core/canonical.js';
 import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
+import { type LogEntry, replay } from '../core/log/index.js';
 import type { Clock, IdSource } from '../core/ports.js';
 import {
   type Committed,
@@ -12,15 +13,62 @@ import {
   type ThreadState,
 } from '../core/thread/index.js';
 import {
+  parseThreadSnapshot,
+  restoreParsedSnapshot,
+  serializeThreadSnapshot,
+} from '../core/thread/snapshot.js';
+import {
   type IdempotencyRecord,
   openThreadStore,
   projectEntry,
   type ReadModelChanges,
+  type SnapshotRow,
   type ThreadStore,
 } from '../store/read-model/index.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './checks.js';
 import { createKeyedLock, createThreadCache } from './thread-cache.js';
-import type { CommittedEvent, EngineOptions } from './types.js';
+import type { CommittedEvent, EngineOptions, SnapshotPolicy } from './types.js';
+
+/** A log entry with the canonical text it was read from. */
+interface StoredEntry {
+  entry: LogEntry;
+  text: string;
+}
+
+/** Default snapshot spacing: a stateAt replays at most ~1,000 entries / ~10,000 nodes. */
+export const DEFAULT_SNAPSHOT_POLICY: Required<SnapshotPolicy> = { entries: 1000, nodes: 10_000 };
+
+/**
+ * Whether the step from `prev` to `next` crosses a snapshot point of `policy`: the log length to
+ * a multiple of `entries`, or the node count across a multiple of `nodes`. Stateless, so every
+ * writer (and a rebuild) puts snapshots at the same points.
+ */
+export function crossesSnapshotPoint(
+  policy: SnapshotPolicy | false,
+  prev: ThreadState,
+  next: ThreadState,
+): boolean {
+  if (policy === false || next.length === 0) return false;
+  const crosses = (every: number | undefined, a: number, b: number) =>
+    every !== undefined && every > 0 && Math.floor(a / every) < Math.floor(b / every);
+  return (
+    crosses(policy.entries, prev.length, next.length) ||
+    crosses(policy.nodes, prev.graph.count, next.graph.count)
+  );
+}
+
+/** The snapshot row of `state` (taken after the entry recorded at `recordedAt`). */
+export function snapshotRow(threadId: string, state: ThreadState, recordedAt: string): SnapshotRow {
+  const text = serializeThreadSnapshot(state);
+  return {
+    threadId,
+    index: state.length,
+    stateHash: state.stateHash,
+    checksum: sha256Hex(text),
+    state: text,
+    createdAt: new Date(recordedAt),
+  };
+}
 
 const systemClock: Clock = { now: () => new Date().toISOString() };
 const uuids: IdSource = { next: () => randomUUID() };
@@ -57,6 +105,12 @@ export function createRuntime(options: EngineOptions) {
     importLimits: { maxPayloadBytes, ...options.machineOptions?.importLimits },
   };
   const maxAttempts = Math.max(1, options.maxAttempts ?? 5);
+  const snapshots: SnapshotPolicy | false =
+    options.snapshots === false ? false : { ...DEFAULT_SNAPSHOT_POLICY, ...options.snapshots };
+  const onSnapshotRejected =
+    options.onSnapshotRejected ??
+    ((threadId: string, index: number, reason: string) =>
+      console.warn(`weft: snapshot ${index} of thread ${threadId} ignored: ${reason}`));
   const cache = createThreadCache(options.cacheSize ?? 1000);
   const withLock = lockFor(store);
   const onPublishError =
@@ -96,6 +150,95 @@ export function createRuntime(options: EngineOptions) {
       cache.set(threadId, state);
     }
     return ok(state);
+  }
+
+  /**
+   * The state after the first `at` entries of a thread whose latest state is `latest`: from the
+   * newest usable snapshot at or before `at` plus the replay of the entries after it, or else by
+   * replaying the whole prefix. A snapshot is used only when its checksum, index and state hash
+   * agree with its row and its state hash with the log entry it follows; one that fails is
+   * reported and skipped. Either way the answer is the replay's.
+   */
+  async function stateAt(
+    threadId: string,
+    at: number,
+    latest: ThreadState,
+  ): Promise<Result<ThreadState>> {
+    if (at === latest.length) return ok(latest);
+    if (at === 0) return ok(createThreadMachine().initial);
+    // Newest first; an older one only when a newer one was rejected (at most three tries).
+    let atMost = at;
+    for (let tries = 0; tries < 3 && atMost >= 1; tries++) {
+      const [row] = await store.findSnapshots(threadId, atMost, 1);
+      if (row === undefined) break;
+      const restored = await fromSnapshot(threadId, row, at, latest);
+      if (restored.ok) return restored;
+      onSnapshotRejected(threadId, row.index, restored.error.message);
+      atMost = row.index - 1;
+    }
+    return replayFrom(
+      machineOptions,
+      createThreadMachine().initial,
+      0,
+      await read(threadId, 0, at),
+    );
+  }
+
+  async function fromSnapshot(
+    threadId: string,
+    row: SnapshotRow,
+    at: number,
+    latest: ThreadState,
+  ): Promise<Result<ThreadState>> {
+    const rejected = (message: string): Result<never> =>
+      err({ code: 'VALIDATION_FAILED', message, issues: [{ path: '$.snapshot', message }] });
+    if (row.index < 1) return rejected('its index is not a log length after an entry');
+    if (sha256Hex(row.state) !== row.checksum) return rejected('its checksum does not match');
+    const parsed = parseThreadSnapshot(row.state);
+    if (!parsed.ok) return parsed;
+    const snapshot = parsed.value;
+    if (snapshot.length !== row.index || snapshot.stateHash !== row.stateHash) {
+      return rejected('its content does not match its index and state hash columns');
+    }
+    // The entry the snapshot follows must carry its state hash: the tie to the log.
+    const [anchor, ...tail] = await read(threadId, row.index - 1, at);
+    if (anchor?.entry.verification?.stateHash !== row.stateHash) {
+      return rejected(`its state hash is not the one of log entry ${row.index - 1}`);
+    }
+    const restored = restoreParsedSnapshot(snapshot, latest, { detached: at > row.index });
+    if (!restored.ok) return restored;
+    const replayed = replayFrom(machineOptions, restored.value, row.index, tail);
+    if (!replayed.ok) {
+      return rejected(`the entries after it do not replay from it: ${replayed.error.message}`);
+    }
+    return replayed;
+  }
+
+  /** Entries [from, to) with the texts they were read from. */
+  async function read(threadId: string, from: number, to: number): Promise<StoredEntry[]> {
+    const texts = await store.readEntryTexts(threadId, from, to);
+    return texts.map((text) => ({ text, entry: JSON.parse(text) as LogEntry }));
+  }
+
+  /** Replays `entries` (the log from index `from` on) onto `state`, the state after `from` entries. */
+  function replayFrom(
+    options: ThreadMachineOptions,
+    state: ThreadState,
+    from: number,
+    entries: readonly StoredEntry[],
+  ): Result<ThreadState> {
+    const signed = entries.every((e) => e.entry.verification?.stateHash !== undefined);
+    const machine = createThreadMachine({ ...options, trustRecordedIds: signed });
+    const replayed = replay(
+      machine,
+      entries.map((e) => e.entry),
+      {
+        verify: 'present',
+        texts: entries.map((e) => e.text),
+        ...(from === 0 ? {} : { from: { state, index: from } }),
+      },
+    );
+    return replayed.ok ? ok(replayed.value.state) : replayed;
   }
 
   async function publish(event: CommittedEvent): Promise<void> {
@@ -149,6 +292,9 @@ export function createRuntime(options: EngineOptions) {
         const response = step.respond(committed.value);
         const { entry, effects } = committed.value;
         const changes = projectEntry(state, committed.value.state, effects, entry, threadId);
+        if (crossesSnapshotPoint(snapshots, state, committed.value.state)) {
+          changes.snapshots = [snapshotRow(threadId, committed.value.state, entry.recordedAt)];
+        }
         const written = await store.commit(changes, {
           idempotency: record(claim, threadId, response, now),
         });
@@ -178,6 +324,12 @@ export function createRuntime(options: EngineOptions) {
     now: string,
     published: Omit<CommittedEvent, 'threadId' | 'logLength'>,
   ): Promise<Result<T>> {
+    if (
+      crossesSnapshotPoint(snapshots, createThreadMachine().initial, state) &&
+      !changes.snapshots?.some((s) => s.index === state.length)
+    ) {
+      changes.snapshots = [...(changes.snapshots ?? []), snapshotRow(threadId, state, now)];
+    }
     return withLock(threadId, async () => {
       const written = await store.commit(changes, {
         idempotency: record(claim, threadId, response, now),
@@ -239,6 +391,8 @@ export function createRuntime(options: EngineOptions) {
     machineOptions,
     cache,
     load,
+    stateAt,
+    snapshots,
     onThread,
     newThread,
     idempotent,

@@ -6,6 +6,8 @@ import {
   type ThreadState,
 } from '../core/thread/index.js';
 import { mergeChanges, projectEntry, type ReadModelChanges } from '../store/read-model/index.js';
+import { crossesSnapshotPoint, snapshotRow } from './engine.js';
+import type { SnapshotPolicy } from './types.js';
 
 export interface ProjectedLog {
   state: ThreadState;
@@ -17,12 +19,14 @@ export interface ProjectedLog {
  * Replays `entries` from index 0 and projects every entry into read-model rows for `threadId`,
  * merged into one set of writes — what the engine's commits wrote entry by entry. Hashes are
  * checked where present (`verify: 'present'`); recorded node ids are trusted only when every
- * entry is signed, since then the hash chain already commits to each node's content. Pure.
+ * entry is signed, since then the hash chain already commits to each node's content. With a
+ * snapshot policy, the snapshots the engine would have written along the way are included. Pure.
  */
 export function projectLog(
   threadId: string,
   entries: readonly LogEntry[],
   options: ThreadMachineOptions = {},
+  snapshots: SnapshotPolicy | false = false,
 ): Result<ProjectedLog> {
   const signed = entries.every((e) => e.verification?.stateHash !== undefined);
   const machine = createThreadMachine({ ...options, trustRecordedIds: signed });
@@ -48,7 +52,11 @@ export function projectLog(
         entryId: entry.id,
       });
     }
-    all.push(projectEntry(state, next, effects, entry, threadId));
+    const changes = projectEntry(state, next, effects, entry, threadId);
+    if (crossesSnapshotPoint(snapshots, state, next)) {
+      changes.snapshots = [snapshotRow(threadId, next, entry.recordedAt)];
+    }
+    all.push(changes);
     state = next;
   }
   return ok({ state, changes: all.length === 0 ? undefined : mergeChanges(all) });

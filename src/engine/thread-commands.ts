@@ -1,6 +1,6 @@
 import { err, ok, type Result } from '../core/errors.js';
 import { exportAgentState, getNode, nodeCount } from '../core/graph/index.js';
-import { type LogEntry, replay, verifyLog } from '../core/log/index.js';
+import { type LogEntry, verifyLog } from '../core/log/index.js';
 import {
   type Committed,
   commitEvent,
@@ -180,17 +180,15 @@ export function createThreadCommands(rt: Runtime) {
           invalid('$.index', `thread ${threadId} has ${latest.value.length} entries, not ${at}`),
         );
       }
-      let state = latest.value;
-      if (at < state.length) {
-        // Time travel is the replay of a prefix (snapshots, when they come, shorten it).
-        const prefix = await rt.store.readEntries(threadId, 0, at);
-        const signed = prefix.every((e) => e.verification?.stateHash !== undefined);
-        const machine = createThreadMachine({ ...rt.machineOptions, trustRecordedIds: signed });
-        const replayed = replay(machine, prefix, { verify: 'present' });
-        if (!replayed.ok) return replayed;
-        state = replayed.value.state;
-      }
-      return ok({ threadId, index: at, state, agentState: exportAgentState(state.graph) });
+      // Time travel: the nearest snapshot plus the replay of the entries after it.
+      const state = await rt.stateAt(threadId, at, latest.value);
+      if (!state.ok) return state;
+      return ok({
+        threadId,
+        index: at,
+        state: state.value,
+        agentState: exportAgentState(state.value.graph),
+      });
     },
   };
 }
@@ -223,7 +221,7 @@ async function fork(
     );
   }
   const prefix: LogEntry[] = await rt.store.readEntries(input.threadId, 0, upToIndex);
-  const projected = projectLog(newThreadId, prefix, rt.machineOptions);
+  const projected = projectLog(newThreadId, prefix, rt.machineOptions, rt.snapshots);
   if (!projected.ok) return projected;
   const { state: copied, changes: copiedChanges } = projected.value;
   const now = rt.clock.now();

@@ -43,6 +43,21 @@ export interface EngineOptions {
   cacheSize?: number;
   /** Attempts of a command without expectedIndex that keeps losing races. Default 5. */
   maxAttempts?: number;
+  /** When to store a snapshot of a thread's state (see SnapshotPolicy). Default 1,000 entries, 10,000 nodes. */
+  snapshots?: SnapshotPolicy | false;
+  /** Called when a stored snapshot fails its checks and is ignored. Default: console.warn. */
+  onSnapshotRejected?: (threadId: string, index: number, reason: string) => void;
+}
+
+/**
+ * A snapshot is written in the transaction of the entry that brings the log length to a
+ * multiple of `entries`, or the node count across a multiple of `nodes` (0: that rule is off).
+ * `stateAt` then replays at most about that many entries or nodes. `false` writes none (stored
+ * ones are still used).
+ */
+export interface SnapshotPolicy {
+  entries?: number;
+  nodes?: number;
 }
 
 interface Idempotent {
@@ -236,7 +251,7 @@ export interface Engine {
   fireDueDeadlines(input?: DeadlineSweepInput): Promise<Result<DeadlineSweep>>;
   /** Replays the stored log and reports the first bad entry (strict: every entry signed; default true). */
   verify(threadId: string, options?: { strict?: boolean }): Promise<Result<VerifyReport>>;
-  /** The state after the first `index` entries (default: all), by replaying that prefix. */
+  /** The state after the first `index` entries (default: all): nearest snapshot + replay of the rest. */
   stateAt(threadId: string, index?: number): Promise<Result<StateAt>>;
   /** The latest state (from the cache when current). */
   getState(threadId: string): Promise<Result<ThreadState>>;

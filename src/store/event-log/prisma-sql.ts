@@ -130,10 +130,13 @@ export function createSql(provider: EventLogProvider) {
     markFork: `UPDATE "thread" SET "log_length" = ${int(1)}, "forked_from_id" = ${p(2)}, "forked_up_to_index" = ${int(3)} WHERE "id" = ${p(4)}`,
 
     /** Params: newId, sourceId, upToIndex. Copies the stored text as is. */
-    copyPrefix: `INSERT INTO "log_entry" ("thread_id", "log_index", "entry_id", "type", "recorded_at", "entry") SELECT ${p(1)}, "log_index", "entry_id", "type", "recorded_at", "entry" FROM "log_entry" WHERE "thread_id" = ${p(2)} AND "log_index" < ${int(3)}`,
+    copyPrefix: `INSERT INTO "log_entry" ("thread_id", "log_index", "entry_id", "type", "recorded_at", "entry", "packed") SELECT ${p(1)}, "log_index", "entry_id", "type", "recorded_at", "entry", "packed" FROM "log_entry" WHERE "thread_id" = ${p(2)} AND "log_index" < ${int(3)}`,
 
     /** Params: threadId, from, to, limit. */
-    read: `SELECT "entry" FROM "log_entry" WHERE "thread_id" = ${p(1)} AND "log_index" >= ${int(2)} AND "log_index" < ${int(3)} ORDER BY "log_index" LIMIT ${p(4)}`,
+    read: `SELECT "entry", "packed" FROM "log_entry" WHERE "thread_id" = ${p(1)} AND "log_index" >= ${int(2)} AND "log_index" < ${int(3)} ORDER BY "log_index" LIMIT ${p(4)}`,
+
+    /** Params: threadId, min, max. Node payloads a packed entry needs (read-model/packed-entry.ts). */
+    payloads: `SELECT "sequence", "payload" FROM "node" WHERE "thread_id" = ${p(1)} AND "sequence" >= ${int(2)} AND "sequence" <= ${int(3)}`,
 
     /** Params: the rows' values, row after row. */
     insertEntries(rowCount: number): string {

@@ -4,6 +4,7 @@ import { checkAppend, type LogEntry } from '../../core/log/index.js';
 import { isUniqueViolation } from '../prisma/errors.js';
 import type { PostgresPrismaClient } from '../prisma/postgres.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
+import { entryTexts } from '../read-model/packed-entry.js';
 import {
   checkForkInput,
   checkThreadId,
@@ -220,14 +221,17 @@ export function createPrismaEventLogStore(
     async read(threadId: string, readOptions?: ReadOptions): Promise<LogEntry[]> {
       const { from, to, limit } = getReadWindow(threadId, readOptions);
       if (limit === 0 || from >= to || from > MAX_BOUND_INDEX) return [];
-      const rows = await client.$queryRawUnsafe<Array<{ entry: string }>>(
-        sql.read,
-        threadId,
-        from,
-        Math.min(to, MAX_BOUND_INDEX),
-        limit,
-      );
-      return rows.map((row) => JSON.parse(row.entry) as LogEntry);
+      const rows = await client.$queryRawUnsafe<
+        Array<{ entry: string; packed: Uint8Array | null }>
+      >(sql.read, threadId, from, Math.min(to, MAX_BOUND_INDEX), limit);
+      // Entries the engine's thread store wrote packed get their node payloads back.
+      const texts = await entryTexts(rows, async (min, max) => {
+        const nodes = await client.$queryRawUnsafe<
+          Array<{ sequence: number | bigint; payload: string }>
+        >(sql.payloads, threadId, min, max);
+        return new Map(nodes.map((n) => [Number(n.sequence), n.payload]));
+      });
+      return texts.map((text) => JSON.parse(text) as LogEntry);
     },
 
     async length(threadId: string): Promise<number> {

@@ -42,6 +42,9 @@ export function mergeChanges(all: readonly ReadModelChanges[]): ReadModelChanges
     merged.created ||= changes.created;
     merged.entries.push(...changes.entries);
     merged.nodeParents.push(...changes.nodeParents);
+    if (changes.snapshots !== undefined && changes.snapshots.length > 0) {
+      merged.snapshots = [...(merged.snapshots ?? []), ...changes.snapshots];
+    }
     for (const flag of changes.nodeFlags) {
       const i = position.get(flag.nodeId);
       if (i === undefined) {

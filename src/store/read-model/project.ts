@@ -1,6 +1,7 @@
 import { canonicalJson } from '../../core/canonical.js';
 import {
   type CausalNode,
+  getNode,
   getResourceHead,
   isCurrent,
   parseSemanticResourceKey,
@@ -49,7 +50,9 @@ export function projectEntry(
       nodeRow(threadId, node, meta, frontier.has(node.id), isCurrent(next.graph, node.id)),
     );
     node.parents.forEach((parentId, position) => {
-      nodeParents.push({ threadId, childId: node.id, parentId, position });
+      const parentSeq = getNode(next.graph, parentId)?.sequence;
+      if (parentSeq === undefined) throw new Error(`projectEntry: parent ${parentId} is unknown`);
+      nodeParents.push({ threadId, childSeq: node.sequence, parentSeq, position });
     });
     if (node.resourceKey !== undefined) touchedKeys.add(node.resourceKey);
   }

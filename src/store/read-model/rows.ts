@@ -44,10 +44,11 @@ export interface NodeRow {
   isCurrent: boolean;
 }
 
+/** A parent edge; nodes are named by sequence (`node.sequence`). */
 export interface NodeParentRow {
   threadId: string;
-  childId: string;
-  parentId: string;
+  childSeq: number;
+  parentSeq: number;
   position: number;
 }
 
@@ -97,6 +98,18 @@ export interface RunSpendRow {
   calls: number;
 }
 
+/** A snapshot of the thread state after entries [0, index) (src/core/thread/snapshot.ts). */
+export interface SnapshotRow {
+  threadId: string;
+  index: number;
+  /** verification.stateHash of entry index - 1. */
+  stateHash: string;
+  /** SHA-256 (hex) of `state`. */
+  checksum: string;
+  state: string;
+  createdAt: Date;
+}
+
 /**
  * What applying entries writes to one thread's tables. `thread` is the full row after the last
  * entry (an upsert); `created` says whether the thread row is new (the first entry is in
@@ -115,4 +128,6 @@ export interface ReadModelChanges {
   resourceHeads: ResourceHeadRow[];
   runs: RunRow[];
   runSpend: RunSpendRow[];
+  /** Snapshots to store with these entries (a cache: optional). */
+  snapshots?: SnapshotRow[];
 }

@@ -11,6 +11,7 @@ import type {
   ResourceHeadRow,
   RunRow,
   RunSpendRow,
+  SnapshotRow,
   ThreadRow,
 } from './rows.js';
 
@@ -73,13 +74,16 @@ const threadValues = (t: ThreadRow) => [
   t.forkedUpToIndex,
 ];
 
-export const insertEntries = (db: RawExecutor, rows: readonly LogEntryRow[]) =>
+/** A log entry row as stored: `entry` empty and `packed` set for a packed entry (packed-entry.ts). */
+export type StoredEntryRow = LogEntryRow & { packed: Uint8Array | null };
+
+export const insertEntries = (db: RawExecutor, rows: readonly StoredEntryRow[]) =>
   insertRows(
     db,
-    'INSERT INTO "log_entry" ("thread_id", "log_index", "entry_id", "type", "recorded_at", "entry")',
-    6,
+    'INSERT INTO "log_entry" ("thread_id", "log_index", "entry_id", "type", "recorded_at", "entry", "packed")',
+    7,
     rows,
-    (e) => [e.threadId, e.index, e.entryId, e.type, e.recordedAt, e.entry],
+    (e) => [e.threadId, e.index, e.entryId, e.type, e.recordedAt, e.entry, e.packed],
   );
 
 export const insertNodes = (db: RawExecutor, rows: readonly NodeRow[]) =>
@@ -108,10 +112,21 @@ export const insertNodes = (db: RawExecutor, rows: readonly NodeRow[]) =>
 export const insertNodeParents = (db: RawExecutor, rows: readonly NodeParentRow[]) =>
   insertRows(
     db,
-    'INSERT INTO "node_parent" ("thread_id", "child_id", "parent_id", "position")',
+    'INSERT INTO "node_parent" ("thread_id", "child_seq", "parent_seq", "position")',
     4,
     rows,
-    (p) => [p.threadId, p.childId, p.parentId, p.position],
+    (p) => [p.threadId, p.childSeq, p.parentSeq, p.position],
+  );
+
+/** Snapshots are caches: a row at the same index is replaced. */
+export const upsertSnapshots = (db: RawExecutor, rows: readonly SnapshotRow[]) =>
+  insertRows(
+    db,
+    'INSERT INTO "snapshot" ("thread_id", "log_index", "state_hash", "checksum", "state", "created_at")',
+    6,
+    rows,
+    (r) => [r.threadId, r.index, r.stateHash, r.checksum, r.state, r.createdAt],
+    ' ON CONFLICT ("thread_id", "log_index") DO UPDATE SET "state_hash" = excluded."state_hash", "checksum" = excluded."checksum", "state" = excluded."state", "created_at" = excluded."created_at"',
   );
 
 /** Sets one flag column to `value` on the given nodes of a thread. */

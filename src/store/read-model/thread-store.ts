@@ -6,7 +6,8 @@ import { isUniqueViolation } from '../prisma/errors.js';
 import { createPrisma, createSqlitePrisma, type WeftPrisma } from '../prisma/index.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
 import { createGroupWriter, type Settled, type WriterStats } from './group-commit.js';
-import type { ReadModelChanges } from './rows.js';
+import { entryTexts, packEntry } from './packed-entry.js';
+import type { LogEntryRow, NodeRow, ReadModelChanges, SnapshotRow } from './rows.js';
 import {
   insertEntries,
   insertIdempotencyRecords,
@@ -15,6 +16,7 @@ import {
   insertThread,
   insertThreads,
   type RawExecutor,
+  type StoredEntryRow,
   setNodeFlag,
   setNodeFlagPairs,
   updateThread,
@@ -22,6 +24,7 @@ import {
   upsertResourceHeads,
   upsertRunSpend,
   upsertRuns,
+  upsertSnapshots,
 } from './sql.js';
 
 const { sql } = Prisma;
@@ -56,6 +59,13 @@ export interface ThreadStore {
   readonly provider: 'sqlite' | 'postgres';
   /** Entries with index in `[from, to)` in index order; `[]` for an unknown thread. */
   readEntries(threadId: string, from?: number, to?: number): Promise<LogEntry[]>;
+  /** The canonical texts of the entries `readEntries` returns (what they are parsed from). */
+  readEntryTexts(threadId: string, from?: number, to?: number): Promise<string[]>;
+  /**
+   * Up to `limit` snapshots of the thread with index ≤ `atMost`, newest first (unverified: the
+   * caller checks them, see src/core/thread/snapshot.ts).
+   */
+  findSnapshots(threadId: string, atMost: number, limit?: number): Promise<SnapshotRow[]>;
   /** The stored log length; undefined for an unknown thread. */
   getLogLength(threadId: string): Promise<number | undefined>;
   /** Every thread holding a run with this id (the starting thread and its forks). */
@@ -344,7 +354,7 @@ function createWriter(
 async function write(tx: RawExecutor, c: ReadModelChanges, record?: IdempotencyRecord) {
   // The first statement writes, so a SQLite transaction holds the write lock from the start.
   if (c.created) await guarded('conflict', () => insertThread(tx, c.thread));
-  await guarded('conflict', () => insertEntries(tx, c.entries));
+  await guarded('conflict', () => insertEntries(tx, storedEntries(c.entries, c.nodes)));
   if (record !== undefined) {
     await guarded('idempotency', () =>
       tx.$executeRaw(sql`INSERT INTO "idempotency_record" ("scope", "key", "request_hash", "response", "thread_id", "created_at")
@@ -364,7 +374,31 @@ async function write(tx: RawExecutor, c: ReadModelChanges, record?: IdempotencyR
   await upsertResourceHeads(tx, c.resourceHeads);
   await upsertRuns(tx, c.runs);
   await upsertRunSpend(tx, c.runSpend);
+  if (c.snapshots !== undefined && c.snapshots.length > 0) await upsertSnapshots(tx, c.snapshots);
   if (!c.created) await updateThread(tx, c.thread);
+}
+
+/**
+ * The entries as stored: packed (without the payloads of the nodes each one created, which the
+ * node rows of the same transaction hold) where that applies, else as text. See packed-entry.ts.
+ */
+function storedEntries(
+  entries: readonly LogEntryRow[],
+  nodes: readonly NodeRow[],
+): StoredEntryRow[] {
+  const byEntry = new Map<number, Array<{ sequence: number; payload: string }>>();
+  for (const node of nodes) {
+    let list = byEntry.get(node.logIndex);
+    if (list === undefined) {
+      list = [];
+      byEntry.set(node.logIndex, list);
+    }
+    list.push({ sequence: node.sequence, payload: node.payload });
+  }
+  return entries.map((row) => {
+    const packed = packEntry(row.entry, byEntry.get(row.index) ?? []);
+    return packed === null ? { ...row, packed: null } : { ...row, entry: '', packed };
+  });
 }
 
 /**
@@ -377,7 +411,7 @@ async function writeMerged(tx: RawExecutor, items: readonly WriteItem[]): Promis
   if (created.length > 0) await insertThreads(tx, created);
   await insertEntries(
     tx,
-    all.flatMap((c) => c.entries),
+    all.flatMap((c) => storedEntries(c.entries, c.nodes)),
   );
   const records = items.flatMap((i) => (i.record === undefined ? [] : [i.record]));
   if (records.length > 0) await insertIdempotencyRecords(tx, records);
@@ -411,6 +445,8 @@ async function writeMerged(tx: RawExecutor, items: readonly WriteItem[]): Promis
     tx,
     all.flatMap((c) => c.runSpend),
   );
+  const snapshots = all.flatMap((c) => c.snapshots ?? []);
+  if (snapshots.length > 0) await upsertSnapshots(tx, snapshots);
   const updated = all.filter((c) => !c.created).map((c) => c.thread);
   if (updated.length > 0) await updateThreads(tx, updated);
 }
@@ -424,6 +460,23 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
       select: { logLength: true },
     });
     return row?.logLength;
+  };
+
+  const readEntryTexts = async (
+    threadId: string,
+    from = 0,
+    to = 2_147_483_647,
+  ): Promise<string[]> => {
+    const rows = await prisma.$queryRaw<Array<{ entry: string; packed: Uint8Array | null }>>(
+      sql`SELECT "entry", "packed" FROM "log_entry" WHERE "thread_id" = ${threadId} AND "log_index" >= ${from} AND "log_index" < ${to} ORDER BY "log_index"`,
+    );
+    const texts = await entryTexts(rows, async (min, max) => {
+      const nodes = await prisma.$queryRaw<Array<{ sequence: number; payload: string }>>(
+        sql`SELECT "sequence", "payload" FROM "node" WHERE "thread_id" = ${threadId} AND "sequence" >= ${min} AND "sequence" <= ${max}`,
+      );
+      return new Map(nodes.map((n) => [Number(n.sequence), n.payload]));
+    });
+    return texts;
   };
 
   /** CONFLICT for a commit that lost its first index; the length is read after the rollback. */
@@ -442,11 +495,19 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
   return {
     provider: weft.provider,
 
-    async readEntries(threadId, from = 0, to = 2_147_483_647) {
-      const rows = await prisma.$queryRaw<Array<{ entry: string }>>(
-        sql`SELECT "entry" FROM "log_entry" WHERE "thread_id" = ${threadId} AND "log_index" >= ${from} AND "log_index" < ${to} ORDER BY "log_index"`,
-      );
-      return rows.map((row) => JSON.parse(row.entry) as LogEntry);
+    async readEntries(threadId, from, to) {
+      return (await readEntryTexts(threadId, from, to)).map((text) => JSON.parse(text) as LogEntry);
+    },
+
+    readEntryTexts,
+
+    async findSnapshots(threadId, atMost, limit = 1) {
+      const rows = await prisma.snapshot.findMany({
+        where: { threadId, index: { lte: atMost } },
+        orderBy: { index: 'desc' },
+        take: limit,
+      });
+      return rows;
     },
 
     getLogLength,
@@ -521,10 +582,17 @@ async function dumpReadModels(
     prisma.run.findMany({ where }),
     prisma.runSpend.findMany({ where }),
   ]);
+  const idOf = new Map(node.map((n) => [`${n.threadId}\u0000${n.sequence}`, n.id]));
+  const edges = nodeParent.map((p) => ({
+    threadId: p.threadId,
+    childId: idOf.get(`${p.threadId}\u0000${p.childSeq}`),
+    parentId: idOf.get(`${p.threadId}\u0000${p.parentSeq}`),
+    position: p.position,
+  }));
   return {
     thread: thread.map(plain).sort(byKeys('id')),
     node: node.map(plain).sort(byKeys('threadId', 'id')),
-    node_parent: nodeParent.map(plain).sort(byKeys('threadId', 'childId', 'parentId')),
+    node_parent: edges.sort(byKeys('threadId', 'childId', 'parentId')),
     resource_head: resourceHead.map(plain).sort(byKeys('threadId', 'resourceKey')),
     run: run.map(plain).sort(byKeys('threadId', 'id')),
     run_spend: runSpend.map(plain).sort(byKeys('threadId', 'runId', 'dimension', 'key')),

@@ -1,0 +1,139 @@
+/**
+ * Compact storage of log entries that create nodes. A `nodes_appended` entry's canonical text
+ * holds every new node's payload, which the node read model stores as well (`node.payload`, the
+ * same canonical text). So the store keeps the entry text once without those payloads — cut out
+ * where they stood, the cuts remembered by node sequence — and deflated: `log_entry.packed`,
+ * with `log_entry.entry` empty. Reading splices the payloads back from the node rows, which
+ * gives the exact original text by construction (each cut removed precisely that node's payload
+ * text). An entry whose new payloads are small (or that creates no node), or whose text does not
+ * contain a payload where expected, is stored as plain text.
+ *
+ * Tampering stays visible: the hash chain covers the entry text, so a changed node payload
+ * changes the text read back, and verification fails at that entry.
+ */
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+
+/** A node the entry created: its sequence and canonical payload text (the node row's payload). */
+export interface CreatedPayload {
+  sequence: number;
+  payload: string;
+}
+
+const PAYLOAD_KEY = '"payload":';
+/** Fast and still ~4× on the skeletons (ids, kinds, parents): the append path pays for it. */
+const DEFLATE = { level: 1 } as const;
+/**
+ * Smaller bodies are stored without deflating (first byte RAW): for an entry of a node or two
+ * the saving is small and inflating every entry would slow down replays of many small entries.
+ */
+const DEFLATE_FROM_BYTES = 2048;
+const RAW = 0;
+const DEFLATED = 1;
+/**
+ * Entries whose new payloads total less are stored as text: saving a few hundred bytes is not
+ * worth the second query (for the payloads) every read of them would cost — small entries are
+ * what reloads and replays read most.
+ */
+const PACK_FROM_PAYLOAD_CHARS = 1024;
+
+/**
+ * The packed form of `text`, or null when it is better stored as is. Format: one byte (RAW or
+ * DEFLATED), then the body as UTF-8, deflated or not: a JSON header line
+ * `{"s":[sequences],"p":[lengths]}` — the node sequence whose payload goes into each cut, and the
+ * length (UTF-16 units) of each piece of text between cuts — then the pieces, concatenated.
+ */
+export function packEntry(text: string, created: readonly CreatedPayload[]): Uint8Array | null {
+  let payloadChars = 0;
+  for (const node of created) payloadChars += node.payload.length;
+  if (payloadChars < PACK_FROM_PAYLOAD_CHARS) return null;
+  const sequences: number[] = [];
+  const lengths: number[] = [];
+  const pieces: string[] = [];
+  let cursor = 0;
+  for (const node of created) {
+    const at = text.indexOf(PAYLOAD_KEY + node.payload, cursor);
+    if (at < 0) return null;
+    const start = at + PAYLOAD_KEY.length;
+    pieces.push(text.slice(cursor, start));
+    lengths.push(start - cursor);
+    sequences.push(node.sequence);
+    cursor = start + node.payload.length;
+  }
+  pieces.push(text.slice(cursor));
+  lengths.push(text.length - cursor);
+  const body = Buffer.from(`${JSON.stringify({ s: sequences, p: lengths })}\n${pieces.join('')}`);
+  if (body.length < DEFLATE_FROM_BYTES) return Buffer.concat([Buffer.of(RAW), body]);
+  return Buffer.concat([Buffer.of(DEFLATED), deflateRawSync(body, DEFLATE)]);
+}
+
+/** A packed entry opened: the node sequences it needs, and how to put the text back together. */
+export interface OpenedEntry {
+  sequences: number[];
+  /** The original text, given the payload text of each needed sequence. */
+  join(payloadOf: (sequence: number) => string | undefined): string;
+}
+
+export function openPackedEntry(packed: Uint8Array): OpenedEntry {
+  const bytes = Buffer.from(packed.buffer, packed.byteOffset, packed.byteLength);
+  const kind = bytes[0];
+  if (kind !== RAW && kind !== DEFLATED) {
+    throw new Error(`log storage is damaged: unknown packed entry kind ${kind}`);
+  }
+  const rest = bytes.subarray(1);
+  const body = (kind === RAW ? rest : inflateRawSync(rest)).toString('utf8');
+  const newline = body.indexOf('\n');
+  const header = JSON.parse(body.slice(0, newline)) as { s: number[]; p: number[] };
+  const text = body.slice(newline + 1);
+  return {
+    sequences: header.s,
+    join(payloadOf) {
+      let out = '';
+      let cursor = 0;
+      for (let i = 0; i < header.p.length; i++) {
+        const length = header.p[i]!;
+        out += text.slice(cursor, cursor + length);
+        cursor += length;
+        if (i < header.s.length) {
+          const sequence = header.s[i]!;
+          const payload = payloadOf(sequence);
+          if (payload === undefined) {
+            throw new Error(
+              `log storage is damaged: a packed entry needs the payload of node ${sequence}, which is missing`,
+            );
+          }
+          out += payload;
+        }
+      }
+      return out;
+    },
+  };
+}
+
+/** A stored log_entry row as read: plain text, or packed. */
+export interface StoredEntry {
+  entry: string;
+  packed: Uint8Array | null;
+}
+
+/**
+ * The canonical texts of stored rows, in order. `payloads(min, max)` returns the payload texts
+ * of the thread's nodes with sequence in `[min, max]`; it is called at most once.
+ */
+export async function entryTexts(
+  rows: readonly StoredEntry[],
+  payloads: (min: number, max: number) => Promise<Map<number, string>>,
+): Promise<string[]> {
+  const opened = rows.map((row) =>
+    row.packed === null || row.entry !== '' ? null : openPackedEntry(row.packed),
+  );
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (const entry of opened) {
+    for (const sequence of entry?.sequences ?? []) {
+      if (sequence < min) min = sequence;
+      if (sequence > max) max = sequence;
+    }
+  }
+  const texts = min <= max ? await payloads(min, max) : new Map<number, string>();
+  return rows.map((row, i) => opened[i]?.join((sequence) => texts.get(sequence)) ?? row.entry);
+}
