@@ -87,15 +87,18 @@ function byThread<K extends { threadId: string }>(keys: readonly K[]): Map<strin
 }
 
 type PrismaNode = Omit<NodeRow, 'parentIds'> & {
-  parents: Array<{ parentId: string; position: number }>;
+  parents: Array<{ parent: { id: string }; position: number }>;
 };
 
 const withParents = ({ parents, ...row }: PrismaNode): NodeWithParents => ({
   ...row,
-  parentIds: [...parents].sort((a, b) => a.position - b.position).map((p) => p.parentId),
+  parentIds: [...parents].sort((a, b) => a.position - b.position).map((p) => p.parent.id),
 });
 
-const PARENTS = { parents: { select: { parentId: true, position: true } } } as const;
+/** Edges name nodes by sequence; the parent's id comes through the relation. */
+const PARENTS = {
+  parents: { select: { position: true, parent: { select: { id: true } } } },
+} as const;
 
 export function openReadQueries(databaseUrl: string): ReadQueries {
   return createReadQueries(createPrisma(databaseUrl), true);
@@ -170,22 +173,11 @@ export function createReadQueries(weft: WeftPrisma, owned = false): ReadQueries 
       const found = await Promise.all(
         [...groups].map(async ([threadId, group]) => {
           const edges = await prisma.nodeParent.findMany({
-            where: { threadId, parentId: { in: [...new Set(group.map((k) => k.id))] } },
-            select: { childId: true, parentId: true },
+            where: { threadId, parent: { id: { in: [...new Set(group.map((k) => k.id))] } } },
+            select: { parent: { select: { id: true } }, child: { include: PARENTS } },
+            orderBy: [{ parentSeq: 'asc' }, { childSeq: 'asc' }],
           });
-          if (edges.length === 0) return [];
-          const nodes = new Map(
-            (
-              await nodesIn(
-                threadId,
-                edges.map((e) => e.childId),
-              )
-            ).map((n) => [n.id, n]),
-          );
-          return edges.flatMap((e) => {
-            const node = nodes.get(e.childId);
-            return node === undefined ? [] : [{ ...node, parentId: e.parentId }];
-          });
+          return edges.map((e) => ({ ...withParents(e.child), parentId: e.parent.id }));
         }),
       );
       return found.flat();
