@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Result } from '../../src/core/errors.js';
-import { createEngine, type Engine } from '../../src/engine/index.js';
+import { createEngine, type Engine, type EngineOptions } from '../../src/engine/index.js';
 import {
   createEventHub,
   type EventHub,
@@ -70,7 +70,11 @@ export function postgresDatabases(): Databases {
  */
 export async function openNode(
   url: string,
-  options: { channel?: string; hub?: Partial<EventHubOptions> } = {},
+  options: {
+    channel?: string;
+    hub?: Partial<EventHubOptions>;
+    engine?: Partial<EngineOptions>;
+  } = {},
 ): Promise<Node> {
   const store = openThreadStore(url);
   const hub = createEventHub({
@@ -81,7 +85,7 @@ export async function openNode(
     ...options.hub,
   });
   await hub.ready;
-  const engine = createEngine({ store, publisher: hub });
+  const engine = createEngine({ store, publisher: hub, ...options.engine });
   return {
     engine,
     hub,

@@ -22,7 +22,6 @@ export interface Fanout {
 }
 
 export const DEFAULT_CHANNEL = 'weft:commits';
-const READY_TIMEOUT_MS = 5_000;
 
 /**
  * Wake-ups over ioredis pub/sub on one channel, subscribed once when the hub opens (and
@@ -61,6 +60,7 @@ export function createRedisFanout(
     connectedOnce = true;
   });
 
+  const readyTimeoutMs = options.readyTimeoutMs ?? 5_000;
   let timer: NodeJS.Timeout | undefined;
   const ready = Promise.race([
     subscriber.subscribe(channel).then(() => undefined),
@@ -69,14 +69,19 @@ export function createRedisFanout(
         () =>
           reject(
             new Error(
-              `cannot subscribe to Redis at ${redactUrl(options.url)} within ${READY_TIMEOUT_MS} ms: check REDIS_URL and that Redis is running`,
+              `cannot subscribe to Redis at ${redactUrl(options.url)} within ${readyTimeoutMs} ms: check REDIS_URL and that Redis is running`,
             ),
           ),
-        READY_TIMEOUT_MS,
+        readyTimeoutMs,
       );
     }),
   ]).finally(() => clearTimeout(timer));
-  ready.catch(() => undefined);
+  ready.catch(() => {
+    // Stop the reconnect loop: the caller learns from `ready` and may open a new hub.
+    closing = true;
+    subscriber.disconnect();
+    publisher.disconnect();
+  });
 
   return {
     ready,
@@ -94,7 +99,12 @@ export function createRedisFanout(
     },
     async close() {
       closing = true;
-      await Promise.allSettled([subscriber.quit(), publisher.quit()]);
+      // QUIT lets queued publishes go out; a client that is not connected would wait forever.
+      await Promise.allSettled(
+        [subscriber, publisher].map((client) =>
+          client.status === 'ready' ? client.quit() : Promise.resolve(),
+        ),
+      );
       subscriber.disconnect();
       publisher.disconnect();
     },

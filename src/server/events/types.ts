@@ -87,6 +87,8 @@ export interface RedisFanoutOptions {
    * a wake-up Redis dropped with nothing committed after it. Default 5,000; 0 turns it off.
    */
   pollIntervalMs?: number;
+  /** How long the hub waits for Redis to confirm its subscription before `ready` rejects. Default 5,000. */
+  readyTimeoutMs?: number;
 }
 
 /** Where a hub listener gets its items: one thread, or every thread (`'*'`). */
