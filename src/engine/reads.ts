@@ -1,0 +1,402 @@
+/**
+ * The read API the GraphQL layer uses: batch readers over the read models (SQL) and the engine's
+ * in-memory thread state, returning parsed values. Batch functions answer in key order (a
+ * missing key is `undefined`), which is what a DataLoader needs; each one is a bounded number of
+ * database calls. No writes here: the engine's commands are the only writer.
+ */
+import { err, ok, type Result, type WeftError } from '../core/errors.js';
+import {
+  type NodeKind,
+  normalizeSemanticKey,
+  normalizeSemanticType,
+  type SemanticNodeType,
+  walkAncestors,
+  walkDescendants,
+} from '../core/graph/index.js';
+import type { JsonValue } from '../core/json.js';
+import { diffLogs, type LogEntry, type VerifyReport } from '../core/log/index.js';
+import type { WorkflowState } from '../core/run/index.js';
+import type { NodeTaint, NodeUsage, ThreadSpend } from '../core/thread/index.js';
+import {
+  type NodeWithParents,
+  openReadQueries,
+  type ReadQueries,
+  type RunListQuery,
+  type ThreadListQuery,
+} from '../store/read-model/queries.js';
+import type { LogEntryRow, RunRow, ThreadRow } from '../store/read-model/rows.js';
+import type { Engine, StateAt } from './types.js';
+
+export interface ThreadView {
+  id: string;
+  createdAt: Date;
+  updatedAt: Date;
+  metadata: JsonValue;
+  nodeTypes: SemanticNodeType[];
+  allowDynamicNodeTypes: boolean;
+  logLength: number;
+  stateHash: string;
+  frontier: string[];
+  forkedFrom: { threadId: string; upToIndex: number } | null;
+}
+
+export interface NodeView {
+  threadId: string;
+  id: string;
+  kind: NodeKind;
+  parentIds: string[];
+  payload: JsonValue;
+  createdAt: Date;
+  sequence: number;
+  resourceKey: string | null;
+  logIndex: number;
+  runId: string | null;
+  taint: NodeTaint | null;
+  usage: NodeUsage | null;
+  isFrontier: boolean;
+  isCurrent: boolean;
+}
+
+/** A memory item: a current semantic head with its normalised type and key. */
+export interface MemoryView {
+  type: string;
+  key: string;
+  node: NodeView;
+}
+
+export interface RunView {
+  threadId: string;
+  id: string;
+  status: string;
+  createdAt: Date;
+  updatedAt: Date;
+  startedAt: Date | null;
+  logIndex: number;
+  state: WorkflowState;
+}
+
+export interface EventView {
+  threadId: string;
+  index: number;
+  id: string;
+  type: string;
+  recordedAt: Date;
+  entry: LogEntry;
+}
+
+export interface NodeKey {
+  threadId: string;
+  id: string;
+}
+
+export interface WalkKey extends NodeKey {
+  direction: 'ancestors' | 'descendants';
+  depth?: number | undefined;
+  kinds?: readonly NodeKind[] | undefined;
+}
+
+export interface ThreadDiffView {
+  commonPrefix: number;
+  onlyA: EventView[];
+  onlyB: EventView[];
+}
+
+export interface Reads {
+  threads(ids: readonly string[]): Promise<Array<ThreadView | undefined>>;
+  listThreads(query: ThreadListQuery): Promise<ThreadView[]>;
+  nodes(keys: readonly NodeKey[]): Promise<Array<NodeView | undefined>>;
+  nodePage(query: {
+    threadId: string;
+    take: number;
+    afterSequence?: number | undefined;
+    kinds?: readonly NodeKind[] | undefined;
+  }): Promise<NodeView[]>;
+  nodeCount(threadId: string): Promise<number>;
+  children(keys: readonly NodeKey[]): Promise<NodeView[][]>;
+  resourceVersions(
+    keys: ReadonlyArray<{ threadId: string; resourceKey: string }>,
+  ): Promise<NodeView[][]>;
+  resources(threadId: string): Promise<NodeView[]>;
+  /** Current semantic heads; filters are normalised like writes (an invalid one matches nothing). */
+  memory(threadId: string, filter: { type?: string; key?: string }): Promise<MemoryView[]>;
+  events(threadId: string, afterIndex: number, take: number): Promise<EventView[]>;
+  runs(keys: readonly NodeKey[]): Promise<Array<RunView | undefined>>;
+  /**
+   * The run with this id: in `threadId` when given, else in the thread that started it (a fork
+   * holds a copy under the same id). VALIDATION_FAILED when that is ambiguous.
+   */
+  findRun(runId: string, threadId?: string): Promise<Result<RunView | undefined>>;
+  listRuns(query: RunListQuery): Promise<RunView[]>;
+  /** Node ids reached by each walk over the thread's in-memory graph, in walk order. */
+  walks(keys: readonly WalkKey[]): Promise<Array<string[]>>;
+  spend(threadId: string): Promise<Result<ThreadSpend>>;
+  stateAt(threadId: string, index?: number): Promise<Result<StateAt>>;
+  verify(threadId: string, strict: boolean): Promise<Result<VerifyReport>>;
+  diff(a: string, b: string): Promise<Result<ThreadDiffView>>;
+  close(): Promise<void>;
+}
+
+const parse = <T>(text: string): T => JSON.parse(text) as T;
+
+export function toThreadView(row: ThreadRow): ThreadView {
+  return {
+    id: row.id,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    metadata: parse(row.metadata),
+    nodeTypes: parse(row.nodeTypes),
+    allowDynamicNodeTypes: row.allowDynamicNodeTypes,
+    logLength: row.logLength,
+    stateHash: row.stateHash,
+    frontier: parse(row.frontier),
+    forkedFrom:
+      row.forkedFromId === null
+        ? null
+        : { threadId: row.forkedFromId, upToIndex: row.forkedUpToIndex ?? 0 },
+  };
+}
+
+export function toNodeView(row: NodeWithParents): NodeView {
+  return {
+    threadId: row.threadId,
+    id: row.id,
+    kind: row.kind as NodeKind,
+    parentIds: row.parentIds,
+    payload: parse(row.payload),
+    createdAt: row.createdAt,
+    sequence: row.sequence,
+    resourceKey: row.resourceKey,
+    logIndex: row.logIndex,
+    runId: row.runId,
+    taint: row.taint === null ? null : parse(row.taint),
+    usage: row.usage === null ? null : parse(row.usage),
+    isFrontier: row.isFrontier,
+    isCurrent: row.isCurrent,
+  };
+}
+
+export function toRunView(row: RunRow): RunView {
+  return {
+    threadId: row.threadId,
+    id: row.id,
+    status: row.status,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    startedAt: row.startedAt,
+    logIndex: row.logIndex,
+    state: parse(row.state),
+  };
+}
+
+export function toEventView(row: LogEntryRow): EventView {
+  return {
+    threadId: row.threadId,
+    index: row.index,
+    id: row.entryId,
+    type: row.type,
+    recordedAt: row.recordedAt,
+    entry: parse(row.entry),
+  };
+}
+
+function eventOf(threadId: string, entry: LogEntry): EventView {
+  return {
+    threadId,
+    index: entry.index,
+    id: entry.id,
+    type: entry.event.type,
+    recordedAt: new Date(entry.recordedAt),
+    entry,
+  };
+}
+
+const nodeKey = (threadId: string, id: string) => `${threadId}\u0000${id}`;
+
+/** Values in the order of `keys`, looked up by `keyOf`. */
+function inKeyOrder<K, V>(
+  keys: readonly K[],
+  values: readonly V[],
+  keyOfKey: (k: K) => string,
+  keyOfValue: (v: V) => string,
+): Array<V | undefined> {
+  const byKey = new Map(values.map((v) => [keyOfValue(v), v]));
+  return keys.map((k) => byKey.get(keyOfKey(k)));
+}
+
+function groupInKeyOrder<K, V>(
+  keys: readonly K[],
+  values: readonly V[],
+  keyOfKey: (k: K) => string,
+  keyOfValue: (v: V) => string,
+): V[][] {
+  const groups = new Map<string, V[]>();
+  for (const v of values) {
+    const key = keyOfValue(v);
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [v]);
+    else group.push(v);
+  }
+  return keys.map((k) => groups.get(keyOfKey(k)) ?? []);
+}
+
+const invalid = (path: string, message: string): WeftError => ({
+  code: 'VALIDATION_FAILED',
+  message,
+  issues: [{ path, message }],
+});
+
+/**
+ * The read API on an engine and read queries (default: opened on `databaseUrl`). `close()`
+ * closes the queries it opened itself, not the engine.
+ */
+export function createReads(engine: Engine, source: ReadQueries | { databaseUrl: string }): Reads {
+  const q = 'databaseUrl' in source ? openReadQueries(source.databaseUrl) : source;
+  const owned = 'databaseUrl' in source;
+  const byNode = (n: { threadId: string; id: string }) => nodeKey(n.threadId, n.id);
+
+  return {
+    threads: async (ids) =>
+      inKeyOrder(
+        ids,
+        (await q.threads(ids)).map(toThreadView),
+        (id) => id,
+        (t) => t.id,
+      ),
+
+    listThreads: async (query) => (await q.listThreads(query)).map(toThreadView),
+
+    nodes: async (keys) => inKeyOrder(keys, (await q.nodes(keys)).map(toNodeView), byNode, byNode),
+
+    nodePage: async (query) => (await q.nodePage(query)).map(toNodeView),
+
+    nodeCount: (threadId) => q.nodeCount(threadId),
+
+    async children(keys) {
+      const rows = await q.children(keys);
+      const children = rows.map((row) => ({ parentId: row.parentId, node: toNodeView(row) }));
+      return groupInKeyOrder(keys, children, byNode, (c) =>
+        nodeKey(c.node.threadId, c.parentId),
+      ).map((group) => group.map((c) => c.node).sort((a, b) => a.sequence - b.sequence));
+    },
+
+    async resourceVersions(keys) {
+      const rows = (await q.resourceVersions(keys)).map(toNodeView);
+      return groupInKeyOrder(
+        keys,
+        rows,
+        (k) => nodeKey(k.threadId, k.resourceKey),
+        (n) => nodeKey(n.threadId, n.resourceKey ?? ''),
+      );
+    },
+
+    async resources(threadId) {
+      return (await q.resourceHeads(threadId)).map((h) => toNodeView(h.node));
+    },
+
+    async memory(threadId, filter) {
+      const type = filter.type === undefined ? undefined : normalizeSemanticType(filter.type);
+      const key = filter.key === undefined ? undefined : normalizeSemanticKey(filter.key);
+      // A filter that cannot be normalised names no stored key: it matches nothing.
+      if (
+        (filter.type !== undefined && type === undefined) ||
+        (filter.key !== undefined && key === undefined)
+      ) {
+        return [];
+      }
+      const heads = await q.resourceHeads(threadId, {
+        semantic: true,
+        ...(type === undefined ? {} : { type }),
+        ...(key === undefined ? {} : { key }),
+      });
+      return heads.flatMap((h) =>
+        h.semanticType === null || h.semanticKey === null
+          ? []
+          : [{ type: h.semanticType, key: h.semanticKey, node: toNodeView(h.node) }],
+      );
+    },
+
+    events: async (threadId, afterIndex, take) =>
+      (await q.entries(threadId, afterIndex, take)).map(toEventView),
+
+    runs: async (keys) => inKeyOrder(keys, (await q.runs(keys)).map(toRunView), byNode, byNode),
+
+    async findRun(runId, threadId) {
+      if (threadId !== undefined) {
+        const [row] = await q.runs([{ threadId, id: runId }]);
+        return ok(row === undefined ? undefined : toRunView(row));
+      }
+      const places = await q.runPlaces(runId);
+      const held = new Set(places.map((p) => p.threadId));
+      const homes = places.filter((p) => p.forkedFromId === null || !held.has(p.forkedFromId));
+      if (homes.length === 0) return ok(undefined);
+      if (homes.length > 1) {
+        return err(
+          invalid(
+            '$.threadId',
+            `run ${runId} exists in threads ${homes.map((h) => h.threadId).join(', ')}: pass threadId`,
+          ),
+        );
+      }
+      const [row] = await q.runs([{ threadId: homes[0]!.threadId, id: runId }]);
+      return ok(row === undefined ? undefined : toRunView(row));
+    },
+
+    listRuns: async (query) => (await q.listRuns(query)).map(toRunView),
+
+    async walks(keys) {
+      const threadIds = [...new Set(keys.map((k) => k.threadId))];
+      const states = new Map(
+        await Promise.all(threadIds.map(async (id) => [id, await engine.getState(id)] as const)),
+      );
+      return keys.map((k) => {
+        const state = states.get(k.threadId);
+        if (state === undefined || !state.ok) return [];
+        const walk = k.direction === 'ancestors' ? walkAncestors : walkDescendants;
+        const options = {
+          ...(k.depth === undefined ? {} : { depth: k.depth }),
+          ...(k.kinds === undefined ? {} : { kinds: k.kinds }),
+        };
+        return walk(state.value.graph, k.id, options).map((n) => n.id);
+      });
+    },
+
+    async spend(threadId) {
+      const state = await engine.getState(threadId);
+      return state.ok ? ok(state.value.spend) : state;
+    },
+
+    stateAt: (threadId, index) => engine.stateAt(threadId, index),
+
+    verify: (threadId, strict) => engine.verify(threadId, { strict }),
+
+    async diff(a, b) {
+      const [left, right] = await Promise.all([
+        engine.store.readEntries(a),
+        engine.store.readEntries(b),
+      ]);
+      for (const [id, entries] of [
+        [a, left],
+        [b, right],
+      ] as const) {
+        if (entries.length === 0) {
+          return err({
+            code: 'NOT_FOUND',
+            message: `thread ${id} does not exist`,
+            entity: 'Thread',
+            id,
+          });
+        }
+      }
+      const diff = diffLogs(left, right);
+      return ok({
+        commonPrefix: diff.commonPrefix,
+        onlyA: diff.onlyA.map((e) => eventOf(a, e)),
+        onlyB: diff.onlyB.map((e) => eventOf(b, e)),
+      });
+    },
+
+    async close() {
+      if (owned) await q.close();
+    },
+  };
+}

@@ -1,0 +1,30 @@
+/** Helpers shared by mutation inputs. */
+import { z } from 'zod';
+import type { GraphQLContext } from './context.js';
+import { createLoaders } from './context.js';
+
+/** Leaves out null and undefined fields (GraphQL's "not given"), for the engine's optional inputs. */
+export function compact<T extends Record<string, unknown>>(
+  input: T,
+): { [K in keyof T]?: Exclude<T[K], null | undefined> } {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(input)) {
+    if (value !== null && value !== undefined) out[key] = value;
+  }
+  return out as { [K in keyof T]?: Exclude<T[K], null | undefined> };
+}
+
+/** The optional idempotency key every mutation input takes (DESIGN §2.10). */
+export const idempotencyKeyField = {
+  description: 'A retry with the same key and request returns the first result and writes nothing.',
+  validate: z.string().min(1).max(200),
+};
+
+/**
+ * After a write, this request's loaders may hold rows from before it (an earlier mutation of the
+ * same operation, or a read): start from fresh ones.
+ */
+export function refreshAfterWrite<T>(ctx: GraphQLContext, value: T): T {
+  ctx.loaders = createLoaders(ctx.reads);
+  return value;
+}

@@ -1,0 +1,295 @@
+/** Causal nodes: the type and its graph links, the thread's node lists, and appendNodes. */
+import { z } from 'zod';
+import type { NodeInput as EngineNodeInput } from '../core/thread/index.js';
+import type { NodeView } from '../engine/reads.js';
+import { builder } from './builder.js';
+import { type GraphQLContext, primeNodes } from './context.js';
+import { NodeKindEnum } from './enums.js';
+import { notFound, unwrapResult } from './error-classes.js';
+import { RUN_ERRORS } from './errors.js';
+import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
+import { decodeCursor, isInt, pageSize, toConnection } from './pagination.js';
+import { CausalNodeRef, ThreadRef } from './refs.js';
+import { loadThread, pageSizeHint } from './thread.js';
+
+/** Most nodes one appendNodes call takes. */
+export const MAX_NODES_PER_APPEND = 1000;
+
+/** Nodes by id in one thread, in the given order; ids that are not there are skipped. */
+export async function loadNodes(
+  ctx: GraphQLContext,
+  threadId: string,
+  ids: readonly string[],
+): Promise<NodeView[]> {
+  const found = await ctx.loaders.node.loadMany(ids.map((id) => ({ threadId, id })));
+  return found.flatMap((n) => {
+    if (n instanceof Error) throw n;
+    return n === undefined ? [] : [n];
+  });
+}
+
+async function loadNode(ctx: GraphQLContext, threadId: string, id: string): Promise<NodeView> {
+  const node = await ctx.loaders.node.load({ threadId, id });
+  if (node === undefined) throw notFound('CausalNode', id);
+  return node;
+}
+
+const TaintRef = builder.objectRef<NonNullable<NodeView['taint']>>('Taint').implement({
+  description:
+    'Provenance of untrusted data: set on a node (e.g. external tool output) and inherited by every descendant.',
+  fields: (t) => ({
+    source: t.exposeString('source'),
+    toolName: t.string({ nullable: true, resolve: (x) => x.toolName ?? null }),
+    serverId: t.string({ nullable: true, resolve: (x) => x.serverId ?? null }),
+    agentId: t.string({ nullable: true, resolve: (x) => x.agentId ?? null }),
+    derived: t.boolean({
+      description: 'True when inherited from tainted ancestors (listed in derivedFrom).',
+      resolve: (x) => x.derivedFrom !== undefined,
+    }),
+    derivedFrom: t.idList({ resolve: (x) => x.derivedFrom ?? [] }),
+  }),
+});
+
+CausalNodeRef.implement({
+  description: 'A content-addressed node of the causal graph (seed 000).',
+  fields: (t) => {
+    const walk = (direction: 'ancestors' | 'descendants') =>
+      t.field({
+        type: [CausalNodeRef],
+        description: `The node's ${direction}, nearest first (depth default 16, at most 256).`,
+        args: {
+          depth: t.arg.int({ validate: z.number().int().min(0).max(256) }),
+          kinds: t.arg({ type: [NodeKindEnum] }),
+        },
+        resolve: async (n, { depth, kinds }, ctx) => {
+          const ids = await ctx.loaders.walk.load({
+            threadId: n.threadId,
+            id: n.id,
+            direction,
+            depth: depth ?? undefined,
+            kinds: kinds ?? undefined,
+          });
+          return loadNodes(ctx, n.threadId, ids);
+        },
+      });
+    const version = (step: -1 | 1) =>
+      t.field({
+        type: CausalNodeRef,
+        nullable: true,
+        resolve: async (n, _a, ctx) => {
+          if (n.resourceKey === null) return null;
+          const versions = await ctx.loaders.resourceVersions.load({
+            threadId: n.threadId,
+            resourceKey: n.resourceKey,
+          });
+          const at = versions.findIndex((v) => v.id === n.id);
+          return at < 0 ? null : (versions[at + step] ?? null);
+        },
+      });
+    return {
+      id: t.exposeID('id'),
+      threadId: t.exposeID('threadId'),
+      kind: t.field({ type: NodeKindEnum, resolve: (n) => n.kind }),
+      parentIds: t.idList({ resolve: (n) => n.parentIds }),
+      parents: t.field({
+        type: [CausalNodeRef],
+        resolve: (n, _a, ctx) => loadNodes(ctx, n.threadId, n.parentIds),
+      }),
+      children: t.field({
+        type: [CausalNodeRef],
+        resolve: (n, _a, ctx) => ctx.loaders.children.load({ threadId: n.threadId, id: n.id }),
+      }),
+      payload: t.field({ type: 'JSON', nullable: true, resolve: (n) => n.payload }),
+      createdAt: t.field({ type: 'DateTime', resolve: (n) => n.createdAt }),
+      sequence: t.exposeInt('sequence'),
+      resourceKey: t.string({ nullable: true, resolve: (n) => n.resourceKey }),
+      isFrontier: t.exposeBoolean('isFrontier'),
+      isCurrent: t.boolean({
+        description: 'False once a newer version of the same resource key exists.',
+        resolve: (n) => n.isCurrent,
+      }),
+      supersedes: version(-1),
+      supersededBy: version(1),
+      ancestors: walk('ancestors'),
+      descendants: walk('descendants'),
+      taint: t.field({ type: TaintRef, nullable: true, resolve: (n) => n.taint }),
+      usage: t.field({ type: 'JSON', nullable: true, resolve: (n) => n.usage }),
+      runId: t.id({ nullable: true, resolve: (n) => n.runId }),
+      logIndex: t.int({
+        description: 'Index of the log entry that created the node.',
+        resolve: (n) => n.logIndex,
+      }),
+    };
+  },
+});
+
+const CausalNodeConnection = builder.connectionObject({
+  type: CausalNodeRef,
+  name: 'CausalNodeConnection',
+  edgesNullable: false,
+  nodeNullable: false,
+});
+
+builder.objectFields(ThreadRef, (t) => ({
+  frontier: t.field({
+    type: [CausalNodeRef],
+    description: 'The current heads: what a new node gets as parents by default.',
+    resolve: (th, _a, ctx) => loadNodes(ctx, th.id, th.frontier),
+  }),
+  nodes: t.field({
+    type: CausalNodeConnection,
+    description: 'Nodes in sequence order.',
+    args: {
+      first: t.arg.int(),
+      after: t.arg.string(),
+      kinds: t.arg({ type: [NodeKindEnum] }),
+      afterSequence: t.arg.int({ description: 'Only nodes with a greater sequence.' }),
+    },
+    complexity: (args) => ({ field: 1, multiplier: pageSizeHint(args.first) }),
+    resolve: async (th, args, ctx) => {
+      const size = pageSize(args.first);
+      const after = decodeCursor(args.after, isInt);
+      const from = Math.max(after ?? 0, args.afterSequence ?? 0);
+      const rows = await ctx.reads.nodePage({
+        threadId: th.id,
+        take: size + 1,
+        afterSequence: from,
+        kinds: args.kinds ?? undefined,
+      });
+      return toConnection(primeNodes(ctx, rows), size, (n) => n.sequence, from > 0);
+    },
+  }),
+  nodeCount: t.int({ resolve: (th, _a, ctx) => ctx.reads.nodeCount(th.id) }),
+  causalNode: t.field({
+    type: CausalNodeRef,
+    nullable: true,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (th, { id }, ctx) => loadNode(ctx, th.id, id),
+  }),
+  resources: t.field({
+    type: [CausalNodeRef],
+    description: 'The current head of every resource key (semantic memory included).',
+    resolve: async (th, _a, ctx) => primeNodes(ctx, await ctx.reads.resources(th.id)),
+  }),
+}));
+
+builder.queryField('causalNode', (t) =>
+  t.field({
+    type: CausalNodeRef,
+    nullable: true,
+    description: 'A node of a thread; NOT_FOUND when the thread or the node does not exist.',
+    args: { threadId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
+    resolve: async (_r, { threadId, id }, ctx) => {
+      await loadThread(ctx, threadId);
+      return loadNode(ctx, threadId, id);
+    },
+  }),
+);
+
+// appendNodes -------------------------------------------------------------------------------
+
+const TaintInput = builder.inputType('TaintInput', {
+  fields: (t) => ({
+    source: t.string({ required: true, description: 'e.g. mcp_tool, retrieval, a2a.' }),
+    toolName: t.string(),
+    serverId: t.string(),
+    agentId: t.string(),
+  }),
+});
+
+const UsageInput = builder.inputType('UsageInput', {
+  fields: (t) => ({
+    model: t.string({ required: true }),
+    inputTokens: t.int({ required: true, validate: z.number().int().min(0) }),
+    outputTokens: t.int({ required: true, validate: z.number().int().min(0) }),
+    costUsd: t.float({ validate: z.number().min(0) }),
+  }),
+});
+
+const NodeInput = builder.inputType('NodeInput', {
+  fields: (t) => ({
+    kind: t.field({ type: NodeKindEnum, required: true }),
+    payload: t.field({ type: 'JSON', required: true }),
+    parents: t.idList({ description: 'Default: the whole frontier.' }),
+    resourceKey: t.string(),
+    advance: t.boolean({ description: 'Move the frontier to the new node (default true).' }),
+    runId: t.id(),
+    taint: t.field({ type: TaintInput }),
+    usage: t.field({ type: UsageInput }),
+  }),
+});
+
+const AppendNodesInput = builder.inputType('AppendNodesInput', {
+  fields: (t) => ({
+    threadId: t.id({ required: true }),
+    expectedIndex: t.int({
+      description: 'The log length the write expects; a stale one is a ConflictError.',
+      validate: z.number().int().min(0),
+    }),
+    nodes: t.field({
+      type: [NodeInput],
+      required: true,
+      validate: z.array(z.unknown()).min(1).max(MAX_NODES_PER_APPEND),
+    }),
+    idempotencyKey: t.string(idempotencyKeyField),
+  }),
+});
+
+const AppendNodesSuccess = builder
+  .objectRef<{ threadId: string; logIndex: number; nodeIds: string[] }>('AppendNodesSuccess')
+  .implement({
+    fields: (t) => ({
+      thread: t.field({ type: ThreadRef, resolve: (s, _a, ctx) => loadThread(ctx, s.threadId) }),
+      nodes: t.field({
+        type: [CausalNodeRef],
+        description: 'One per input node, in order (an identical existing node is returned as is).',
+        resolve: (s, _a, ctx) => loadNodes(ctx, s.threadId, s.nodeIds),
+      }),
+      logIndex: t.exposeInt('logIndex'),
+    }),
+  });
+
+type NodeInputShape = typeof NodeInput.$inferInput;
+
+function toEngineNode(n: NodeInputShape): EngineNodeInput {
+  return {
+    kind: n.kind,
+    payload: n.payload as EngineNodeInput['payload'],
+    ...compact({
+      parents: n.parents,
+      resourceKey: n.resourceKey,
+      advance: n.advance,
+      runId: n.runId,
+      taint:
+        n.taint === null || n.taint === undefined
+          ? undefined
+          : (compact(n.taint) as EngineNodeInput['taint']),
+      usage:
+        n.usage === null || n.usage === undefined
+          ? undefined
+          : (compact(n.usage) as EngineNodeInput['usage']),
+    }),
+  };
+}
+
+builder.mutationField('appendNodes', (t) =>
+  t.field({
+    type: AppendNodesSuccess,
+    args: { input: t.arg({ type: AppendNodesInput, required: true }) },
+    errors: { types: RUN_ERRORS, directResult: true, union: { name: 'AppendNodesResult' } },
+    resolve: async (_r, { input }, ctx) => {
+      const result = unwrapResult(
+        await ctx.engine.appendNodes({
+          threadId: input.threadId,
+          nodes: input.nodes.map(toEngineNode),
+          ...compact({ expectedIndex: input.expectedIndex, idempotencyKey: input.idempotencyKey }),
+        }),
+      );
+      return refreshAfterWrite(ctx, {
+        threadId: result.threadId,
+        logIndex: result.logIndex,
+        nodeIds: result.nodes.map((n) => n.id),
+      });
+    },
+  }),
+);

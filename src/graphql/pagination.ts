@@ -1,0 +1,79 @@
+/**
+ * Relay connection helpers: forward keyset pagination with opaque cursors. A cursor is
+ * base64url JSON of the sort key of the row it points at; a malformed one is BAD_USER_INPUT.
+ */
+import { badInput } from './error-classes.js';
+
+export const DEFAULT_PAGE_SIZE = 100;
+export const MAX_PAGE_SIZE = 1000;
+
+/** `first` checked: default DEFAULT_PAGE_SIZE, 0 to MAX_PAGE_SIZE. */
+export function pageSize(first: number | null | undefined, path = '$.first'): number {
+  if (first === null || first === undefined) return DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(first) || first < 0 || first > MAX_PAGE_SIZE) {
+    throw badInput(path, `must be an integer from 0 to ${MAX_PAGE_SIZE} (got ${first})`);
+  }
+  return first;
+}
+
+export function encodeCursor(key: unknown): string {
+  return Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
+}
+
+/** The sort key inside `cursor`, checked by `isKey`; undefined when there is no cursor. */
+export function decodeCursor<T>(
+  cursor: string | null | undefined,
+  isKey: (value: unknown) => value is T,
+  path = '$.after',
+): T | undefined {
+  if (cursor === null || cursor === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    value = undefined;
+  }
+  if (!isKey(value)) {
+    throw badInput(
+      path,
+      'is not a cursor of this list: pass an endCursor or edge cursor it returned',
+    );
+  }
+  return value;
+}
+
+export interface Connection<T> {
+  edges: Array<{ cursor: string; node: T }>;
+  pageInfo: {
+    hasNextPage: boolean;
+    hasPreviousPage: boolean;
+    startCursor: string | null;
+    endCursor: string | null;
+  };
+}
+
+/**
+ * A connection from rows fetched with `take = size + 1`: the extra row only says that a next
+ * page exists. `hasPreviousPage` is true when the page started after a cursor.
+ */
+export function toConnection<T>(
+  rows: readonly T[],
+  size: number,
+  cursorOf: (row: T) => unknown,
+  afterCursor: boolean,
+): Connection<T> {
+  const page = rows.slice(0, size);
+  const edges = page.map((node) => ({ cursor: encodeCursor(cursorOf(node)), node }));
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: rows.length > size,
+      hasPreviousPage: afterCursor,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}
+
+export const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
+export const isString = (v: unknown): v is string => typeof v === 'string';

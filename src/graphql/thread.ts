@@ -1,0 +1,278 @@
+/** Threads: the type, its settings, state, spend and verification; queries and mutations. */
+import type { SemanticNodeType } from '../core/graph/index.js';
+import type { JsonValue } from '../core/json.js';
+import type { VerifyReport } from '../core/log/index.js';
+import type { ThreadView } from '../engine/reads.js';
+import { builder } from './builder.js';
+import type { GraphQLContext } from './context.js';
+import { notFound, unwrapResult } from './error-classes.js';
+import { THREAD_ERRORS } from './errors.js';
+import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
+import { decodeCursor, isString, pageSize, toConnection } from './pagination.js';
+import { SpendRef, ThreadRef } from './refs.js';
+
+/** The thread with this id, or NOT_FOUND. */
+export async function loadThread(ctx: GraphQLContext, id: string): Promise<ThreadView> {
+  const thread = await ctx.loaders.thread.load(id);
+  if (thread === undefined) throw notFound('Thread', id);
+  return thread;
+}
+
+const SemanticNodeTypeRef = builder.objectRef<SemanticNodeType>('SemanticNodeType').implement({
+  description: 'One semantic node type of the thread vocabulary (e.g. memory, preference).',
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    description: t.exposeString('description'),
+  }),
+});
+
+export const SemanticNodeTypeInput = builder.inputType('SemanticNodeTypeInput', {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    description: t.string({ required: false }),
+  }),
+});
+
+const ThreadForkRef = builder
+  .objectRef<{ threadId: string; upToIndex: number }>('ThreadFork')
+  .implement({
+    description: 'Where a fork came from: it copied entries [0, upToIndex) of `thread`.',
+    fields: (t) => ({
+      thread: t.field({ type: ThreadRef, resolve: (f, _a, ctx) => loadThread(ctx, f.threadId) }),
+      upToIndex: t.exposeInt('upToIndex'),
+    }),
+  });
+
+SpendRef.implement({
+  description: 'Token and cost totals.',
+  fields: (t) => ({
+    inputTokens: t.exposeInt('inputTokens'),
+    outputTokens: t.exposeInt('outputTokens'),
+    totalTokens: t.int({ resolve: (s) => s.inputTokens + s.outputTokens }),
+    costUsd: t.exposeFloat('costUsd'),
+    calls: t.exposeInt('calls'),
+  }),
+});
+
+const VerifyReportRef = builder.objectRef<VerifyReport>('VerifyReport').implement({
+  description: 'The result of replaying the stored log and checking every state hash.',
+  fields: (t) => ({
+    ok: t.exposeBoolean('ok'),
+    checkedEntries: t.exposeInt('checkedEntries'),
+    firstBadIndex: t.int({ nullable: true, resolve: (r) => r.firstBadIndex ?? null }),
+    entryId: t.string({ nullable: true, resolve: (r) => r.entryId ?? null }),
+    message: t.string({ nullable: true, resolve: (r) => r.message ?? null }),
+  }),
+});
+
+ThreadRef.implement({
+  description: 'A durable thread: one append-only log, one causal graph, its runs.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    createdAt: t.field({ type: 'DateTime', resolve: (th) => th.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (th) => th.updatedAt }),
+    metadata: t.field({ type: 'JSON', nullable: true, resolve: (th) => th.metadata }),
+    nodeTypes: t.field({ type: [SemanticNodeTypeRef], resolve: (th) => th.nodeTypes }),
+    allowDynamicNodeTypes: t.exposeBoolean('allowDynamicNodeTypes'),
+    logLength: t.int({
+      description: 'Number of log entries: the next expectedIndex.',
+      resolve: (th) => th.logLength,
+    }),
+    stateHash: t.string({
+      description: 'verification.stateHash of the last entry.',
+      resolve: (th) => th.stateHash,
+    }),
+    forkedFrom: t.field({ type: ThreadForkRef, nullable: true, resolve: (th) => th.forkedFrom }),
+    state: t.field({
+      type: 'JSON',
+      description: 'The AgentState v1 export; with atIndex, as of that log length (time travel).',
+      args: { atIndex: t.arg.int() },
+      resolve: async (th, { atIndex }, ctx) =>
+        unwrapResult(await ctx.reads.stateAt(th.id, atIndex ?? undefined)).agentState,
+    }),
+    spend: t.field({
+      type: SpendRef,
+      description: 'Token usage and cost over the whole thread.',
+      resolve: async (th, _a, ctx) => unwrapResult(await ctx.reads.spend(th.id)),
+    }),
+    verify: t.field({
+      type: VerifyReportRef,
+      description:
+        'Replays the log and checks every hash (strict, the default: every entry signed).',
+      args: { strict: t.arg.boolean() },
+      resolve: async (th, { strict }, ctx) =>
+        unwrapResult(await ctx.reads.verify(th.id, strict ?? true)),
+    }),
+  }),
+});
+
+const ThreadConnection = builder.connectionObject({
+  type: ThreadRef,
+  name: 'ThreadConnection',
+  edgesNullable: false,
+  nodeNullable: false,
+});
+
+const ThreadFilter = builder.inputType('ThreadFilter', {
+  fields: (t) => ({
+    forkedFrom: t.id({ description: 'Only forks of this thread.' }),
+    createdAfter: t.field({ type: 'DateTime' }),
+    createdBefore: t.field({ type: 'DateTime' }),
+  }),
+});
+
+type ThreadCursor = { c: string; id: string };
+const isThreadCursor = (v: unknown): v is ThreadCursor =>
+  typeof v === 'object' &&
+  v !== null &&
+  isString((v as ThreadCursor).c) &&
+  isString((v as ThreadCursor).id);
+
+builder.queryFields((t) => ({
+  thread: t.field({
+    type: ThreadRef,
+    nullable: true,
+    description: 'A thread by id; NOT_FOUND when there is none.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => loadThread(ctx, id),
+  }),
+  threads: t.field({
+    type: ThreadConnection,
+    description: 'Threads, oldest first.',
+    args: {
+      first: t.arg.int(),
+      after: t.arg.string(),
+      filter: t.arg({ type: ThreadFilter }),
+    },
+    complexity: (args) => ({ field: 1, multiplier: pageSizeHint(args.first) }),
+    resolve: async (_r, args, ctx) => {
+      const size = pageSize(args.first);
+      const after = decodeCursor(args.after, isThreadCursor);
+      const rows = await ctx.reads.listThreads({
+        take: size + 1,
+        after: after === undefined ? undefined : { createdAt: new Date(after.c), id: after.id },
+        forkedFromId: args.filter?.forkedFrom ?? undefined,
+        createdAfter: args.filter?.createdAfter ?? undefined,
+        createdBefore: args.filter?.createdBefore ?? undefined,
+      });
+      for (const row of rows) ctx.loaders.thread.prime(row.id, row);
+      return toConnection(
+        rows,
+        size,
+        (r) => ({ c: r.createdAt.toISOString(), id: r.id }),
+        after !== undefined,
+      );
+    },
+  }),
+}));
+
+/** The multiplier of a connection field for the complexity limit. */
+export const pageSizeHint = (first: unknown): number =>
+  typeof first === 'number' && first >= 0 ? Math.min(first, 1000) : 100;
+
+// Mutations ---------------------------------------------------------------------------------
+
+const CreateThreadInput = builder.inputType('CreateThreadInput', {
+  fields: (t) => ({
+    threadId: t.id({ description: 'Choose the id (default: a generated one).' }),
+    metadata: t.field({ type: 'JSON' }),
+    nodeTypes: t.field({ type: [SemanticNodeTypeInput] }),
+    allowDynamicNodeTypes: t.boolean(),
+    idempotencyKey: t.string(idempotencyKeyField),
+  }),
+});
+
+const ImportStateInput = builder.inputType('ImportStateInput', {
+  fields: (t) => ({
+    threadId: t.id({ description: 'Choose the id (default: a generated one).' }),
+    state: t.field({ type: 'JSON', required: true, description: 'An AgentState v1 document.' }),
+    metadata: t.field({ type: 'JSON' }),
+    nodeTypes: t.field({ type: [SemanticNodeTypeInput] }),
+    allowDynamicNodeTypes: t.boolean(),
+    idempotencyKey: t.string(idempotencyKeyField),
+  }),
+});
+
+const ForkThreadInput = builder.inputType('ForkThreadInput', {
+  fields: (t) => ({
+    threadId: t.id({ required: true }),
+    upToIndex: t.int({ description: 'Copy entries [0, upToIndex); default the whole log.' }),
+    newThreadId: t.id({ description: 'Choose the fork id (default: a generated one).' }),
+    idempotencyKey: t.string(idempotencyKeyField),
+  }),
+});
+
+const ThreadSuccess = (name: string) =>
+  builder.objectRef<{ threadId: string; logIndex: number }>(name).implement({
+    fields: (t) => ({
+      thread: t.field({ type: ThreadRef, resolve: (s, _a, ctx) => loadThread(ctx, s.threadId) }),
+      logIndex: t.exposeInt('logIndex'),
+    }),
+  });
+
+const nodeTypesOf = (
+  list: ReadonlyArray<{ name: string; description?: string | null | undefined }> | null | undefined,
+): SemanticNodeType[] | undefined =>
+  list?.map((n) => ({ name: n.name, description: n.description ?? '' })) ?? undefined;
+
+const settingsOf = (input: {
+  metadata?: JsonValue | null | undefined;
+  nodeTypes?:
+    | ReadonlyArray<{ name: string; description?: string | null | undefined }>
+    | null
+    | undefined;
+  allowDynamicNodeTypes?: boolean | null | undefined;
+}) =>
+  compact({
+    metadata: input.metadata,
+    nodeTypes: nodeTypesOf(input.nodeTypes),
+    allowDynamicNodeTypes: input.allowDynamicNodeTypes,
+  });
+
+const CreateThreadSuccess = ThreadSuccess('CreateThreadSuccess');
+const ImportStateSuccess = ThreadSuccess('ImportStateSuccess');
+const ForkThreadSuccess = ThreadSuccess('ForkThreadSuccess');
+
+builder.mutationFields((t) => ({
+  createThread: t.field({
+    type: CreateThreadSuccess,
+    args: { input: t.arg({ type: CreateThreadInput, required: true }) },
+    errors: { types: THREAD_ERRORS, directResult: true, union: { name: 'CreateThreadResult' } },
+    resolve: async (_r, { input }, ctx) => {
+      const result = await ctx.engine.createThread({
+        ...settingsOf(input),
+        ...compact({ threadId: input.threadId, idempotencyKey: input.idempotencyKey }),
+      });
+      return refreshAfterWrite(ctx, unwrapResult(result));
+    },
+  }),
+  importState: t.field({
+    type: ImportStateSuccess,
+    args: { input: t.arg({ type: ImportStateInput, required: true }) },
+    errors: { types: THREAD_ERRORS, directResult: true, union: { name: 'ImportStateResult' } },
+    resolve: async (_r, { input }, ctx) => {
+      const result = await ctx.engine.importState({
+        state: input.state,
+        ...settingsOf(input),
+        ...compact({ threadId: input.threadId, idempotencyKey: input.idempotencyKey }),
+      });
+      return refreshAfterWrite(ctx, unwrapResult(result));
+    },
+  }),
+  forkThread: t.field({
+    type: ForkThreadSuccess,
+    args: { input: t.arg({ type: ForkThreadInput, required: true }) },
+    errors: { types: THREAD_ERRORS, directResult: true, union: { name: 'ForkThreadResult' } },
+    resolve: async (_r, { input }, ctx) => {
+      const result = await ctx.engine.forkThread({
+        threadId: input.threadId,
+        ...compact({
+          upToIndex: input.upToIndex,
+          newThreadId: input.newThreadId,
+          idempotencyKey: input.idempotencyKey,
+        }),
+      });
+      return refreshAfterWrite(ctx, unwrapResult(result));
+    },
+  }),
+}));

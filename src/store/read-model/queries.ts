@@ -1,0 +1,297 @@
+/**
+ * Read queries over the read-model tables, for the API. Every function that takes a list of keys
+ * answers them with a bounded number of statements (one per thread touched, at most), so a
+ * DataLoader batch is a bounded number of database calls whatever its size. Rows come back as
+ * stored (canonical JSON as text); the engine's read API (src/engine/reads.ts) parses them.
+ */
+import { Prisma } from '../../generated/prisma-sqlite/client.js';
+import { createPrisma, type WeftPrisma } from '../prisma/index.js';
+import type { SqlitePrismaClient } from '../prisma/sqlite.js';
+import type { LogEntryRow, NodeRow, ResourceHeadRow, RunRow, ThreadRow } from './rows.js';
+
+const { sql } = Prisma;
+
+/** A node row with its parents in position order. */
+export interface NodeWithParents extends NodeRow {
+  parentIds: string[];
+}
+
+export interface NodeKey {
+  threadId: string;
+  id: string;
+}
+
+export interface ThreadListQuery {
+  /** Rows to return (the caller asks for one more to learn whether a next page exists). */
+  take: number;
+  /** Keyset cursor: the (createdAt, id) of the last row of the previous page. */
+  after?: { createdAt: Date; id: string } | undefined;
+  forkedFromId?: string | undefined;
+  createdAfter?: Date | undefined;
+  createdBefore?: Date | undefined;
+}
+
+export interface NodePageQuery {
+  threadId: string;
+  take: number;
+  /** Nodes with a sequence greater than this. */
+  afterSequence?: number | undefined;
+  kinds?: readonly string[] | undefined;
+}
+
+export interface RunListQuery {
+  take: number;
+  after?: { createdAt: Date; threadId: string; id: string } | undefined;
+  threadId?: string | undefined;
+  statuses?: readonly string[] | undefined;
+}
+
+/** The run rows with this id and the fork source of each holding thread. */
+export interface RunPlace {
+  threadId: string;
+  forkedFromId: string | null;
+}
+
+export interface ReadQueries {
+  threads(ids: readonly string[]): Promise<ThreadRow[]>;
+  listThreads(query: ThreadListQuery): Promise<ThreadRow[]>;
+  nodes(keys: readonly NodeKey[]): Promise<NodeWithParents[]>;
+  nodePage(query: NodePageQuery): Promise<NodeWithParents[]>;
+  nodeCount(threadId: string): Promise<number>;
+  /** Children of each key (a child row carries `parentId` = the key's id). */
+  children(keys: readonly NodeKey[]): Promise<Array<NodeWithParents & { parentId: string }>>;
+  /** Every version of each resource key, oldest first. */
+  resourceVersions(
+    keys: ReadonlyArray<{ threadId: string; resourceKey: string }>,
+  ): Promise<NodeWithParents[]>;
+  resourceHeads(
+    threadId: string,
+    filter?: { semantic?: boolean; type?: string; key?: string },
+  ): Promise<Array<ResourceHeadRow & { node: NodeWithParents }>>;
+  entries(threadId: string, afterIndex: number, take: number): Promise<LogEntryRow[]>;
+  runs(keys: ReadonlyArray<{ threadId: string; id: string }>): Promise<RunRow[]>;
+  runPlaces(runId: string): Promise<RunPlace[]>;
+  listRuns(query: RunListQuery): Promise<RunRow[]>;
+  close(): Promise<void>;
+}
+
+/** Keys grouped by thread, preserving first-seen order. */
+function byThread<K extends { threadId: string }>(keys: readonly K[]): Map<string, K[]> {
+  const groups = new Map<string, K[]>();
+  for (const key of keys) {
+    const group = groups.get(key.threadId);
+    if (group === undefined) groups.set(key.threadId, [key]);
+    else group.push(key);
+  }
+  return groups;
+}
+
+type PrismaNode = Omit<NodeRow, 'parentIds'> & {
+  parents: Array<{ parentId: string; position: number }>;
+};
+
+const withParents = ({ parents, ...row }: PrismaNode): NodeWithParents => ({
+  ...row,
+  parentIds: [...parents].sort((a, b) => a.position - b.position).map((p) => p.parentId),
+});
+
+const PARENTS = { parents: { select: { parentId: true, position: true } } } as const;
+
+export function openReadQueries(databaseUrl: string): ReadQueries {
+  return createReadQueries(createPrisma(databaseUrl), true);
+}
+
+/** Read queries on a client; `owned`: `close()` disconnects it. */
+export function createReadQueries(weft: WeftPrisma, owned = false): ReadQueries {
+  const prisma = weft.prisma as unknown as SqlitePrismaClient;
+  const nodesIn = async (threadId: string, ids: readonly string[]) =>
+    (
+      await prisma.node.findMany({
+        where: { threadId, id: { in: [...new Set(ids)] } },
+        include: PARENTS,
+      })
+    ).map(withParents);
+
+  return {
+    threads: (ids) => prisma.thread.findMany({ where: { id: { in: [...new Set(ids)] } } }),
+
+    listThreads: (q) =>
+      prisma.thread.findMany({
+        where: {
+          AND: [
+            q.forkedFromId === undefined ? {} : { forkedFromId: q.forkedFromId },
+            q.createdAfter === undefined ? {} : { createdAt: { gt: q.createdAfter } },
+            q.createdBefore === undefined ? {} : { createdAt: { lt: q.createdBefore } },
+            q.after === undefined
+              ? {}
+              : {
+                  OR: [
+                    { createdAt: { gt: q.after.createdAt } },
+                    { createdAt: q.after.createdAt, id: { gt: q.after.id } },
+                  ],
+                },
+          ],
+        },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        take: q.take,
+      }),
+
+    async nodes(keys) {
+      const groups = byThread(keys);
+      const found = await Promise.all(
+        [...groups].map(([threadId, group]) =>
+          nodesIn(
+            threadId,
+            group.map((k) => k.id),
+          ),
+        ),
+      );
+      return found.flat();
+    },
+
+    async nodePage(q) {
+      const rows = await prisma.node.findMany({
+        where: {
+          threadId: q.threadId,
+          ...(q.afterSequence === undefined ? {} : { sequence: { gt: q.afterSequence } }),
+          ...(q.kinds === undefined ? {} : { kind: { in: [...q.kinds] } }),
+        },
+        include: PARENTS,
+        orderBy: { sequence: 'asc' },
+        take: q.take,
+      });
+      return rows.map(withParents);
+    },
+
+    nodeCount: (threadId) => prisma.node.count({ where: { threadId } }),
+
+    async children(keys) {
+      const groups = byThread(keys);
+      const found = await Promise.all(
+        [...groups].map(async ([threadId, group]) => {
+          const edges = await prisma.nodeParent.findMany({
+            where: { threadId, parentId: { in: [...new Set(group.map((k) => k.id))] } },
+            select: { childId: true, parentId: true },
+          });
+          if (edges.length === 0) return [];
+          const nodes = new Map(
+            (
+              await nodesIn(
+                threadId,
+                edges.map((e) => e.childId),
+              )
+            ).map((n) => [n.id, n]),
+          );
+          return edges.flatMap((e) => {
+            const node = nodes.get(e.childId);
+            return node === undefined ? [] : [{ ...node, parentId: e.parentId }];
+          });
+        }),
+      );
+      return found.flat();
+    },
+
+    async resourceVersions(keys) {
+      const groups = byThread(keys);
+      const found = await Promise.all(
+        [...groups].map(([threadId, group]) =>
+          prisma.node.findMany({
+            where: { threadId, resourceKey: { in: [...new Set(group.map((k) => k.resourceKey))] } },
+            include: PARENTS,
+            orderBy: { sequence: 'asc' },
+          }),
+        ),
+      );
+      return found.flat().map(withParents);
+    },
+
+    async resourceHeads(threadId, filter = {}) {
+      const rows = await prisma.resourceHead.findMany({
+        where: {
+          threadId,
+          ...(filter.semantic === undefined
+            ? {}
+            : filter.semantic
+              ? { semanticType: { not: null } }
+              : {}),
+          ...(filter.type === undefined ? {} : { semanticType: filter.type }),
+          ...(filter.key === undefined ? {} : { semanticKey: filter.key }),
+        },
+        include: { node: { include: PARENTS } },
+      });
+      return rows
+        .map(({ node, ...head }) => ({ ...head, node: withParents(node) }))
+        .sort((a, b) => a.node.sequence - b.node.sequence);
+    },
+
+    entries: (threadId, afterIndex, take) =>
+      prisma.logEntry.findMany({
+        where: { threadId, index: { gt: afterIndex } },
+        orderBy: { index: 'asc' },
+        take,
+      }),
+
+    async runs(keys) {
+      const groups = byThread(keys);
+      const found = await Promise.all(
+        [...groups].map(([threadId, group]) =>
+          prisma.run.findMany({
+            where: { threadId, id: { in: [...new Set(group.map((k) => k.id))] } },
+          }),
+        ),
+      );
+      return found.flat();
+    },
+
+    async runPlaces(runId) {
+      const rows = await prisma.run.findMany({
+        where: { id: runId },
+        select: { threadId: true, thread: { select: { forkedFromId: true } } },
+      });
+      return rows.map((r) => ({ threadId: r.threadId, forkedFromId: r.thread.forkedFromId }));
+    },
+
+    listRuns: (q) =>
+      prisma.run.findMany({
+        where: {
+          AND: [
+            q.threadId === undefined ? {} : { threadId: q.threadId },
+            q.statuses === undefined ? {} : { status: { in: [...q.statuses] } },
+            q.after === undefined
+              ? {}
+              : {
+                  OR: [
+                    { createdAt: { gt: q.after.createdAt } },
+                    { createdAt: q.after.createdAt, threadId: { gt: q.after.threadId } },
+                    {
+                      createdAt: q.after.createdAt,
+                      threadId: q.after.threadId,
+                      id: { gt: q.after.id },
+                    },
+                  ],
+                },
+          ],
+        },
+        orderBy: [{ createdAt: 'asc' }, { threadId: 'asc' }, { id: 'asc' }],
+        take: q.take,
+      }),
+
+    async close() {
+      if (owned) await prisma.$disconnect();
+    },
+  };
+}
+
+/** The stored text of entries `[from, to)` in index order (what `weft export` writes verbatim). */
+export async function readEntryTexts(
+  weft: WeftPrisma,
+  threadId: string,
+  from = 0,
+  to = 2_147_483_647,
+): Promise<string[]> {
+  const prisma = weft.prisma as unknown as SqlitePrismaClient;
+  const rows = await prisma.$queryRaw<Array<{ entry: string }>>(
+    sql`SELECT "entry" FROM "log_entry" WHERE "thread_id" = ${threadId} AND "log_index" >= ${from} AND "log_index" < ${to} ORDER BY "log_index"`,
+  );
+  return rows.map((r) => r.entry);
+}
