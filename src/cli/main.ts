@@ -1,60 +1,60 @@
 #!/usr/bin/env node
+import { UsageError } from './args.js';
 /**
- * The `weft` command. `migrate` works today; the server and the data commands arrive with the
- * durable engine and the API, and each says so instead of pretending to work.
+ * The `weft` command (DESIGN §8). Exit codes: 0 success, 1 the command failed (a tampered log,
+ * a refused import, a server that could not start), 2 usage errors (unknown command, missing or
+ * malformed arguments, invalid configuration).
  */
-import { isMigrationError, migrate } from '../store/migrate/index.js';
+import { runExport, runImport, runReplay, runVerify } from './data-commands.js';
+import { runMigrate, runServe } from './server-commands.js';
 
-const DEFAULT_DATABASE_URL = 'file:./data/weft.db';
-
-const PLANNED: Record<string, string> = {
-  serve: 'the GraphQL server',
-  keys: 'API key management',
-  export: 'thread export',
-  import: 'thread import',
-  verify: 'log verification against a database',
-  replay: 'replay from a database',
-};
-
-const USAGE = `Usage: weft <command>
+const USAGE = `Usage: weft <command> [options]
 
 Commands:
-  migrate   apply pending database migrations (DATABASE_URL, default ${DEFAULT_DATABASE_URL})
-  serve     start the GraphQL server (not built yet)
-  keys, export, import, verify, replay   (not built yet)`;
+  serve                          apply migrations, then serve GraphQL (PORT, HOST, DATABASE_URL)
+  migrate                        apply pending database migrations
+  export <threadId> [--at N] [--out FILE]
+                                 write the thread's log (entries [0, N)) as JSON lines
+  import <file|-> [--thread-id ID]
+                                 create a thread from an exported log, byte for byte
+  verify <threadId>... [--strict | --no-strict]
+                                 replay each log and check every state hash (strict: default)
+  replay [<threadId>...] [--all] replay logs and compare with the stored read models
+
+Environment: DATABASE_URL (default file:./data/weft.db; a postgres:// URL selects Postgres),
+PORT (4000), HOST (127.0.0.1), REDIS_URL, WEFT_GRAPHIQL, WEFT_INTROSPECTION, WEFT_MAX_BODY_BYTES.
+Exit codes: 0 ok, 1 failed, 2 usage or configuration error.`;
+
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
+  serve: runServe,
+  migrate: runMigrate,
+  export: runExport,
+  import: runImport,
+  verify: runVerify,
+  replay: runReplay,
+};
 
 async function main(argv: string[]): Promise<number> {
-  const [command = 'help'] = argv;
+  const [command = 'help', ...rest] = argv;
   if (command === 'help' || command === '--help' || command === '-h') {
     console.log(USAGE);
     return 0;
   }
-  if (command === 'migrate') return runMigrate();
-  const what = PLANNED[command];
-  if (what === undefined) {
+  if (command === 'keys') {
+    console.error('weft keys: API keys arrive with tenants (DESIGN §7) and are not built yet.');
+    return 1;
+  }
+  const run = COMMANDS[command];
+  if (run === undefined) {
     console.error(`weft: unknown command '${command}'. Run 'weft help' for the list.`);
     return 2;
   }
-  console.error(
-    `weft ${command}: ${what} is not built yet — this version ships Weft's core library and its ` +
-      "database migrations (see README.md, 'Status').",
-  );
-  return 1;
-}
-
-async function runMigrate(): Promise<number> {
-  const url = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
   try {
-    const result = await migrate(url, { log: (line) => console.log(`weft migrate: ${line}`) });
-    const where = result.target.provider === 'sqlite' ? result.target.path : 'postgres';
-    console.log(
-      `weft migrate: ${where} is at ${result.known.at(-1) ?? 'no migration'} (${result.applied.length} applied now)`,
-    );
-    return 0;
+    return await run(rest);
   } catch (error) {
-    if (isMigrationError(error)) {
-      console.error(`weft migrate: ${error.message}`);
-      return 1;
+    if (error instanceof UsageError) {
+      console.error(`weft ${command}: ${error.message}\n\n${USAGE}`);
+      return 2;
     }
     throw error;
   }

@@ -1,0 +1,282 @@
+/**
+ * `weft export | import | verify | replay`: work directly on the database named by DATABASE_URL
+ * (migrated first), through the engine.
+ */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { WeftError } from '../core/errors.js';
+import { nodeCount } from '../core/graph/index.js';
+import { createEngine, type Engine, projectLog } from '../engine/index.js';
+import { importThreadLog } from '../engine/transfer.js';
+import { isMigrationError, migrate } from '../store/migrate/index.js';
+import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
+import { createReadQueries, readEntryTexts } from '../store/read-model/queries.js';
+import { intOption, parseArgs, UsageError } from './args.js';
+import { configOrExit } from './server-commands.js';
+
+/** The header line of an export file; every following line is one stored entry, verbatim. */
+export const EXPORT_FORMAT = 'weft.thread-log';
+
+interface Opened {
+  engine: Engine;
+  prisma: WeftPrisma;
+  close(): Promise<void>;
+}
+
+async function open(command: string): Promise<Opened | number> {
+  const config = configOrExit(command);
+  if (config === undefined) return 2;
+  try {
+    await migrate(config.databaseUrl);
+  } catch (error) {
+    if (isMigrationError(error)) {
+      console.error(`weft ${command}: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  }
+  const engine = createEngine({ databaseUrl: config.databaseUrl });
+  const prisma = createPrisma(config.databaseUrl);
+  return {
+    engine,
+    prisma,
+    async close() {
+      await engine.close();
+      await prisma.prisma.$disconnect();
+    },
+  };
+}
+
+async function withDatabase(
+  command: string,
+  run: (db: Opened) => Promise<number>,
+): Promise<number> {
+  const db = await open(command);
+  if (typeof db === 'number') return db;
+  try {
+    return await run(db);
+  } finally {
+    await db.close();
+  }
+}
+
+const describeError = (e: WeftError) => {
+  const where = 'nodeId' in e && e.nodeId !== undefined ? ` (node ${e.nodeId})` : '';
+  const issues =
+    e.code === 'VALIDATION_FAILED' && e.issues.length > 1
+      ? `\n${e.issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}`
+      : '';
+  return `${e.code}: ${e.message}${where}${issues}`;
+};
+
+export function runExport(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, { values: ['at', 'out'] });
+  const [threadId, extra] = args.positionals;
+  if (threadId === undefined || extra !== undefined) {
+    throw new UsageError('export takes one thread id');
+  }
+  const at = intOption(args, 'at');
+  const out = args.options.get('out');
+  return withDatabase('export', async ({ engine, prisma }) => {
+    const length = await engine.store.getLogLength(threadId);
+    if (length === undefined) {
+      console.error(`weft export: thread ${threadId} does not exist`);
+      return 1;
+    }
+    if (at !== undefined && (at < 1 || at > length)) {
+      console.error(`weft export: --at must be from 1 to ${length} (the thread's log length)`);
+      return 2;
+    }
+    const texts = await readEntryTexts(prisma, threadId, 0, at ?? length);
+    const header = JSON.stringify({
+      format: EXPORT_FORMAT,
+      version: 1,
+      threadId,
+      entries: texts.length,
+    });
+    const body = `${header}\n${texts.map((t) => `${t}\n`).join('')}`;
+    if (typeof out === 'string') {
+      await new Promise<void>((resolve, reject) => {
+        const stream = createWriteStream(out);
+        stream.on('error', reject);
+        stream.end(body, () => resolve());
+      });
+      console.error(`weft export: wrote ${texts.length} entries of ${threadId} to ${out}`);
+    } else {
+      process.stdout.write(body);
+    }
+    return 0;
+  });
+}
+
+async function readExport(file: string): Promise<{ threadId: string; entries: unknown[] }> {
+  const input = file === '-' ? process.stdin : createReadStream(file);
+  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  let header: { format?: unknown; version?: unknown; threadId?: unknown; entries?: unknown };
+  const entries: unknown[] = [];
+  let n = 0;
+  for await (const line of lines) {
+    n++;
+    if (line === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      throw new UsageError(`${file} line ${n} is not JSON: is this a 'weft export' file?`);
+    }
+    if (n === 1) header = value as typeof header;
+    else entries.push(value);
+  }
+  header ??= {};
+  if (
+    header.format !== EXPORT_FORMAT ||
+    header.version !== 1 ||
+    typeof header.threadId !== 'string'
+  ) {
+    throw new UsageError(
+      `${file} does not start with a '${EXPORT_FORMAT}' v1 header: is this a 'weft export' file?`,
+    );
+  }
+  if (header.entries !== entries.length) {
+    throw new UsageError(
+      `${file} announces ${String(header.entries)} entries but holds ${entries.length}: the file is truncated`,
+    );
+  }
+  return { threadId: header.threadId, entries };
+}
+
+export async function runImport(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, { values: ['thread-id'] });
+  const [file, extra] = args.positionals;
+  if (file === undefined || extra !== undefined) {
+    throw new UsageError("import takes one file ('-' for stdin)");
+  }
+  let parsed: Awaited<ReturnType<typeof readExport>>;
+  try {
+    parsed = await readExport(file);
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ENOENT') {
+      console.error(`weft import: ${file} does not exist`);
+      return 1;
+    }
+    if (error instanceof UsageError) {
+      console.error(`weft import: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  }
+  const threadId = (args.options.get('thread-id') as string | undefined) ?? parsed.threadId;
+  return withDatabase('import', async ({ engine }) => {
+    const imported = await importThreadLog(engine, threadId, parsed.entries);
+    if (!imported.ok) {
+      console.error(`weft import: refused, nothing written. ${describeError(imported.error)}`);
+      return 1;
+    }
+    console.log(
+      `weft import: thread ${threadId} created with ${imported.value.logLength} entries (state hash ${imported.value.stateHash})`,
+    );
+    return 0;
+  });
+}
+
+/** The thread ids named on the command line, or every thread with `--all` / none named. */
+async function threadIds(db: Opened, positionals: string[]): Promise<string[]> {
+  if (positionals.length > 0) return positionals;
+  const queries = createReadQueries(db.prisma);
+  const ids: string[] = [];
+  let after: { createdAt: Date; id: string } | undefined;
+  for (;;) {
+    const page = await queries.listThreads({ take: 500, after });
+    ids.push(...page.map((t) => t.id));
+    const last = page.at(-1);
+    if (last === undefined || page.length < 500) return ids;
+    after = { createdAt: last.createdAt, id: last.id };
+  }
+}
+
+export function runVerify(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, { flags: ['strict', 'no-strict', 'all'] });
+  if (args.options.has('strict') && args.options.has('no-strict')) {
+    throw new UsageError('--strict and --no-strict exclude each other');
+  }
+  const strict = !args.options.has('no-strict');
+  return withDatabase('verify', async (db) => {
+    let failed = 0;
+    const ids = await threadIds(db, args.positionals);
+    for (const id of ids) {
+      const report = await db.engine.verify(id, { strict });
+      if (!report.ok) {
+        console.error(`weft verify: thread ${id}: ${describeError(report.error)}`);
+        failed++;
+      } else if (!report.value.ok) {
+        const r = report.value;
+        console.error(
+          `weft verify: thread ${id}: TAMPERED at entry ${r.firstBadIndex}` +
+            `${r.entryId === undefined ? '' : ` (id ${r.entryId})`}: ${r.message ?? 'hash mismatch'}` +
+            ` — ${r.checkedEntries} entries before it are good`,
+        );
+        failed++;
+      } else {
+        console.log(
+          `weft verify: thread ${id}: ok, ${r(report.value.checkedEntries)} verified${strict ? ' (strict)' : ''}`,
+        );
+      }
+    }
+    if (ids.length === 0) console.log('weft verify: no threads');
+    return failed === 0 ? 0 : 1;
+  });
+}
+
+const r = (n: number) => `${n} ${n === 1 ? 'entry' : 'entries'}`;
+
+export function runReplay(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, { flags: ['all'] });
+  return withDatabase('replay', async (db) => {
+    let failed = 0;
+    const queries = createReadQueries(db.prisma);
+    const ids = await threadIds(db, args.positionals);
+    for (const id of ids) {
+      const entries = await db.engine.store.readEntries(id);
+      const [row] = await queries.threads([id]);
+      if (entries.length === 0 || row === undefined) {
+        console.error(`weft replay: thread ${id} does not exist`);
+        failed++;
+        continue;
+      }
+      const replayed = projectLog(id, entries);
+      if (!replayed.ok) {
+        console.error(`weft replay: thread ${id}: ${describeError(replayed.error)}`);
+        failed++;
+        continue;
+      }
+      const state = replayed.value.state;
+      const stored = {
+        logLength: row.logLength,
+        stateHash: row.stateHash,
+        nodes: await queries.nodeCount(id),
+      };
+      const rebuilt = {
+        logLength: state.length,
+        stateHash: state.stateHash,
+        nodes: nodeCount(state.graph),
+      };
+      const differs = (Object.keys(stored) as Array<keyof typeof stored>).filter(
+        (k) => stored[k] !== rebuilt[k],
+      );
+      if (differs.length > 0) {
+        console.error(
+          `weft replay: thread ${id}: read models differ from the replayed log in ${differs
+            .map((k) => `${k} (stored ${stored[k]}, replayed ${rebuilt[k]})`)
+            .join(', ')}`,
+        );
+        failed++;
+      } else {
+        console.log(
+          `weft replay: thread ${id}: ${r(state.length)}, ${rebuilt.nodes} nodes, ${state.runOrder.length} runs; state hash ${state.stateHash} matches`,
+        );
+      }
+    }
+    if (ids.length === 0) console.log('weft replay: no threads');
+    return failed === 0 ? 0 : 1;
+  });
+}

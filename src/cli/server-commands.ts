@@ -1,0 +1,74 @@
+/** `weft serve` and `weft migrate`. */
+import { ConfigError, loadConfig, type ServerConfig } from '../server/config.js';
+import { StartupRefused, startServer } from '../server/serve.js';
+import { isMigrationError, migrate } from '../store/migrate/index.js';
+import { parseArgs } from './args.js';
+
+/** The configuration, or undefined after printing what is wrong (exit 2). */
+export function configOrExit(command: string): ServerConfig | undefined {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`weft ${command}: ${error.message}`);
+      return undefined;
+    }
+    throw error;
+  }
+}
+
+export async function runServe(argv: string[]): Promise<number> {
+  parseArgs(argv, {});
+  const config = configOrExit('serve');
+  if (config === undefined) return 2;
+  let app: Awaited<ReturnType<typeof startServer>>;
+  try {
+    app = await startServer(config);
+  } catch (error) {
+    if (error instanceof StartupRefused || isMigrationError(error)) {
+      console.error(`weft serve: ${error.message}`);
+      return 1;
+    }
+    const code = (error as { code?: string }).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES') {
+      console.error(
+        `weft serve: cannot listen on ${config.host}:${config.port} (${code}): choose another PORT`,
+      );
+      return 1;
+    }
+    throw error;
+  }
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      console.log(`weft: ${signal}: stopping`);
+      resolve();
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+  await app.close();
+  console.log('weft: stopped');
+  return 0;
+}
+
+export async function runMigrate(argv: string[]): Promise<number> {
+  parseArgs(argv, {});
+  const config = configOrExit('migrate');
+  if (config === undefined) return 2;
+  try {
+    const result = await migrate(config.databaseUrl, {
+      log: (line) => console.log(`weft migrate: ${line}`),
+    });
+    const where = result.target.provider === 'sqlite' ? result.target.path : 'postgres';
+    console.log(
+      `weft migrate: ${where} is at ${result.known.at(-1) ?? 'no migration'} (${result.applied.length} applied now)`,
+    );
+    return 0;
+  } catch (error) {
+    if (isMigrationError(error)) {
+      console.error(`weft migrate: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  }
+}
