@@ -152,11 +152,10 @@ export function sseSubscribe(
 }
 
 /** The next `count` payloads (data only; an error payload fails). */
-// biome-ignore lint/suspicious/noExplicitAny: tests read subscription data loosely
 export async function takeData(
   stream: AsyncIterableIterator<Payload>,
   count: number,
-): Promise<any[]> {
+): Promise<NonNullable<Payload['data']>[]> {
   const out: unknown[] = [];
   while (out.length < count) {
     const step = await stream.next();
