@@ -3,6 +3,7 @@
  * through Redis), and the gap-free, resumable streams the Subscription fields serve.
  */
 export { createEventHub } from './hub.js';
+export { type EventedEngine, openEngineWithEvents } from './open.js';
 export { type LogStreamOptions, type StreamSource, streamLog } from './stream.js';
 export {
   type ApprovalRequestedArgs,
