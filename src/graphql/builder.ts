@@ -19,7 +19,7 @@ import type { GraphQLContext } from './context.js';
 import { validationErrorOf } from './error-classes.js';
 
 /** Limits of one operation (complexity plugin); connection fields multiply by `first`. */
-export const COMPLEXITY_LIMITS = { complexity: 20_000, depth: 15, breadth: 400 } as const;
+export const COMPLEXITY_LIMITS = { complexity: 50_000, depth: 15, breadth: 400 } as const;
 
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
@@ -49,7 +49,7 @@ export const builder = new SchemaBuilder<{
   },
   complexity: {
     defaultComplexity: 1,
-    defaultListMultiplier: 10,
+    defaultListMultiplier: 5,
     limit: COMPLEXITY_LIMITS,
     complexityError: (kind, result) =>
       new GraphQLError(

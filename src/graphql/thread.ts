@@ -29,7 +29,7 @@ const SemanticNodeTypeRef = builder.objectRef<SemanticNodeType>('SemanticNodeTyp
 export const SemanticNodeTypeInput = builder.inputType('SemanticNodeTypeInput', {
   fields: (t) => ({
     name: t.string({ required: true }),
-    description: t.string({ required: false }),
+    description: t.string({ required: true, description: '1 to 240 characters.' }),
   }),
 });
 

@@ -61,14 +61,15 @@ export async function freshPostgresUrl(): Promise<string> {
   return db.url;
 }
 
-/** Counts every call of every method of `reads`. */
-function counted(reads: Reads, calls: Map<string, number>): Reads {
+/** Counts every call of every method of `reads`; the `failing` ones throw an unexpected error. */
+function counted(reads: Reads, calls: Map<string, number>, failing: readonly string[] = []): Reads {
   return new Proxy(reads, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
       if (typeof value !== 'function' || typeof prop !== 'string') return value;
       return (...args: unknown[]) => {
         calls.set(prop, (calls.get(prop) ?? 0) + 1);
+        if (failing.includes(prop)) throw new Error(`${prop}: disk on fire at /secret/path`);
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
     },
@@ -81,6 +82,8 @@ export async function createTestApp(
     config?: Partial<ServerConfig>;
     engine?: Partial<Parameters<typeof createEngine>[0]>;
     plugins?: Parameters<typeof buildApp>[0]['plugins'];
+    /** Read-API methods that throw a plain Error (an unexpected failure). */
+    failing?: string[];
   } = {},
 ): Promise<TestApp> {
   const url = options.backend === 'postgres' ? await freshPostgresUrl() : await freshSqliteUrl();
@@ -91,7 +94,7 @@ export async function createTestApp(
     ...options.engine,
   });
   const calls = new Map<string, number>();
-  const reads = counted(createReads(engine, { databaseUrl: url }), calls);
+  const reads = counted(createReads(engine, { databaseUrl: url }), calls, options.failing);
   const config = { ...loadConfig({ DATABASE_URL: url, PORT: '0' }), ...options.config };
   const app = buildApp({
     config,
