@@ -96,15 +96,17 @@ export function wsSubscribe(
 /**
  * A subscription over SSE (graphql-yoga's "distinct connections" mode): POST with
  * `accept: text/event-stream`, parsed into `next` payloads. `return()` aborts the request.
+ * `fetchImpl`: e.g. the app's `yoga.fetch`, to run in process without a socket.
  */
 export function sseSubscribe(
   url: string,
   query: string,
   variables: Record<string, unknown> = {},
+  fetchImpl: (url: string, init: RequestInit) => Promise<Response> = fetch,
 ): AsyncIterableIterator<Payload> {
   const controller = new AbortController();
   async function* run(): AsyncGenerator<Payload> {
-    const response = await fetch(url, {
+    const response = await fetchImpl(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
       body: JSON.stringify({ query, variables }),

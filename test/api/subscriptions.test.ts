@@ -10,6 +10,7 @@ import type { Engine } from '../../src/engine/index.js';
 import {
   freshSqliteUrl,
   type LiveServer,
+  type Payload,
   removeSqliteFiles,
   sseSubscribe,
   startServer,
@@ -84,6 +85,10 @@ const transports = {
     wsSubscribe(client(), query, variables),
   SSE: (query: string, variables: Record<string, unknown>) =>
     sseSubscribe(server.url, query, variables),
+  'SSE in process (yoga.fetch)': (query: string, variables: Record<string, unknown>) =>
+    sseSubscribe('http://weft.test/graphql', query, variables, (url, init) =>
+      Promise.resolve(server.app.yoga.fetch(url, init)),
+    ),
 };
 
 for (const [transport, subscribe] of Object.entries(transports)) {
@@ -176,6 +181,57 @@ for (const [transport, subscribe] of Object.entries(transports)) {
       await bad.return?.();
     });
   });
+}
+
+describe('live-only subscriptions over graphql-ws', () => {
+  it('runStatusChanged and approvalRequested without arguments report every thread', async () => {
+    const { engine, hub } = await open();
+    const c = client();
+    const statuses = wsSubscribe(c, RUN_STATUS);
+    const approvals = wsSubscribe(c, APPROVALS);
+    // Live only: wait until both operations are attached before anything commits.
+    const firstSteps = [statuses.next(), approvals.next()];
+    for (let i = 0; i < 200 && hub.stats().listeners < 2; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(hub.stats().listeners).toBe(2);
+    await withRun(engine, 'x', 'rx');
+    await withRun(engine, 'y', 'ry');
+    must(
+      await engine.dispatch({
+        runId: 'ry',
+        action: { type: 'request_human_input', payload: { pending_approval: { q: 'y?' } } },
+      }),
+    );
+    const [firstStatus, firstApproval] = await Promise.all(firstSteps);
+    const changes = [firstStatus!.value, ...(await take(statuses, 4))].map(
+      (p) => p.data.runStatusChanged,
+    );
+    expect(changes.map((ch) => [ch.run.id, ch.to])).toEqual([
+      ['rx', 'SCHEDULED'],
+      ['rx', 'RUNNING'],
+      ['ry', 'SCHEDULED'],
+      ['ry', 'RUNNING'],
+      ['ry', 'WAITING'],
+    ]);
+    expect(firstApproval!.value.data.approvalRequested).toMatchObject({
+      pendingApproval: { q: 'y?' },
+      run: { id: 'ry', status: 'WAITING' },
+    });
+    await statuses.return?.();
+    await approvals.return?.();
+  });
+});
+
+/** The next `count` raw payloads. */
+async function take(stream: AsyncIterableIterator<Payload>, count: number): Promise<Payload[]> {
+  const out: Payload[] = [];
+  while (out.length < count) {
+    const step = await stream.next();
+    if (step.done === true) throw new Error('the subscription ended');
+    out.push(step.value);
+  }
+  return out;
 }
 
 describe('resuming over graphql-ws', () => {
