@@ -25,6 +25,7 @@ import { fmt, percentile, printTable } from './harness.js';
 const SUBSCRIBERS = Number(process.env.WEFT_BENCH_SUBSCRIBERS ?? 1000);
 const APPENDS = Number(process.env.WEFT_BENCH_APPENDS ?? 100);
 const TARGET_P99_MS = 100;
+const CONNECT_BATCH = 100;
 
 const APPEND = `mutation ($threadId: ID!, $i: Int!) {
   appendNodes(input: { threadId: $threadId, nodes: [{ kind: INFERENCE, payload: { i: $i } }] }) {
@@ -152,13 +153,19 @@ async function round(
   let onDone: (() => void) | undefined;
   const expected = subscribers * APPENDS;
   const clients: Client[] = [];
-  for (let s = 0; s < subscribers; s++) {
-    const client = createClient({
-      url: url.replace(/^http/, 'ws'),
-      webSocketImpl: WebSocket,
-      retryAttempts: 0,
-    });
-    clients.push(client);
+  // Connect in batches: 1,000 simultaneous handshakes overflow the listen backlog.
+  for (let s = 0; s < subscribers; s += CONNECT_BATCH) {
+    const batch = Math.min(CONNECT_BATCH, subscribers - s);
+    const connecting = Promise.all(
+      Array.from({ length: batch }, () => {
+        const { client, connected } = connect(url);
+        clients.push(client);
+        return connected;
+      }),
+    ).then(() => undefined);
+    await withTimeout(connecting, 60_000, () => `cannot connect subscribers ${s}–${s + batch}`);
+  }
+  for (const client of clients) {
     client.subscribe<{ threadEvents: { index: number } }>(
       { query: SUBSCRIBE, variables: { threadId, afterIndex: 0 } },
       {
@@ -174,7 +181,7 @@ async function round(
           endToEnd.push(now - sentAt[index]!);
           if (++received === expected) onDone?.();
         },
-        error: (error) => console.error('subscriber error', error),
+        error: (error) => console.error('weft bench: subscriber error', describeError(error)),
         complete: () => undefined,
       },
     );
@@ -206,6 +213,29 @@ async function round(
   await Promise.all(clients.map((c) => c.dispose()));
   return { latencies, endToEnd, received, expected, appendMs };
 }
+
+/** A graphql-ws client that connects now (retrying a reset handshake); `connected` resolves with it. */
+function connect(url: string): { client: Client; connected: Promise<void> } {
+  let resolve: () => void = () => undefined;
+  const connected = new Promise<void>((done) => {
+    resolve = done;
+  });
+  const client = createClient({
+    url: url.replace(/^http/, 'ws'),
+    webSocketImpl: WebSocket,
+    lazy: false,
+    retryAttempts: 5,
+    on: { connected: () => resolve() },
+  });
+  return { client, connected };
+}
+
+const describeError = (error: unknown): string =>
+  error instanceof Error
+    ? error.message
+    : typeof error === 'object' && error !== null && 'code' in error
+      ? `closed with code ${String((error as { code: unknown }).code)}`
+      : String(error);
 
 function withTimeout(promise: Promise<void>, ms: number, why: () => string): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
