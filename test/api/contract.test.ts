@@ -10,8 +10,12 @@ import { createTestApp, type TestApp } from './support.js';
 const coverage = createCoverage();
 let t: TestApp;
 
+/** Response data, read loosely: the assertions check its shape. */
+// biome-ignore lint/suspicious/noExplicitAny: see above
+type Loose = any;
+
 /** Runs a document, records its coverage, and fails on any GraphQL error. */
-async function ok<T = any>(query: string, variables?: Record<string, unknown>): Promise<T> {
+async function ok<T = Loose>(query: string, variables?: Record<string, unknown>): Promise<T> {
   coverage.record(query);
   const r = await t.gql(query, variables);
   expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
@@ -23,7 +27,7 @@ async function typed(query: string, typename: string, variables?: Record<string,
   const data = await ok(query, variables);
   const [result] = Object.values(data as Record<string, { __typename: string }>);
   expect(result!.__typename, JSON.stringify(result)).toBe(typename);
-  return result as any;
+  return result as Loose;
 }
 
 /** Selections of the errors every mutation can return. */

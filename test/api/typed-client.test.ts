@@ -1,0 +1,44 @@
+/**
+ * The typed client end to end: codegen runs offline from the committed SDL and the operation
+ * documents, the example program type-checks against what it generated, and it runs against a
+ * live server on a real port.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from './support.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+const bin = (name: string) => join(ROOT, 'node_modules/.bin', name);
+const run = (command: string, args: string[], env: Record<string, string> = {}) =>
+  spawnSync(command, args, { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+describe('typed client', { timeout: 600_000 }, () => {
+  it('codegen generates the client offline', () => {
+    const codegen = run(bin('graphql-codegen'), ['--config', 'codegen.ts']);
+    expect(codegen.status, codegen.stderr + codegen.stdout).toBe(0);
+    expect(existsSync(join(ROOT, 'examples/generated/graphql.ts'))).toBe(true);
+  });
+
+  it('the example program type-checks against the generated client', () => {
+    const tsc = run(bin('tsc'), ['-p', 'examples/tsconfig.json']);
+    expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
+  });
+
+  it('the example program runs against a live server', async () => {
+    const url = await t.app.start();
+    const example = run(bin('tsx'), ['examples/typed-client.ts'], { WEFT_URL: url });
+    expect(example.status, example.stderr).toBe(0);
+    expect(example.stdout).toContain('appended SYSTEM#1, TOOL_RESULT#2');
+    expect(example.stdout).toContain('conflict: expected 0, log is at 2');
+    expect(example.stdout).toMatch(/run \S+ is WAITING, waiting for human_approval/);
+    expect(example.stdout).toContain('typed client: ok');
+  });
+});
