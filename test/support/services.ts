@@ -4,6 +4,7 @@
  * missing Postgres fails the run instead of silently skipping.
  */
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { describe } from 'vitest';
 
@@ -89,4 +90,57 @@ async function adminQuery(sql: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** Where Redis tests connect. */
+export const REDIS_URL = process.env.WEFT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+let redisCheck: Promise<Availability> | undefined;
+
+/** One real PING (2 s timeout, no retries) per test file, cached. */
+export function redisAvailable(): Promise<Availability> {
+  redisCheck ??= (async (): Promise<Availability> => {
+    const client = new Redis(REDIS_URL, {
+      lazyConnect: true,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      await client.ping();
+      return { available: true };
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      return { available: false, reason: `cannot connect to ${REDIS_URL}: ${why}` };
+    } finally {
+      client.disconnect();
+    }
+  })();
+  return redisCheck;
+}
+
+const redis = await redisAvailable();
+if (!redis.available) {
+  if (process.env.REQUIRE_REDIS === '1') {
+    throw new Error(`REQUIRE_REDIS=1 but Redis is unavailable: ${redis.reason}`);
+  }
+  console.warn(
+    `[weft tests] Redis tests SKIPPED: ${redis.reason} ` +
+      '(set WEFT_TEST_REDIS_URL, or REQUIRE_REDIS=1 to fail instead)',
+  );
+}
+
+/**
+ * `describe` for Redis suites: runs when Redis answers, is reported as skipped (with the reason
+ * printed once per file) when it does not, and fails the file under REQUIRE_REDIS=1.
+ */
+export function describeWithRedis(name: string, body: () => void): void {
+  describe.skipIf(!redis.available)(`${name} [redis]`, body);
+}
+
+/** `describe` for suites that need both Postgres and Redis (scale-out). */
+export function describeWithPostgresAndRedis(name: string, body: () => void): void {
+  describe.skipIf(!postgres.available || !redis.available)(`${name} [postgres+redis]`, body);
 }

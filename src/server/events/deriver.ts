@@ -1,0 +1,131 @@
+import type { LogEntry } from '../../core/log/index.js';
+import {
+  createThreadMachine,
+  type ThreadEffect,
+  type ThreadMachineOptions,
+  type ThreadState,
+} from '../../core/thread/index.js';
+import type { ThreadStore } from '../../store/read-model/index.js';
+
+/**
+ * Re-derives the effects of stored entries (what a subscriber resuming from the store, or a hub
+ * woken by another instance, needs to tell node, run and approval events apart). Effects are a
+ * pure function of the log: applying entry i to the state after entries [0, i).
+ */
+export interface EffectDeriver {
+  /** Effects per entry, for contiguous entries of one thread in index order. */
+  effectsOf(threadId: string, entries: readonly LogEntry[]): Promise<ThreadEffect[][]>;
+  /** The state after every stored entry of the thread (empty state for an unknown thread). */
+  latestState(threadId: string): Promise<ThreadState>;
+}
+
+interface ThreadCache {
+  state: ThreadState;
+  /** Effects of recent entries by index: many subscribers ask for the same ones. */
+  effects: Map<number, ThreadEffect[]>;
+  /** Derivations of one thread run one after another, so the second finds the first's work. */
+  chain: Promise<unknown>;
+}
+
+const MAX_THREADS = 64;
+const MAX_EFFECTS_PER_THREAD = 1024;
+
+export function createEffectDeriver(
+  store: ThreadStore,
+  machineOptions: ThreadMachineOptions = {},
+  pageSize = 500,
+): EffectDeriver {
+  // Map order is insertion order: a touched thread is re-inserted, the first one is the oldest.
+  const threads = new Map<string, ThreadCache>();
+  const empty = createThreadMachine(machineOptions).initial;
+
+  function cacheOf(threadId: string): ThreadCache {
+    let cache = threads.get(threadId);
+    if (cache === undefined) {
+      cache = { state: empty, effects: new Map(), chain: Promise.resolve() };
+      if (threads.size >= MAX_THREADS) threads.delete(threads.keys().next().value!);
+    } else {
+      threads.delete(threadId);
+    }
+    threads.set(threadId, cache);
+    return cache;
+  }
+
+  function serially<T>(cache: ThreadCache, task: () => Promise<T>): Promise<T> {
+    const run = cache.chain.then(task, task);
+    cache.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Applies entries to the cache's state, remembering their effects. */
+  function apply(cache: ThreadCache, entries: readonly LogEntry[]): void {
+    if (entries.length === 0) return;
+    // As the engine does: recorded ids are trusted only when every entry is signed, since the
+    // hash chain then commits to each node's content.
+    const signed = entries.every((e) => e.verification?.stateHash !== undefined);
+    const machine = createThreadMachine({ ...machineOptions, trustRecordedIds: signed });
+    let state = cache.state;
+    for (const entry of entries) {
+      const applied = machine.apply(state, entry);
+      if (!applied.ok) {
+        throw new Error(
+          `cannot derive the events of entry ${entry.index}: ${applied.error.message} (run verify on this thread)`,
+        );
+      }
+      state = applied.value[0];
+      cache.effects.set(entry.index, applied.value[1]);
+      if (cache.effects.size > MAX_EFFECTS_PER_THREAD) {
+        cache.effects.delete(cache.effects.keys().next().value!);
+      }
+    }
+    cache.state = state;
+  }
+
+  /** Brings the cache's state to `length` entries, reading what is missing from the store. */
+  async function advanceTo(threadId: string, cache: ThreadCache, length: number): Promise<void> {
+    if (cache.state.length > length) {
+      // Asked about the past: replay from the start (rare; effects are memoised per index).
+      cache.state = empty;
+    }
+    while (cache.state.length < length) {
+      const to = Math.min(length, cache.state.length + pageSize);
+      const page = await store.readEntries(threadId, cache.state.length, to);
+      if (page.length === 0) break;
+      apply(cache, page);
+    }
+  }
+
+  return {
+    effectsOf(threadId, entries) {
+      const cache = cacheOf(threadId);
+      return serially(cache, async () => {
+        const first = entries.findIndex((e) => !cache.effects.has(e.index));
+        if (first >= 0) {
+          const missing = entries.slice(first);
+          await advanceTo(threadId, cache, missing[0]!.index);
+          if (cache.state.length !== missing[0]!.index) {
+            throw new Error(
+              `thread ${threadId} has ${cache.state.length} stored entries, cannot derive entry ${missing[0]!.index}`,
+            );
+          }
+          apply(cache, missing);
+        }
+        return entries.map((e) => cache.effects.get(e.index) ?? []);
+      });
+    },
+    latestState(threadId) {
+      const cache = cacheOf(threadId);
+      return serially(cache, async () => {
+        for (;;) {
+          const page = await store.readEntries(
+            threadId,
+            cache.state.length,
+            cache.state.length + pageSize,
+          );
+          apply(cache, page);
+          if (page.length < pageSize) return cache.state;
+        }
+      });
+    },
+  };
+}

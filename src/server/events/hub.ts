@@ -1,0 +1,237 @@
+import { randomUUID } from 'node:crypto';
+import type { CommittedEvent } from '../../engine/index.js';
+import { createEffectDeriver } from './deriver.js';
+import { createRedisFanout, type Fanout, type WakeUp } from './redis.js';
+import type { EventHub, EventHubOptions, HubListener, HubTopic, LogItem } from './types.js';
+
+/**
+ * What the hub knows of one thread: the listeners, and `head`, the length up to which it has
+ * delivered the log. All input of a thread (local commits, remote wake-ups, repairs) runs through
+ * one chain, so listeners see a thread's items in index order, each once.
+ */
+interface Feed {
+  threadId: string;
+  head: number | undefined;
+  chain: Promise<void>;
+  listeners: Set<HubListener>;
+}
+
+const DEFAULT_BUFFER_SIZE = 1024;
+const DEFAULT_PAGE_SIZE = 500;
+const DEFAULT_POLL_MS = 5_000;
+/** Threads followed only for `'*'` listeners that a hub keeps a head for. */
+const MAX_IDLE_FEEDS = 4096;
+
+/**
+ * The event hub (the engine's Publisher). In-process by default: a commit reaches the listeners
+ * of this process. With `redis`, every commit also sends a wake-up `{threadId, first, logLength}`
+ * to the other instances, whose hubs read the new entries from the shared store once and deliver
+ * them to their own listeners. A lost wake-up is repaired by the next one (the hub reads from its
+ * head), after a reconnect, and by a periodic check of the threads that have listeners.
+ */
+export function createEventHub(options: EventHubOptions): EventHub {
+  const { store } = options;
+  const origin = randomUUID();
+  const bufferSize = options.bufferSize ?? DEFAULT_BUFFER_SIZE;
+  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  const onError = options.onError ?? ((error: unknown) => console.error('weft events: ', error));
+  const deriver = createEffectDeriver(store, options.machineOptions, pageSize);
+  const feeds = new Map<string, Feed>();
+  const everything = new Set<HubListener>();
+  let closed = false;
+
+  const fanout: Fanout | undefined =
+    options.redis === undefined ? undefined : createRedisFanout(options.redis, onWake, onError);
+  const ready = fanout?.ready ?? Promise.resolve();
+  fanout?.onResync(() => resyncAll());
+  const pollMs = options.redis?.pollIntervalMs ?? DEFAULT_POLL_MS;
+  const poll =
+    fanout !== undefined && pollMs > 0 ? setInterval(() => resyncAll(), pollMs) : undefined;
+  poll?.unref();
+
+  function feedFor(threadId: string): Feed | undefined {
+    const existing = feeds.get(threadId);
+    if (existing !== undefined || everything.size === 0) return existing;
+    if (feeds.size >= MAX_IDLE_FEEDS) evictIdle();
+    const feed: Feed = {
+      threadId,
+      head: undefined,
+      chain: Promise.resolve(),
+      listeners: new Set(),
+    };
+    feeds.set(threadId, feed);
+    return feed;
+  }
+
+  function evictIdle(): void {
+    for (const [threadId, feed] of feeds) {
+      if (feeds.size < MAX_IDLE_FEEDS / 2) return;
+      if (feed.listeners.size === 0) feeds.delete(threadId);
+    }
+  }
+
+  function enqueue(feed: Feed, task: () => Promise<void> | void): void {
+    feed.chain = feed.chain.then(task).catch(onError);
+  }
+
+  /** Hands items (contiguous, ascending) to the listeners, skipping what was delivered. */
+  function deliver(feed: Feed, items: readonly LogItem[]): void {
+    for (const item of items) {
+      if (feed.head !== undefined && item.index < feed.head) continue;
+      feed.head = item.index + 1;
+      for (const listener of feed.listeners) listener.push(item);
+      for (const listener of everything) listener.push(item);
+    }
+  }
+
+  /** Delivers entries `[from, to)` of the feed's thread: the gap before a commit, or a wake-up. */
+  async function catchUp(feed: Feed, to: number): Promise<void> {
+    while (feed.head !== undefined && feed.head < to) {
+      const page = await read(feed.threadId, feed.head, Math.min(to, feed.head + pageSize));
+      if (page.length === 0) return;
+      deliver(feed, page);
+    }
+  }
+
+  function onWake(wake: WakeUp): void {
+    if (wake.origin === origin || closed) return;
+    const feed = feedFor(wake.threadId);
+    if (feed === undefined) return;
+    enqueue(feed, async () => {
+      feed.head ??= wake.first;
+      await catchUp(feed, wake.logLength);
+    });
+  }
+
+  /** Checks each followed thread against the store; a difference was a lost wake-up. */
+  function resyncAll(): void {
+    for (const feed of feeds.values()) {
+      if (feed.listeners.size === 0) continue;
+      enqueue(feed, async () => {
+        const length = (await store.getLogLength(feed.threadId)) ?? 0;
+        // Unknown head: deliver the last entry; listeners repair anything before it themselves.
+        feed.head ??= Math.max(0, length - 1);
+        await catchUp(feed, length);
+      });
+    }
+  }
+
+  async function read(threadId: string, from: number, to?: number): Promise<LogItem[]> {
+    const entries = await store.readEntries(threadId, from, to);
+    return entries.map((entry) => ({ threadId, index: entry.index, entry }));
+  }
+
+  return {
+    ready,
+    store,
+    bufferSize,
+    pageSize,
+
+    publish(event: CommittedEvent): void {
+      const first = event.entries[0];
+      if (first === undefined || closed) return;
+      const { threadId } = event;
+      const feed = feedFor(threadId);
+      if (feed !== undefined) {
+        // A fork's commit carries many entries and the effects of none of them: derived on demand.
+        const single = event.entries.length === 1;
+        const items: LogItem[] = event.entries.map((entry) => ({
+          threadId,
+          index: entry.index,
+          entry,
+          ...(single ? { effects: event.effects } : {}),
+        }));
+        enqueue(feed, async () => {
+          feed.head ??= first.index;
+          await catchUp(feed, first.index);
+          deliver(feed, items);
+        });
+      }
+      fanout?.send({ threadId, first: first.index, logLength: event.logLength, origin });
+    },
+
+    listen(topic: HubTopic, listener: HubListener): () => void {
+      let removed = false;
+      if (topic === '*') {
+        everything.add(listener);
+        return () => {
+          if (removed) return;
+          removed = true;
+          everything.delete(listener);
+          if (everything.size === 0) {
+            for (const [id, feed] of feeds) if (feed.listeners.size === 0) feeds.delete(id);
+          }
+        };
+      }
+      let feed = feeds.get(topic);
+      if (feed === undefined) {
+        feed = { threadId: topic, head: undefined, chain: Promise.resolve(), listeners: new Set() };
+        feeds.set(topic, feed);
+      }
+      const joined = feed;
+      joined.listeners.add(listener);
+      return () => {
+        if (removed) return;
+        removed = true;
+        joined.listeners.delete(listener);
+        if (joined.listeners.size === 0 && everything.size === 0 && feeds.get(topic) === joined) {
+          feeds.delete(topic);
+        }
+      };
+    },
+
+    read,
+
+    async withEffects(items) {
+      const out: LogItem[] = [];
+      let i = 0;
+      while (i < items.length) {
+        const item = items[i]!;
+        if (item.effects !== undefined) {
+          out.push(item);
+          i++;
+          continue;
+        }
+        // A run of consecutive items of one thread without effects: one derivation.
+        let j = i + 1;
+        while (
+          j < items.length &&
+          items[j]!.effects === undefined &&
+          items[j]!.threadId === item.threadId &&
+          items[j]!.index === items[j - 1]!.index + 1
+        ) {
+          j++;
+        }
+        const run = items.slice(i, j);
+        const effects = await deriver.effectsOf(
+          item.threadId,
+          run.map((r) => r.entry),
+        );
+        run.forEach((r, k) => {
+          out.push({ ...r, effects: effects[k]! });
+        });
+        i = j;
+      }
+      return out;
+    },
+
+    latestState: (threadId) => deriver.latestState(threadId),
+
+    stats() {
+      let listeners = everything.size;
+      for (const feed of feeds.values()) listeners += feed.listeners.size;
+      return { threads: feeds.size, listeners };
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (poll !== undefined) clearInterval(poll);
+      const all = [...everything, ...[...feeds.values()].flatMap((f) => [...f.listeners])];
+      everything.clear();
+      feeds.clear();
+      for (const listener of all) listener.end?.();
+      await fanout?.close();
+    },
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * Realtime events: the hub the engine publishes to after each commit (in-process, or fanned out
+ * through Redis), and the gap-free, resumable streams the Subscription fields serve.
+ */
+export { createEventHub } from './hub.js';
+export { type EventedEngine, openEngineWithEvents } from './open.js';
+export { type LogStreamOptions, type StreamSource, streamLog } from './stream.js';
+export {
+  type ApprovalRequestedArgs,
+  approvalRequested,
+  InvalidCursorError,
+  type NodeAppendedArgs,
+  nodeAppended,
+  type RunStatusChangedArgs,
+  runStatusChanged,
+  type ThreadEventsArgs,
+  threadEvents,
+} from './subscriptions.js';
+export type * from './types.js';

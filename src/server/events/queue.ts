@@ -1,0 +1,106 @@
+import type { HubListener, LogItem } from './types.js';
+
+/**
+ * A subscriber's live buffer. Bounded: when a slow consumer lets it fill up, the buffered items
+ * are dropped and the queue only notes, per thread, the first index it dropped — the stream
+ * re-reads those from the store (the log is the truth), so memory never grows with the lag.
+ */
+export class LiveQueue implements HubListener {
+  private items: LogItem[] = [];
+  private head = 0;
+  private waiter: (() => void) | undefined;
+  /** Per thread, the first index dropped since the last `takeDropped()`. */
+  private dropped = new Map<string, number>();
+  /** More threads dropped than we keep track of: their items are lost to this subscriber. */
+  droppedUntracked = 0;
+  ended = false;
+
+  constructor(
+    private readonly capacity: number,
+    private readonly maxDroppedThreads = 10_000,
+  ) {}
+
+  get overflowed(): boolean {
+    return this.dropped.size > 0;
+  }
+
+  push(item: LogItem): void {
+    if (this.dropped.size > 0 || this.size() >= this.capacity) this.drop(item);
+    else this.items.push(item);
+    this.wake();
+  }
+
+  end(): void {
+    this.ended = true;
+    this.wake();
+  }
+
+  shift(): LogItem | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head++];
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+
+  /** The smallest index buffered or dropped (Infinity when nothing came yet). */
+  firstIndex(): number {
+    let first = Number.POSITIVE_INFINITY;
+    for (let i = this.head; i < this.items.length; i++)
+      first = Math.min(first, this.items[i]!.index);
+    for (const index of this.dropped.values()) first = Math.min(first, index);
+    return first;
+  }
+
+  /** Threads with dropped items and the first index dropped; buffering resumes from now on. */
+  takeDropped(): Map<string, number> {
+    const dropped = this.dropped;
+    this.dropped = new Map();
+    return dropped;
+  }
+
+  /** Resolves when an item arrives, the hub ends, or `signal` aborts. */
+  wait(signal: AbortSignal): Promise<void> {
+    if (this.size() > 0 || this.ended || signal.aborted || this.dropped.size > 0) {
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        signal.removeEventListener('abort', done);
+        this.waiter = undefined;
+        resolve();
+      };
+      this.waiter = done;
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /** Items buffered now. */
+  size(): number {
+    return this.items.length - this.head;
+  }
+
+  private drop(item: LogItem): void {
+    for (let i = this.head; i < this.items.length; i++) this.note(this.items[i]!);
+    this.items = [];
+    this.head = 0;
+    this.note(item);
+  }
+
+  private note(item: LogItem): void {
+    const first = this.dropped.get(item.threadId);
+    if (first !== undefined) {
+      if (item.index < first) this.dropped.set(item.threadId, item.index);
+    } else if (this.dropped.size < this.maxDroppedThreads) {
+      this.dropped.set(item.threadId, item.index);
+    } else {
+      this.droppedUntracked++;
+    }
+  }
+
+  private wake(): void {
+    this.waiter?.();
+  }
+}

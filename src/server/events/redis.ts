@@ -1,0 +1,136 @@
+import { Redis } from 'ioredis';
+import type { RedisFanoutOptions } from './types.js';
+
+/** What one instance tells the others after a commit: "thread t now has n entries". */
+export interface WakeUp {
+  threadId: string;
+  /** Index of the commit's first entry. */
+  first: number;
+  logLength: number;
+  /** The sending hub, which has already delivered the commit to its own listeners. */
+  origin: string;
+}
+
+/** The cross-instance half of a hub. Redis carries wake-ups only: the log stays the truth. */
+export interface Fanout {
+  /** Resolves once the subscription is confirmed by Redis; rejects when it cannot be. */
+  readonly ready: Promise<void>;
+  send(wake: WakeUp): void;
+  /** Called after a reconnect: wake-ups sent while disconnected are lost and must be repaired. */
+  onResync(callback: () => void): void;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_CHANNEL = 'weft:commits';
+
+/**
+ * Wake-ups over ioredis pub/sub on one channel, subscribed once when the hub opens (and
+ * awaited), so a subscriber's "attach live, then replay" never races a subscription that Redis
+ * has not confirmed yet — which a subscribe per topic on first use would.
+ */
+export function createRedisFanout(
+  options: RedisFanoutOptions,
+  onWake: (wake: WakeUp) => void,
+  onError: (error: unknown) => void,
+): Fanout {
+  const channel = options.channel ?? DEFAULT_CHANNEL;
+  const publisher = new Redis(options.url, { lazyConnect: false });
+  const subscriber = new Redis(options.url, { lazyConnect: false });
+  const resyncs: Array<() => void> = [];
+  let connectedOnce = false;
+  let closing = false;
+
+  const report = (error: unknown) => {
+    if (!closing) onError(error);
+  };
+  publisher.on('error', report);
+  subscriber.on('error', report);
+  subscriber.on('message', (from: string, message: string) => {
+    if (from !== channel) return;
+    const wake = parseWakeUp(message);
+    if (wake === undefined) {
+      report(new Error(`ignored a malformed wake-up on Redis channel ${channel}: ${message}`));
+      return;
+    }
+    onWake(wake);
+  });
+  subscriber.on('ready', () => {
+    // ioredis re-subscribes by itself after a reconnect; what was published meanwhile is gone.
+    if (connectedOnce) for (const resync of resyncs) resync();
+    connectedOnce = true;
+  });
+
+  const readyTimeoutMs = options.readyTimeoutMs ?? 5_000;
+  let timer: NodeJS.Timeout | undefined;
+  const ready = Promise.race([
+    subscriber.subscribe(channel).then(() => undefined),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `cannot subscribe to Redis at ${redactUrl(options.url)} within ${readyTimeoutMs} ms: check REDIS_URL and that Redis is running`,
+            ),
+          ),
+        readyTimeoutMs,
+      );
+    }),
+  ]).finally(() => clearTimeout(timer));
+  ready.catch(() => {
+    // Stop the reconnect loop: the caller learns from `ready` and may open a new hub.
+    closing = true;
+    subscriber.disconnect();
+    publisher.disconnect();
+  });
+
+  return {
+    ready,
+    send(wake) {
+      const message = JSON.stringify({
+        t: wake.threadId,
+        f: wake.first,
+        n: wake.logLength,
+        o: wake.origin,
+      });
+      publisher.publish(channel, message).catch(report);
+    },
+    onResync(callback) {
+      resyncs.push(callback);
+    },
+    async close() {
+      closing = true;
+      // QUIT lets queued publishes go out; a client that is not connected would wait forever.
+      await Promise.allSettled(
+        [subscriber, publisher].map((client) =>
+          client.status === 'ready' ? client.quit() : Promise.resolve(),
+        ),
+      );
+      subscriber.disconnect();
+      publisher.disconnect();
+    },
+  };
+}
+
+function parseWakeUp(message: string): WakeUp | undefined {
+  try {
+    const raw = JSON.parse(message) as Record<string, unknown>;
+    const { t, f, n, o } = raw;
+    if (typeof t !== 'string' || typeof o !== 'string') return undefined;
+    if (!Number.isSafeInteger(f) || !Number.isSafeInteger(n)) return undefined;
+    if ((f as number) < 0 || (n as number) <= (f as number)) return undefined;
+    return { threadId: t, first: f as number, logLength: n as number, origin: o };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The URL without its password, for messages. */
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(an unparsable URL)';
+  }
+}

@@ -1,0 +1,124 @@
+import type { CausalNode } from '../../core/graph/index.js';
+import type { LogEntry } from '../../core/log/index.js';
+import type {
+  NodeMeta,
+  ThreadEffect,
+  ThreadMachineOptions,
+  ThreadState,
+} from '../../core/thread/index.js';
+import type { Publisher } from '../../engine/index.js';
+import type { ThreadStore } from '../../store/read-model/index.js';
+
+/**
+ * One committed log entry as the event streams carry it. `effects` are what applying the entry
+ * caused (DESIGN: a pure function of the log); undefined when the item came from the store and
+ * no one has derived them yet.
+ */
+export interface LogItem {
+  threadId: string;
+  index: number;
+  entry: LogEntry;
+  effects?: readonly ThreadEffect[];
+}
+
+/** A `threadEvents` event: one log entry with its index (DESIGN §6 ThreadEvent). */
+export interface ThreadEventPayload {
+  threadId: string;
+  index: number;
+  id: string;
+  type: string;
+  recordedAt: string;
+  entry: LogEntry;
+}
+
+/** A `nodeAppended` event: the new node, where it was logged and what the thread knows about it. */
+export interface NodeAppendedPayload {
+  threadId: string;
+  node: CausalNode;
+  meta: NodeMeta;
+  logIndex: number;
+}
+
+/** A `runStatusChanged` event; statuses in the log's lowercase spelling. */
+export interface RunStatusChangePayload {
+  threadId: string;
+  runId: string;
+  from: string;
+  to: string;
+  logIndex: number;
+}
+
+/** An `approvalRequested` event. */
+export interface ApprovalRequestPayload {
+  threadId: string;
+  runId: string;
+  waitingFor: string;
+  pendingApproval: unknown;
+  timeoutAt: string | undefined;
+  logIndex: number;
+}
+
+/** Where a hub reads from, and how it fans out across instances. */
+export interface EventHubOptions {
+  /** The store the engine writes: replay and gap repair read the log from it. */
+  store: ThreadStore;
+  /**
+   * The engine's machine options (prices, memory limits): effects of entries read back from the
+   * store are re-derived with them, so they must match the engine's for the same answers.
+   */
+  machineOptions?: ThreadMachineOptions;
+  /** Fan out through Redis (wake-ups only; the log stays the truth). Default: in-process only. */
+  redis?: RedisFanoutOptions;
+  /** Most live items a subscriber buffers before it falls back to re-reading the store. Default 1,024. */
+  bufferSize?: number;
+  /** Entries read from the store per query during replay and repair. Default 500. */
+  pageSize?: number;
+  /** Reported failures that have no caller to go to (Redis errors, background repairs). */
+  onError?: (error: unknown) => void;
+}
+
+export interface RedisFanoutOptions {
+  /** e.g. `redis://127.0.0.1:6379`. Two connections are opened (pub/sub needs its own). */
+  url: string;
+  /** Channel that carries the wake-ups. Default `weft:commits`. */
+  channel?: string;
+  /**
+   * How often (ms) a hub checks the threads it has subscribers for against the store, to repair
+   * a wake-up Redis dropped with nothing committed after it. Default 5,000; 0 turns it off.
+   */
+  pollIntervalMs?: number;
+  /** How long the hub waits for Redis to confirm its subscription before `ready` rejects. Default 5,000. */
+  readyTimeoutMs?: number;
+}
+
+/** Where a hub listener gets its items: one thread, or every thread (`'*'`). */
+export type HubTopic = string | '*';
+
+export interface HubListener {
+  push(item: LogItem): void;
+  /** The hub closed: no more items will come. */
+  end?(): void;
+}
+
+/**
+ * The event hub: the engine's Publisher, fanning committed entries out to in-process listeners
+ * and (with Redis) to every other instance's hub.
+ */
+export interface EventHub extends Publisher {
+  /** Resolves once live delivery is attached (the Redis subscription confirmed). */
+  readonly ready: Promise<void>;
+  readonly store: ThreadStore;
+  readonly bufferSize: number;
+  readonly pageSize: number;
+  /** Adds a listener; returns its removal. Items of one thread arrive in index order. */
+  listen(topic: HubTopic, listener: HubListener): () => void;
+  /** Stored entries `[from, to)` of a thread as items (without effects). */
+  read(threadId: string, from: number, to?: number): Promise<LogItem[]>;
+  /** The same items with their effects, derived once per hub and shared. */
+  withEffects(items: readonly LogItem[]): Promise<LogItem[]>;
+  /** The thread's state after every stored entry (to find where node `sequence` was logged). */
+  latestState(threadId: string): Promise<ThreadState>;
+  /** Listener counts, for metrics. */
+  stats(): { threads: number; listeners: number };
+  close(): Promise<void>;
+}
