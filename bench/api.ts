@@ -139,4 +139,6 @@ export async function runApiBench(): Promise<void> {
     await engine.close();
     rmSync(dir, { recursive: true, force: true });
   }
+  // The realtime half: 1,000 graphql-ws subscribers on one thread.
+  await (await import('./api-subscribers.js')).runApiSubscribersBench();
 }

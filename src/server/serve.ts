@@ -1,11 +1,13 @@
 /**
  * `weft serve` / `npm start`: checks the configuration, applies migrations (creating ./data for
- * the default SQLite database), opens the engine and serves until SIGINT/SIGTERM.
+ * the default SQLite database), opens the engine with its event hub and deadline scheduler, and
+ * serves until SIGINT/SIGTERM.
  */
-import { openEngine } from '../engine/index.js';
+import { startDeadlineScheduler } from '../engine/index.js';
 import { parseDatabaseUrl } from '../store/migrate/index.js';
 import { type App, buildApp } from './app.js';
 import { isLoopbackHost, type ServerConfig } from './config.js';
+import { openEngineWithEvents } from './events/index.js';
 
 export class StartupRefused extends Error {
   override name = 'StartupRefused';
@@ -24,13 +26,30 @@ export async function startServer(
     );
   }
   const target = parseDatabaseUrl(config.databaseUrl);
-  const engine = await openEngine(config.databaseUrl);
-  const app = buildApp({ config, engine, log });
+  // Every commit wakes subscribers through the hub (fanned out through Redis when REDIS_URL is
+  // set); the deadline scheduler times out overdue runs, once, whichever instance sees them.
+  const {
+    engine,
+    hub,
+    close: closeEngine,
+  } = await openEngineWithEvents(config.databaseUrl, {
+    redisUrl: config.redisUrl,
+  });
+  const app = buildApp({ config, engine, log, extendContext: () => ({ events: hub }) });
+  const deadlines = startDeadlineScheduler(engine, {
+    intervalMs: 1000,
+    onError: (error) => log(`weft: deadline sweep failed: ${String(error)}`),
+  });
+  const close = async () => {
+    await deadlines.stop();
+    await hub.close(); // ends open streams first, so SSE responses finish within the grace period
+    await app.stop();
+    await closeEngine();
+  };
   try {
     await app.start();
   } catch (error) {
-    await app.stop();
-    await engine.close();
+    await close();
     throw error;
   }
   log(
@@ -42,10 +61,5 @@ export async function startServer(
   } else {
     log(`weft: WARNING: serving without API keys on ${config.host} (WEFT_ALLOW_OPEN=true)`);
   }
-  return Object.assign(app, {
-    async close() {
-      await app.stop();
-      await engine.close();
-    },
-  });
+  return Object.assign(app, { close });
 }

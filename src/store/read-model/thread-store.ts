@@ -5,6 +5,7 @@ import { parseDatabaseUrl } from '../migrate/database-url.js';
 import { isUniqueViolation } from '../prisma/errors.js';
 import { createPrisma, createSqlitePrisma, type WeftPrisma } from '../prisma/index.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
+import { type DueRun, type DueRunQuery, findDueRuns } from './deadlines.js';
 import { createGroupWriter, type Settled, type WriterStats } from './group-commit.js';
 import { entryTexts, packEntry } from './packed-entry.js';
 import type { LogEntryRow, NodeRow, ReadModelChanges, SnapshotRow } from './rows.js';
@@ -83,6 +84,8 @@ export interface ThreadStore {
   dumpReadModels(threadIds?: readonly string[]): Promise<ReadModelDump>;
   /** Counters of the store's writer (shared with every store on the same SQLite file). */
   writerStats(): StoreWriterStats;
+  /** Runs whose approval or execution deadline is at or before `now` (candidates only). */
+  findDueRuns(query: DueRunQuery): Promise<DueRun[]>;
   close(): Promise<void>;
 }
 
@@ -494,6 +497,8 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
 
   return {
     provider: weft.provider,
+
+    findDueRuns: (query) => findDueRuns(weft, query),
 
     async readEntries(threadId, from, to) {
       return (await readEntryTexts(threadId, from, to)).map((text) => JSON.parse(text) as LogEntry);
