@@ -28,6 +28,7 @@ import {
 import { reduceParsedRun } from '../run/reducer.js';
 import { checkEventShape } from './event-shape.js';
 import type { NodeTaint, NodeUsage, RecordedNode, ThreadEvent } from './events.js';
+import { RunMap } from './run-map.js';
 import {
   createEmptyThreadState,
   type NodeMeta,
@@ -327,12 +328,9 @@ function appendRecorded(
       });
     }
     if (!created[i]) continue;
-    const meta: NodeMeta = { logIndex: ctx.entry.index };
-    if (want.runId !== undefined) meta.runId = want.runId;
     const taint = want.taint ?? deriveTaint(graph, nodeMeta, node);
-    if (taint !== undefined) meta.taint = taint;
+    const meta = nodeMetaOf(ctx.entry.index, want.runId, taint, want.usage);
     if (want.usage !== undefined) {
-      meta.usage = want.usage;
       charges.push({ runId: want.runId, nodeId: node.id, usage: want.usage });
     }
     nodeMeta = vecPush(nodeMeta, meta);
@@ -348,6 +346,26 @@ function appendRecorded(
     next = charged.value;
   }
   return ok(next);
+}
+
+/**
+ * A node's metadata, keys in the order {logIndex, runId, taint, usage}. The common shapes are
+ * single literals, so a record kept for every node of the graph needs no separate property store.
+ */
+function nodeMetaOf(
+  logIndex: number,
+  runId: string | undefined,
+  taint: NodeTaint | undefined,
+  usage: NodeUsage | undefined,
+): NodeMeta {
+  if (taint === undefined && usage === undefined) {
+    return runId === undefined ? { logIndex } : { logIndex, runId };
+  }
+  const meta: NodeMeta = { logIndex };
+  if (runId !== undefined) meta.runId = runId;
+  if (taint !== undefined) meta.taint = taint;
+  if (usage !== undefined) meta.usage = usage;
+  return meta;
 }
 
 /** Taint flows to every descendant: a node with a tainted parent is tainted as derived. */
@@ -397,7 +415,7 @@ function applyRunStarted(
   if (!created.ok) return created;
   const withRun: ThreadState = {
     ...state,
-    runs: new Map(state.runs).set(runId, created.value),
+    runs: setRun(state.runs, runId, created.value),
     runOrder: [...state.runOrder, runId],
   };
   ctx.effects.push({ type: 'run_started', runId });
@@ -459,8 +477,15 @@ function reduceInto(
   if (recorded) recorded.push(...reduced.value.events);
   else ctx.runEvents.set(runId, [...reduced.value.events]);
   for (const event of reduced.value.events) ctx.effects.push(runEffect(runId, event));
-  return ok({ ...state, runs: new Map(state.runs).set(runId, reduced.value.state) });
+  return ok({ ...state, runs: setRun(state.runs, runId, reduced.value.state) });
 }
+
+/** `runs` with one run set: a new persistent map (see run-map.ts); `runs` is left as it was. */
+const setRun = (
+  runs: ReadonlyMap<string, WorkflowState>,
+  runId: string,
+  run: WorkflowState,
+): ReadonlyMap<string, WorkflowState> => RunMap.from(runs).set(runId, run);
 
 function touch(ctx: ApplyContext, runId: string): void {
   if (!ctx.touchedRuns.includes(runId)) ctx.touchedRuns.push(runId);
@@ -585,7 +610,7 @@ function applyWorkflowImport(
   ctx.effects.push({ type: 'run_started', runId });
   return ok({
     ...state,
-    runs: new Map(state.runs).set(runId, hydrated),
+    runs: setRun(state.runs, runId, hydrated),
     runOrder: [...state.runOrder, runId],
   });
 }

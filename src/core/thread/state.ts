@@ -3,6 +3,7 @@ import type { JsonValue } from '../json.js';
 import { GENESIS_STATE_HASH } from '../log/index.js';
 import type { WorkflowState } from '../run/index.js';
 import type { NodeTaint, NodeUsage } from './events.js';
+import { RunMap } from './run-map.js';
 import { emptyVec, type Vec } from './vec.js';
 
 export interface ThreadConfig {
@@ -59,7 +60,7 @@ export function createEmptyThreadState(graph: GraphState): ThreadState {
     config: null,
     graph,
     nodeMeta: emptyVec(),
-    runs: new Map(),
+    runs: RunMap.empty(),
     runOrder: [],
     spend: ZERO_SPEND,
     length: 0,
