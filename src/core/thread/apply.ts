@@ -30,6 +30,7 @@ import { checkEventShape } from './event-shape.js';
 import type { NodeTaint, NodeUsage, RecordedNode, ThreadEvent } from './events.js';
 import { RunMap } from './run-map.js';
 import {
+  copyThreadState,
   createEmptyThreadState,
   type NodeMeta,
   type ThreadSpend,
@@ -124,7 +125,7 @@ export function applyThreadEntry(
   const stateHash = chainStateHashText(state.stateHash, delta);
   // Every dispatch path that changes something returns a fresh object no one else has seen yet,
   // so it is finished in place; only an unchanged `state` must be copied.
-  const next = result.value === state ? { ...state } : result.value;
+  const next = result.value === state ? copyThreadState(state) : result.value;
   next.length = state.length + 1;
   next.stateHash = stateHash;
   return ok([next, ctx.effects]);
@@ -174,7 +175,27 @@ function unsignedEntryText(entry: LogEntry, stored?: string): string {
 
 function withoutSignature(text: string, entry: LogEntry): string {
   if (entry.verification === undefined) return text;
-  return text.slice(0, text.lastIndexOf(',"verification":')) + '}';
+  // The text ends with `,"verification":{"stateHash":<hash>}}`; with a plain hash (hex, no
+  // escapes) its start is known without searching the text.
+  const { stateHash } = entry.verification;
+  const at = text.length - SIGNATURE_OVERHEAD - stateHash.length;
+  const cut =
+    at > 0 && text.startsWith(SIGNATURE_START, at) && isPlainHex(stateHash)
+      ? at
+      : text.lastIndexOf(',"verification":');
+  return text.slice(0, cut) + '}';
+}
+
+const SIGNATURE_START = ',"verification":{"stateHash":"';
+/** Characters of the signature besides the hash: its start, the closing quote and two braces. */
+const SIGNATURE_OVERHEAD = SIGNATURE_START.length + 3;
+
+function isPlainHex(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
 }
 
 interface ApplyContext {
@@ -202,15 +223,15 @@ function dispatchEvent(
     case 'thread_created':
     case 'state_imported':
       return applyCreation(state, event, ctx);
-    case 'thread_forked':
-      return ok({
-        ...state,
-        config: {
-          ...state.config!,
-          threadId: event.threadId,
-          forkedFrom: { threadId: event.fromThreadId, upToIndex: event.upToIndex },
-        },
-      });
+    case 'thread_forked': {
+      const next = copyThreadState(state);
+      next.config = {
+        ...state.config!,
+        threadId: event.threadId,
+        forkedFrom: { threadId: event.fromThreadId, upToIndex: event.upToIndex },
+      };
+      return ok(next);
+    }
     case 'nodes_appended':
       return appendRecorded(state, event.nodes, ctx);
     case 'run_started':
@@ -279,19 +300,17 @@ function applyCreation(
     }
   }
   ctx.effects.unshift({ type: 'thread_created', threadId: event.threadId });
-  return ok({
-    ...state,
-    graph: graph.value,
-    nodeMeta,
-    ...(latestSystemNodeId === undefined ? {} : { latestSystemNodeId }),
-    config: {
-      threadId: event.threadId,
-      createdAt: ctx.entry.recordedAt,
-      metadata: event.metadata,
-      nodeTypes: graph.value.config.nodeTypes,
-      allowDynamicNodeTypes: graph.value.config.allowDynamicNodeTypes,
-    },
-  });
+  const next = copyThreadState(state, latestSystemNodeId ?? state.latestSystemNodeId);
+  next.graph = graph.value;
+  next.nodeMeta = nodeMeta;
+  next.config = {
+    threadId: event.threadId,
+    createdAt: ctx.entry.recordedAt,
+    metadata: event.metadata,
+    nodeTypes: graph.value.config.nodeTypes,
+    allowDynamicNodeTypes: graph.value.config.allowDynamicNodeTypes,
+  };
+  return ok(next);
 }
 
 /** Appends recorded nodes, checks each recomputed id, and derives taint, run links and spend. */
@@ -338,8 +357,9 @@ function appendRecorded(
     ctx.created.push(node.id);
     ctx.effects.push({ type: 'node_appended', node, meta });
   }
-  let next: ThreadState = { ...state, graph, nodeMeta };
-  if (latestSystemNodeId !== undefined) next.latestSystemNodeId = latestSystemNodeId;
+  let next = copyThreadState(state, latestSystemNodeId);
+  next.graph = graph;
+  next.nodeMeta = nodeMeta;
   for (const charge of charges) {
     const charged = chargeUsage(next, charge.runId, charge.nodeId, charge.usage, ctx);
     if (!charged.ok) return charged;
@@ -413,11 +433,9 @@ function applyRunStarted(
     }),
   );
   if (!created.ok) return created;
-  const withRun: ThreadState = {
-    ...state,
-    runs: setRun(state.runs, runId, created.value),
-    runOrder: [...state.runOrder, runId],
-  };
+  const withRun = copyThreadState(state);
+  withRun.runs = setRun(state.runs, runId, created.value);
+  withRun.runOrder = [...state.runOrder, runId];
   ctx.effects.push({ type: 'run_started', runId });
   const started = applyInternal(
     withRun,
@@ -477,7 +495,9 @@ function reduceInto(
   if (recorded) recorded.push(...reduced.value.events);
   else ctx.runEvents.set(runId, [...reduced.value.events]);
   for (const event of reduced.value.events) ctx.effects.push(runEffect(runId, event));
-  return ok({ ...state, runs: setRun(state.runs, runId, reduced.value.state) });
+  const next = copyThreadState(state);
+  next.runs = setRun(state.runs, runId, reduced.value.state);
+  return ok(next);
 }
 
 /** `runs` with one run set: a new persistent map (see run-map.ts); `runs` is left as it was. */
@@ -551,7 +571,9 @@ function chargeUsage(
     costUsd: next.spend.costUsd + costUsd,
     calls: next.spend.calls + 1,
   };
-  return ok({ ...next, spend });
+  const charged = copyThreadState(next);
+  charged.spend = spend;
+  return ok(charged);
 }
 
 function applyDeadline(
@@ -608,11 +630,10 @@ function applyWorkflowImport(
   }
   touch(ctx, runId);
   ctx.effects.push({ type: 'run_started', runId });
-  return ok({
-    ...state,
-    runs: setRun(state.runs, runId, hydrated),
-    runOrder: [...state.runOrder, runId],
-  });
+  const next = copyThreadState(state);
+  next.runs = setRun(state.runs, runId, hydrated);
+  next.runOrder = [...state.runOrder, runId];
+  return ok(next);
 }
 
 /** Runs a core function that reports bad input by throwing a WeftFailure, as a Result. */

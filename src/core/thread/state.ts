@@ -67,3 +67,19 @@ export function createEmptyThreadState(graph: GraphState): ThreadState {
     stateHash: GENESIS_STATE_HASH,
   };
 }
+
+/**
+ * A fresh copy of `state` to finish in place, with `latestSystemNodeId` replaced when given.
+ * Every thread state is built here or by createEmptyThreadState, keys in one order, so the
+ * states a replay makes share two hidden classes (with and without `latestSystemNodeId`)
+ * instead of the many that spreads and late property adds produce. Internal to the core.
+ */
+export function copyThreadState(
+  state: ThreadState,
+  latestSystemNodeId: string | undefined = state.latestSystemNodeId,
+): ThreadState {
+  const { config, graph, nodeMeta, runs, runOrder, spend, length, stateHash } = state;
+  return latestSystemNodeId === undefined
+    ? { config, graph, nodeMeta, runs, runOrder, spend, length, stateHash }
+    : { config, graph, nodeMeta, runs, runOrder, spend, latestSystemNodeId, length, stateHash };
+}
