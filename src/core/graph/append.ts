@@ -48,11 +48,27 @@ export function appendNodes(
   createdAt: string,
   options: AppendOptions = {},
 ): Result<AppendResult> {
-  const staged = stage(graph, drafts, createdAt, options.knownIds);
-  if (!staged.ok) return staged;
-  const { batch, nodes, created } = staged.value;
-  return ok({ graph: batch.commit(), nodes, created });
+  const batch = stage(graph, drafts, createdAt, options.knownIds);
+  if (!(batch instanceof Batch)) return batch;
+  return ok({ graph: batch.commit(), nodes: batch.nodes, created: batch.created });
 }
+
+/**
+ * `appendNodes` for drafts that carry their own content id (`id`, e.g. recorded nodes of a
+ * verified log), each taken as its `knownIds` entry. Internal to the core.
+ */
+export function appendWithOwnIds(
+  graph: GraphState,
+  drafts: readonly (NodeDraft & { id: string })[],
+  createdAt: string,
+): Result<AppendResult> {
+  const batch = stage(graph, drafts, createdAt, OWN_IDS);
+  if (!(batch instanceof Batch)) return batch;
+  return ok({ graph: batch.commit(), nodes: batch.nodes, created: batch.created });
+}
+
+/** Tells `stage` to read each draft's known id from its own `id` field. */
+const OWN_IDS: unique symbol = Symbol('own ids');
 
 export interface AppendOptions {
   /**
@@ -74,17 +90,17 @@ export function previewAppend(
   drafts: readonly NodeDraft[],
   createdAt: string,
 ): Result<Omit<AppendResult, 'graph'>> {
-  const staged = stage(graph, drafts, createdAt);
-  if (!staged.ok) return staged;
-  return ok({ nodes: staged.value.nodes, created: staged.value.created });
+  const batch = stage(graph, drafts, createdAt);
+  if (!(batch instanceof Batch)) return batch;
+  return ok({ nodes: batch.nodes, created: batch.created });
 }
 
 function stage(
   graph: GraphState,
   drafts: readonly NodeDraft[],
   createdAt: string,
-  knownIds?: readonly string[],
-): Result<{ batch: Batch; nodes: CausalNode[]; created: boolean[] }> {
+  knownIds?: readonly string[] | typeof OWN_IDS,
+): Batch | Failure {
   if (!Array.isArray(drafts)) return invalid([{ path: '$', message: 'drafts must be an array' }]);
   if (!isTimestamp(createdAt)) {
     return invalid([
@@ -93,18 +109,19 @@ function stage(
   }
   const count = drafts.length;
   const batch = new Batch(graph, count);
-  const nodes = new Array<CausalNode>(count);
-  const created = new Array<boolean>(count);
   for (let i = 0; i < count; i++) {
-    const prepared = prepareDraft(graph, drafts[i], i);
+    const draft = drafts[i];
+    const prepared = prepareDraft(graph, draft, i);
     if (!prepared.ok) return prepared;
-    const outcome = batch.add(prepared.value, createdAt, i, knownIds?.[i]);
-    if (!outcome.ok) return outcome;
-    nodes[i] = outcome.value.node;
-    created[i] = outcome.value.created;
+    const knownId =
+      knownIds === OWN_IDS ? (draft as { id: string }).id : (knownIds as string[] | undefined)?.[i];
+    const failed = batch.add(prepared.value, createdAt, i, knownId);
+    if (failed !== undefined) return failed;
   }
-  return ok({ batch, nodes, created });
+  return batch;
 }
+
+type Failure = Result<never>;
 
 /**
  * The last `createdAt` that parsed as a date. Consecutive appends (a replay: every node of an
@@ -246,6 +263,10 @@ class Batch {
   /** Resource key → newest staged sequence, built together with `stagedSeq`. */
   private stagedHeads: Map<string, number> | undefined;
   private frontier: readonly string[];
+  /** Per draft: its node (new or existing) … */
+  readonly nodes: CausalNode[];
+  /** … and whether it was created. */
+  readonly created: boolean[];
 
   /** `capacity`: the number of drafts, the most nodes this batch can stage. */
   constructor(
@@ -255,6 +276,8 @@ class Batch {
     this.frontier = base.frontier;
     this.staged = new Array<CausalNode>(capacity);
     this.stagedParentSeqs = new Array<number[]>(capacity);
+    this.nodes = new Array<CausalNode>(capacity);
+    this.created = new Array<boolean>(capacity);
   }
 
   private seqOf(id: string): number | undefined {
@@ -287,12 +310,13 @@ class Batch {
       : (this.staged[seq - this.base.count - 1] as CausalNode);
   }
 
+  /** Stages draft `index` (or finds its node), recording it in `nodes`/`created`; or fails. */
   add(
     draft: PreparedDraft,
     createdAt: string,
     index: number,
     knownId?: string,
-  ): Result<{ node: CausalNode; created: boolean }> {
+  ): Failure | undefined {
     const requested = draft.parents ?? this.frontier;
     const { resourceKey } = draft;
     const previousSeq = resourceKey === undefined ? undefined : this.headSeq(resourceKey);
@@ -321,7 +345,11 @@ class Batch {
     const id =
       knownId ?? nodeId({ kind: draft.kind, parents, payload: draft.payload, resourceKey });
     const existing = this.seqOf(id);
-    if (existing !== undefined) return ok({ node: this.nodeAt(existing), created: false });
+    if (existing !== undefined) {
+      this.nodes[index] = this.nodeAt(existing);
+      this.created[index] = false;
+      return undefined;
+    }
 
     const sequence = this.base.count + this.size + 1;
     // One literal per shape, so the optional key needs no property store of its own.
@@ -350,7 +378,9 @@ class Batch {
     if (draft.advance && !isSemanticResourceKey(resourceKey)) {
       this.frontier = advanceFrontier(this.frontier, parents, id);
     }
-    return ok({ node, created: true });
+    this.nodes[index] = node;
+    this.created[index] = true;
+    return undefined;
   }
 
   commit(): GraphState {
@@ -402,11 +432,16 @@ function sortUnique(ids: string[], seqs: number[]): void {
 /** The frontier without `parents` (sorted, unique), plus `id` at the end. O(frontier · log parents). */
 function advanceFrontier(frontier: readonly string[], parents: string[], id: string): string[] {
   let kept = 0;
-  for (const head of frontier) if (!containsSorted(parents, head)) kept++;
+  for (let i = 0; i < frontier.length; i++) {
+    if (!containsSorted(parents, frontier[i] as string)) kept++;
+  }
   // Sized exactly: the frontier is kept, frozen, by the new graph value.
   const next = new Array<string>(kept + 1);
   let at = 0;
-  for (const head of frontier) if (!containsSorted(parents, head)) next[at++] = head;
+  for (let i = 0; i < frontier.length; i++) {
+    const head = frontier[i] as string;
+    if (!containsSorted(parents, head)) next[at++] = head;
+  }
   next[at] = id;
   return next;
 }

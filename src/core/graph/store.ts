@@ -196,41 +196,41 @@ export function headSeq(graph: GraphState, key: string): number | undefined {
 }
 
 /**
- * Id → sequence for the nodes of one store: open addressing with linear probing over two
- * Int32Arrays, a 32-bit hash of the id and the sequence (0 marks a free slot). An id is compared
- * (with the node's, read from the store) only where the hashes match, so a miss — every new node
- * asks whether its id exists — costs a probe of adjacent slots instead of the several cache
- * misses of a large Map, and the index lives outside the JS heap, where the GC never walks it.
- * Ids are added once each (the store's ids are unique); the table doubles at half full.
+ * Id → sequence for the nodes of one store: open addressing with linear probing over one
+ * Int32Array of (32-bit hash of the id, sequence) pairs, side by side so a probe touches one
+ * cache line; sequence 0 marks a free slot. An id is compared (with the node's, read from the
+ * store) only where the hashes match, so a miss — every new node asks whether its id exists —
+ * costs a probe of adjacent slots instead of the several cache misses of a large Map, and the
+ * index lives outside the JS heap, where the GC never walks it. Ids are added once each (the
+ * store's ids are unique); the table doubles at half full.
  */
 export class IdIndex {
-  private hashes: Int32Array;
-  private seqs: Int32Array;
+  /** Slot i is (slots[2i], slots[2i + 1]) = (hash, sequence). */
+  private slots: Int32Array;
   private mask: number;
   private size = 0;
 
   constructor(expected = 0) {
     let capacity = MIN_ID_SLOTS;
     while (capacity < expected * 2) capacity *= 2;
-    this.hashes = new Int32Array(capacity);
-    this.seqs = new Int32Array(capacity);
+    this.slots = new Int32Array(capacity * 2);
     this.mask = capacity - 1;
   }
 
   /** The sequence of `id` among `nodes` (the store's nodes), if present. */
   get(nodes: readonly CausalNode[], id: string): number | undefined {
     const hash = hashId(id);
-    const { hashes, seqs, mask } = this;
+    const { slots, mask } = this;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const seq = seqs[slot] as number;
+      const seq = slots[2 * slot + 1] as number;
       if (seq === 0) return undefined;
-      if (hashes[slot] === hash && (nodes[seq - 1] as CausalNode).id === id) return seq;
+      if (slots[2 * slot] === hash && (nodes[seq - 1] as CausalNode).id === id) return seq;
     }
   }
 
   /** Records `id` at `seq`; the caller guarantees the id is not in the index yet. */
   add(id: string, seq: number): void {
-    if ((this.size + 1) * 2 > this.seqs.length) this.grow();
+    if ((this.size + 1) * 2 > this.mask + 1) this.grow();
     this.place(hashId(id), seq);
     this.size++;
   }
@@ -238,11 +238,11 @@ export class IdIndex {
   /** A new index with only the entries of sequences ≤ count. O(capacity). */
   truncated(count: number): IdIndex {
     const out = new IdIndex(count);
-    const { hashes, seqs } = this;
-    for (let slot = 0; slot < seqs.length; slot++) {
-      const seq = seqs[slot] as number;
+    const { slots } = this;
+    for (let i = 0; i < slots.length; i += 2) {
+      const seq = slots[i + 1] as number;
       if (seq !== 0 && seq <= count) {
-        out.place(hashes[slot] as number, seq);
+        out.place(slots[i] as number, seq);
         out.size++;
       }
     }
@@ -250,22 +250,21 @@ export class IdIndex {
   }
 
   private place(hash: number, seq: number): void {
-    const { hashes, seqs, mask } = this;
+    const { slots, mask } = this;
     let slot = hash & mask;
-    while (seqs[slot] !== 0) slot = (slot + 1) & mask;
-    hashes[slot] = hash;
-    seqs[slot] = seq;
+    while (slots[2 * slot + 1] !== 0) slot = (slot + 1) & mask;
+    slots[2 * slot] = hash;
+    slots[2 * slot + 1] = seq;
   }
 
   private grow(): void {
-    const { hashes, seqs } = this;
-    const capacity = seqs.length * 2;
-    this.hashes = new Int32Array(capacity);
-    this.seqs = new Int32Array(capacity);
+    const { slots } = this;
+    const capacity = (this.mask + 1) * 2;
+    this.slots = new Int32Array(capacity * 2);
     this.mask = capacity - 1;
-    for (let slot = 0; slot < seqs.length; slot++) {
-      const seq = seqs[slot] as number;
-      if (seq !== 0) this.place(hashes[slot] as number, seq);
+    for (let i = 0; i < slots.length; i += 2) {
+      const seq = slots[i + 1] as number;
+      if (seq !== 0) this.place(slots[i] as number, seq);
     }
   }
 }
