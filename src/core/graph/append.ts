@@ -123,19 +123,41 @@ function stage(
 
 type Failure = Result<never>;
 
-/**
- * The last `createdAt` that parsed as a date. Consecutive appends (a replay: every node of an
- * entry, entry after entry of the same second) mostly repeat it, and `Date.parse` is costly.
- */
-let lastTimestamp: string | undefined;
-
+/** True when `Date.parse(createdAt)` is a number; `Date.parse` is costly, so cheap cases first. */
 function isTimestamp(createdAt: unknown): createdAt is string {
   if (typeof createdAt !== 'string') return false;
-  if (createdAt === lastTimestamp) return true;
-  if (Number.isNaN(Date.parse(createdAt))) return false;
-  lastTimestamp = createdAt;
-  return true;
+  return isPlainIsoInstant(createdAt) || !Number.isNaN(Date.parse(createdAt));
 }
+
+/**
+ * `YYYY-MM-DDTHH:MM:SS.sssZ` (what `toISOString` writes) with month 1–12, day 1–28, hour 0–23,
+ * minute and second 0–59: a subset that `Date.parse` always accepts. Other valid forms (day 31,
+ * offsets, other precisions) take the `Date.parse` path.
+ */
+function isPlainIsoInstant(text: string): boolean {
+  if (text.length !== 24) return false;
+  for (let i = 0; i < 24; i++) {
+    const c = text.charCodeAt(i);
+    const expected = ISO_SHAPE.charCodeAt(i);
+    if (expected === DIGIT ? c < 48 || c > 57 : c !== expected) return false;
+  }
+  const two = (at: number) => (text.charCodeAt(at) - 48) * 10 + text.charCodeAt(at + 1) - 48;
+  const month = two(5);
+  const day = two(8);
+  return (
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= 28 &&
+    two(11) <= 23 &&
+    two(14) <= 59 &&
+    two(17) <= 59
+  );
+}
+
+/** The shape of a plain ISO instant, `d` standing for any digit. */
+const ISO_SHAPE = 'dddd-dd-ddTdd:dd:dd.dddZ';
+const DIGIT = 100; // 'd'
 
 interface PreparedDraft {
   kind: NodeKind;
