@@ -344,7 +344,11 @@ class Batch {
     const previousSeq = resourceKey === undefined ? undefined : this.headSeq(resourceKey);
     // Sized exactly: the parents list is kept by the node for the life of the graph.
     const total = requested.length + (previousSeq === undefined ? 0 : 1);
-    const parents = new Array<string>(total);
+    // The usual node's parents are exactly the base value's frontier, which is frozen and (when
+    // sorted) already the parents list the node needs: the node shares it.
+    const shared =
+      previousSeq === undefined && requested === this.base.frontier && isSortedUnique(requested);
+    const parents = shared ? (requested as string[]) : new Array<string>(total);
     const parentSeqs = new Array<number>(total);
     for (let i = 0; i < requested.length; i++) {
       const parent = requested[i] as string;
@@ -356,14 +360,14 @@ class Batch {
           nodeId: parent,
         });
       }
-      parents[i] = parent;
+      if (!shared) parents[i] = parent;
       parentSeqs[i] = seq;
     }
     if (previousSeq !== undefined) {
       parents[total - 1] = this.nodeAt(previousSeq).id;
       parentSeqs[total - 1] = previousSeq;
     }
-    sortUnique(parents, parentSeqs);
+    if (!shared) sortUnique(parents, parentSeqs);
     const id =
       knownId ?? nodeId({ kind: draft.kind, parents, payload: draft.payload, resourceKey });
     const existing = this.seqOf(id);
@@ -387,7 +391,7 @@ class Batch {
             sequence,
             resourceKey,
           };
-    this.staged[this.size] = freezeNode(node);
+    this.staged[this.size] = shared ? Object.freeze(node) : freezeNode(node);
     this.stagedParentSeqs[this.size] = parentSeqs;
     this.size++;
     if (this.stagedSeq === undefined && this.size === INDEXED_BATCH) {
@@ -415,6 +419,13 @@ class Batch {
     }
     return makeGraph(base.config, store, base.count + size, this.frontier);
   }
+}
+
+/** True for a list in ascending code-unit order without repeats, as `sortUnique` leaves it. */
+function isSortedUnique(ids: readonly string[]): boolean {
+  for (let i = 1; i < ids.length; i++)
+    if ((ids[i - 1] as string) >= (ids[i] as string)) return false;
+  return true;
 }
 
 /** From this many staged nodes on, staged ids are looked up in a map instead of scanned. */

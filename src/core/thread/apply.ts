@@ -120,7 +120,7 @@ export function applyThreadEntry(
     return err({
       code: 'VALIDATION_FAILED',
       message: `entry ${entry.index} is malformed: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`,
-      issues,
+      issues: [...issues],
     });
   }
   const event = entry.event as unknown as ThreadEvent;

@@ -8,9 +8,11 @@ import type { ThreadEventType } from './events.js';
  * actions and states are checked in depth by the graph, the run reducer and the importers; this
  * only guarantees the fields apply reads have the types it expects. Pure.
  */
-export function checkEventShape(event: unknown): ValidationIssue[] {
-  const issues: ValidationIssue[] = [];
+export function checkEventShape(event: unknown): readonly ValidationIssue[] {
   if (!isObject(event)) return [{ path: '$.event', message: 'event must be an object' }];
+  // Most of a log: checked without building anything.
+  if (event.type === 'nodes_appended' && isNodeList(event.nodes)) return NO_ISSUES;
+  const issues: ValidationIssue[] = [];
   const check = CHECKS[event.type as ThreadEventType];
   if (check === undefined) {
     return [
@@ -20,6 +22,8 @@ export function checkEventShape(event: unknown): ValidationIssue[] {
   check(event, issues);
   return issues;
 }
+
+const NO_ISSUES: readonly ValidationIssue[] = Object.freeze([]);
 
 type Check = (event: Record<string, unknown>, issues: ValidationIssue[]) => void;
 
