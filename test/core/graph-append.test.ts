@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Result } from '../../src/core/errors.js';
 import {
@@ -225,6 +226,30 @@ describe('appendNodes: append rules (DESIGN §2.5)', () => {
     const r = append(graph, []);
     expect(r.graph).toBe(graph);
     expect(r.nodes).toEqual([]);
+  });
+
+  it('accepts exactly the createdAt values Date.parse accepts', () => {
+    const graph = empty();
+    const field = (max: number, width = 2) =>
+      fc.integer({ min: 0, max }).map((n) => String(n).padStart(width, '0'));
+    // ISO-shaped strings around and beyond every range (month 13, day 31, hour 24, second 60 …).
+    const iso = fc
+      .tuple(field(9999, 4), field(13), field(32), field(25), field(61), field(61), field(999, 3))
+      .map(([y, mo, d, h, mi, s, ms]) => `${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}Z`);
+    const other = fc.oneof(
+      fc.string(),
+      iso.map((t) => t.replace('Z', '+02:00')),
+      iso.map((t) => t.slice(0, 19)),
+      iso.map((t) => t.replace('T', ' ')),
+      iso.map((t) => `${t} `),
+    );
+    fc.assert(
+      fc.property(fc.oneof(iso, other), (at) => {
+        const accepted = appendNodes(graph, [{ kind: 'goal', payload: 1 }], at).ok;
+        expect(accepted).toBe(!Number.isNaN(Date.parse(at)));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('rejects bad drafts and createdAt with VALIDATION_FAILED and a path', () => {

@@ -38,7 +38,7 @@ export function importAgentState(
   if (!resolved.ok) return resolved;
   const checked = checkAgentState(raw, limits);
   if (!checked.ok) return err(checked.error);
-  const store = createStore(checked.seqById);
+  const store = createStore(checked.nodes.length);
   for (const node of checked.nodes) pushNode(store, nodeFromRaw(node));
   return ok(makeGraph(resolved.value, store, checked.nodes.length, [...checked.frontier]));
 }

@@ -1,7 +1,7 @@
 import { err, ok, type Result, type ValidationIssue } from '../errors.js';
 import { isNodeKind, type NodeKind, nodeId } from '../identity.js';
 import type { JsonValue } from '../json.js';
-import { findJsonProblem, frozenJsonCopy } from './json-value.js';
+import { findJsonProblem, NOT_JSON, tryFrozenJsonCopy } from './json-value.js';
 import { isSemanticResourceKey, resolveSemantic } from './semantic.js';
 import {
   cloneStore,
@@ -48,11 +48,27 @@ export function appendNodes(
   createdAt: string,
   options: AppendOptions = {},
 ): Result<AppendResult> {
-  const staged = stage(graph, drafts, createdAt, options.knownIds);
-  if (!staged.ok) return staged;
-  const { batch, nodes, created } = staged.value;
-  return ok({ graph: batch.commit(), nodes, created });
+  const batch = stage(graph, drafts, createdAt, options.knownIds);
+  if (!(batch instanceof Batch)) return batch;
+  return ok({ graph: batch.commit(), nodes: batch.nodes, created: batch.created });
 }
+
+/**
+ * `appendNodes` for drafts that carry their own content id (`id`, e.g. recorded nodes of a
+ * verified log), each taken as its `knownIds` entry. Internal to the core.
+ */
+export function appendWithOwnIds(
+  graph: GraphState,
+  drafts: readonly (NodeDraft & { id: string })[],
+  createdAt: string,
+): Result<AppendResult> {
+  const batch = stage(graph, drafts, createdAt, OWN_IDS);
+  if (!(batch instanceof Batch)) return batch;
+  return ok({ graph: batch.commit(), nodes: batch.nodes, created: batch.created });
+}
+
+/** Tells `stage` to read each draft's known id from its own `id` field. */
+const OWN_IDS: unique symbol = Symbol('own ids');
 
 export interface AppendOptions {
   /**
@@ -74,36 +90,74 @@ export function previewAppend(
   drafts: readonly NodeDraft[],
   createdAt: string,
 ): Result<Omit<AppendResult, 'graph'>> {
-  const staged = stage(graph, drafts, createdAt);
-  if (!staged.ok) return staged;
-  return ok({ nodes: staged.value.nodes, created: staged.value.created });
+  const batch = stage(graph, drafts, createdAt);
+  if (!(batch instanceof Batch)) return batch;
+  return ok({ nodes: batch.nodes, created: batch.created });
 }
 
 function stage(
   graph: GraphState,
   drafts: readonly NodeDraft[],
   createdAt: string,
-  knownIds?: readonly string[],
-): Result<{ batch: Batch; nodes: CausalNode[]; created: boolean[] }> {
+  knownIds?: readonly string[] | typeof OWN_IDS,
+): Batch | Failure {
   if (!Array.isArray(drafts)) return invalid([{ path: '$', message: 'drafts must be an array' }]);
-  if (typeof createdAt !== 'string' || Number.isNaN(Date.parse(createdAt))) {
+  if (!isTimestamp(createdAt)) {
     return invalid([
       { path: 'createdAt', message: 'createdAt must be an ISO 8601 / RFC 3339 timestamp' },
     ]);
   }
-  const batch = new Batch(graph);
-  const nodes: CausalNode[] = [];
-  const created: boolean[] = [];
-  for (let i = 0; i < drafts.length; i++) {
-    const prepared = prepareDraft(graph, drafts[i], i);
+  const count = drafts.length;
+  const batch = new Batch(graph, count);
+  for (let i = 0; i < count; i++) {
+    const draft = drafts[i];
+    const prepared = prepareDraft(graph, draft, i);
     if (!prepared.ok) return prepared;
-    const outcome = batch.add(prepared.value, createdAt, i, knownIds?.[i]);
-    if (!outcome.ok) return outcome;
-    nodes.push(outcome.value.node);
-    created.push(outcome.value.created);
+    const knownId =
+      knownIds === OWN_IDS ? (draft as { id: string }).id : (knownIds as string[] | undefined)?.[i];
+    const failed = batch.add(prepared.value, createdAt, i, knownId);
+    if (failed !== undefined) return failed;
   }
-  return ok({ batch, nodes, created });
+  return batch;
 }
+
+type Failure = Result<never>;
+
+/** True when `Date.parse(createdAt)` is a number; `Date.parse` is costly, so cheap cases first. */
+function isTimestamp(createdAt: unknown): createdAt is string {
+  if (typeof createdAt !== 'string') return false;
+  return isPlainIsoInstant(createdAt) || !Number.isNaN(Date.parse(createdAt));
+}
+
+/**
+ * `YYYY-MM-DDTHH:MM:SS.sssZ` (what `toISOString` writes) with month 1–12, day 1–28, hour 0–23,
+ * minute and second 0–59: a subset that `Date.parse` always accepts. Other valid forms (day 31,
+ * offsets, other precisions) take the `Date.parse` path.
+ */
+function isPlainIsoInstant(text: string): boolean {
+  if (text.length !== 24) return false;
+  for (let i = 0; i < 24; i++) {
+    const c = text.charCodeAt(i);
+    const expected = ISO_SHAPE.charCodeAt(i);
+    if (expected === DIGIT ? c < 48 || c > 57 : c !== expected) return false;
+  }
+  const two = (at: number) => (text.charCodeAt(at) - 48) * 10 + text.charCodeAt(at + 1) - 48;
+  const month = two(5);
+  const day = two(8);
+  return (
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= 28 &&
+    two(11) <= 23 &&
+    two(14) <= 59 &&
+    two(17) <= 59
+  );
+}
+
+/** The shape of a plain ISO instant, `d` standing for any digit. */
+const ISO_SHAPE = 'dddd-dd-ddTdd:dd:dd.dddZ';
+const DIGIT = 100; // 'd'
 
 interface PreparedDraft {
   kind: NodeKind;
@@ -120,7 +174,10 @@ function prepareDraft(graph: GraphState, draft: unknown, index: number): Result<
     ]);
   }
   const d = draft as Partial<Record<keyof NodeDraft, unknown>>;
-  const problem = d.payload === undefined ? undefined : findJsonProblem(d.payload);
+  // Checked and copied in one pass; the problem is looked for only when the copy is refused.
+  const copy = d.payload === undefined ? NOT_JSON : tryFrozenJsonCopy(d.payload);
+  const problem =
+    d.payload === undefined || copy !== NOT_JSON ? undefined : findJsonProblem(d.payload);
   if (
     !isNodeKind(d.kind) ||
     d.payload === undefined ||
@@ -131,7 +188,7 @@ function prepareDraft(graph: GraphState, draft: unknown, index: number): Result<
   ) {
     return invalid(draftIssues(d, problem, `$[${index}]`));
   }
-  return resolveDraft(graph, d, index);
+  return resolveDraft(graph, d, index, copy as JsonValue);
 }
 
 const isStringArray = (value: unknown): boolean =>
@@ -167,13 +224,15 @@ function draftIssues(
   return issues;
 }
 
+/** `copy` is the frozen copy of `d.payload`, which a semantic draft replaces by its normal form. */
 function resolveDraft(
   graph: GraphState,
   d: Partial<Record<keyof NodeDraft, unknown>>,
   index: number,
+  copy: JsonValue,
 ): Result<PreparedDraft> {
   const kind = d.kind as NodeKind;
-  let payload = d.payload as JsonValue;
+  let payload = copy;
   let resourceKey = d.resourceKey as string | undefined;
   if (kind === 'semantic') {
     const path = `$[${index}]`;
@@ -187,7 +246,8 @@ function resolveDraft(
         },
       ]);
     }
-    payload = semantic.value.payload;
+    // A fresh {type, key, content} around the already frozen copy of the content.
+    payload = Object.freeze(semantic.value.payload);
     resourceKey = semantic.value.resourceKey;
   } else if (isSemanticResourceKey(resourceKey)) {
     return invalid([
@@ -199,7 +259,7 @@ function resolveDraft(
   }
   return ok({
     kind,
-    payload: frozenJsonCopy(payload),
+    payload,
     parents: d.parents as string[] | undefined,
     resourceKey,
     advance: d.advance !== false,
@@ -211,9 +271,12 @@ function resolveDraft(
  * a failing draft leaves nothing behind. `commit` pushes them in one go.
  */
 class Batch {
-  private readonly staged: CausalNode[] = [];
+  /** The staged nodes (the first `size` slots; sized for the whole call). */
+  private readonly staged: CausalNode[];
   /** Per staged node, the sequences of its parents (same order), so commit looks none up. */
-  private readonly stagedParentSeqs: number[][] = [];
+  private readonly stagedParentSeqs: number[][];
+  /** Number of staged nodes. */
+  private size = 0;
   /**
    * Id → sequence of the staged nodes, built only for large batches: most calls stage one node,
    * and a scan of a few staged ids is cheaper than allocating maps per call.
@@ -222,16 +285,28 @@ class Batch {
   /** Resource key → newest staged sequence, built together with `stagedSeq`. */
   private stagedHeads: Map<string, number> | undefined;
   private frontier: readonly string[];
+  /** Per draft: its node (new or existing) … */
+  readonly nodes: CausalNode[];
+  /** … and whether it was created. */
+  readonly created: boolean[];
 
-  constructor(private readonly base: GraphState) {
+  /** `capacity`: the number of drafts, the most nodes this batch can stage. */
+  constructor(
+    private readonly base: GraphState,
+    capacity: number,
+  ) {
     this.frontier = base.frontier;
+    this.staged = new Array<CausalNode>(capacity);
+    this.stagedParentSeqs = new Array<number[]>(capacity);
+    this.nodes = new Array<CausalNode>(capacity);
+    this.created = new Array<boolean>(capacity);
   }
 
   private seqOf(id: string): number | undefined {
     const seq = seqOf(this.base, id);
-    if (seq !== undefined || this.staged.length === 0) return seq;
+    if (seq !== undefined || this.size === 0) return seq;
     if (this.stagedSeq !== undefined) return this.stagedSeq.get(id);
-    for (let i = 0; i < this.staged.length; i++) {
+    for (let i = 0; i < this.size; i++) {
       if (this.staged[i]!.id === id) return this.base.count + i + 1;
     }
     return undefined;
@@ -240,7 +315,7 @@ class Batch {
   /** The sequence of the newest node of `key`: staged first, then the base value's. */
   private headSeq(key: string): number | undefined {
     if (this.stagedHeads !== undefined) return this.stagedHeads.get(key) ?? headSeq(this.base, key);
-    for (let i = this.staged.length - 1; i >= 0; i--) {
+    for (let i = this.size - 1; i >= 0; i--) {
       if (this.staged[i]!.resourceKey === key) return this.base.count + i + 1;
     }
     return headSeq(this.base, key);
@@ -257,16 +332,26 @@ class Batch {
       : (this.staged[seq - this.base.count - 1] as CausalNode);
   }
 
+  /** Stages draft `index` (or finds its node), recording it in `nodes`/`created`; or fails. */
   add(
     draft: PreparedDraft,
     createdAt: string,
     index: number,
     knownId?: string,
-  ): Result<{ node: CausalNode; created: boolean }> {
+  ): Failure | undefined {
     const requested = draft.parents ?? this.frontier;
-    const parents: string[] = [];
-    const parentSeqs: number[] = [];
-    for (const parent of requested) {
+    const { resourceKey } = draft;
+    const previousSeq = resourceKey === undefined ? undefined : this.headSeq(resourceKey);
+    // Sized exactly: the parents list is kept by the node for the life of the graph.
+    const total = requested.length + (previousSeq === undefined ? 0 : 1);
+    // The usual node's parents are exactly the base value's frontier, which is frozen and (when
+    // sorted) already the parents list the node needs: the node shares it.
+    const shared =
+      previousSeq === undefined && requested === this.base.frontier && isSortedUnique(requested);
+    const parents = shared ? (requested as string[]) : new Array<string>(total);
+    const parentSeqs = new Array<number>(total);
+    for (let i = 0; i < requested.length; i++) {
+      const parent = requested[i] as string;
       const seq = this.seqOf(parent);
       if (seq === undefined) {
         return err({
@@ -275,56 +360,72 @@ class Batch {
           nodeId: parent,
         });
       }
-      parents.push(parent);
-      parentSeqs.push(seq);
+      if (!shared) parents[i] = parent;
+      parentSeqs[i] = seq;
     }
-    const { resourceKey } = draft;
-    const previousSeq = resourceKey === undefined ? undefined : this.headSeq(resourceKey);
     if (previousSeq !== undefined) {
-      parents.push(this.nodeAt(previousSeq).id);
-      parentSeqs.push(previousSeq);
+      parents[total - 1] = this.nodeAt(previousSeq).id;
+      parentSeqs[total - 1] = previousSeq;
     }
-    sortUnique(parents, parentSeqs);
+    if (!shared) sortUnique(parents, parentSeqs);
     const id =
       knownId ?? nodeId({ kind: draft.kind, parents, payload: draft.payload, resourceKey });
     const existing = this.seqOf(id);
-    if (existing !== undefined) return ok({ node: this.nodeAt(existing), created: false });
+    if (existing !== undefined) {
+      this.nodes[index] = this.nodeAt(existing);
+      this.created[index] = false;
+      return undefined;
+    }
 
-    const sequence = this.base.count + this.staged.length + 1;
-    const node: CausalNode = {
-      id,
-      kind: draft.kind,
-      parents,
-      payload: draft.payload,
-      createdAt,
-      sequence,
-    };
-    if (resourceKey !== undefined) node.resourceKey = resourceKey;
-    this.staged.push(freezeNode(node));
-    this.stagedParentSeqs.push(parentSeqs);
-    if (this.stagedSeq === undefined && this.staged.length === INDEXED_BATCH) {
+    const sequence = this.base.count + this.size + 1;
+    // One literal per shape, so the optional key needs no property store of its own.
+    const node: CausalNode =
+      resourceKey === undefined
+        ? { id, kind: draft.kind, parents, payload: draft.payload, createdAt, sequence }
+        : {
+            id,
+            kind: draft.kind,
+            parents,
+            payload: draft.payload,
+            createdAt,
+            sequence,
+            resourceKey,
+          };
+    this.staged[this.size] = shared ? Object.freeze(node) : freezeNode(node);
+    this.stagedParentSeqs[this.size] = parentSeqs;
+    this.size++;
+    if (this.stagedSeq === undefined && this.size === INDEXED_BATCH) {
       this.stagedSeq = new Map();
       this.stagedHeads = new Map();
-      for (const staged of this.staged) this.index(staged);
+      for (let i = 0; i < this.size; i++) this.index(this.staged[i]!);
     } else if (this.stagedSeq !== undefined) {
       this.index(node);
     }
     if (draft.advance && !isSemanticResourceKey(resourceKey)) {
       this.frontier = advanceFrontier(this.frontier, parents, id);
     }
-    return ok({ node, created: true });
+    this.nodes[index] = node;
+    this.created[index] = true;
+    return undefined;
   }
 
   commit(): GraphState {
-    const { base, staged } = this;
-    if (staged.length === 0) return base;
+    const { base, staged, size } = this;
+    if (size === 0) return base;
     const store =
       base.store.nodes.length === base.count ? base.store : cloneStore(base.store, base.count);
-    for (let i = 0; i < staged.length; i++) {
+    for (let i = 0; i < size; i++) {
       pushNode(store, staged[i]!, this.stagedParentSeqs[i]);
     }
-    return makeGraph(base.config, store, base.count + staged.length, this.frontier);
+    return makeGraph(base.config, store, base.count + size, this.frontier);
   }
+}
+
+/** True for a list in ascending code-unit order without repeats, as `sortUnique` leaves it. */
+function isSortedUnique(ids: readonly string[]): boolean {
+  for (let i = 1; i < ids.length; i++)
+    if ((ids[i - 1] as string) >= (ids[i] as string)) return false;
+  return true;
 }
 
 /** From this many staged nodes on, staged ids are looked up in a map instead of scanned. */
@@ -335,23 +436,46 @@ const INDEXED_BATCH = 16;
  * sequence of each id, same order) aligned.
  */
 function sortUnique(ids: string[], seqs: number[]): void {
-  if (ids.length < 2) return;
-  const pairs = ids.map((id, i) => ({ id, seq: seqs[i]! }));
-  pairs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  ids.length = 0;
-  seqs.length = 0;
-  for (const pair of pairs) {
-    if (ids.length > 0 && ids[ids.length - 1] === pair.id) continue;
-    ids.push(pair.id);
-    seqs.push(pair.seq);
+  const n = ids.length;
+  if (n < 2) return;
+  // Insertion sort of the two aligned lists: parents lists are short.
+  for (let i = 1; i < n; i++) {
+    const id = ids[i] as string;
+    const seq = seqs[i] as number;
+    let j = i - 1;
+    while (j >= 0 && (ids[j] as string) > id) {
+      ids[j + 1] = ids[j] as string;
+      seqs[j + 1] = seqs[j] as number;
+      j--;
+    }
+    ids[j + 1] = id;
+    seqs[j + 1] = seq;
   }
+  let kept = 1;
+  for (let i = 1; i < n; i++) {
+    if (ids[i] === ids[kept - 1]) continue;
+    ids[kept] = ids[i] as string;
+    seqs[kept] = seqs[i] as number;
+    kept++;
+  }
+  ids.length = kept;
+  seqs.length = kept;
 }
 
 /** The frontier without `parents` (sorted, unique), plus `id` at the end. O(frontier · log parents). */
 function advanceFrontier(frontier: readonly string[], parents: string[], id: string): string[] {
-  const next: string[] = [];
-  for (const head of frontier) if (!containsSorted(parents, head)) next.push(head);
-  next.push(id);
+  let kept = 0;
+  for (let i = 0; i < frontier.length; i++) {
+    if (!containsSorted(parents, frontier[i] as string)) kept++;
+  }
+  // Sized exactly: the frontier is kept, frozen, by the new graph value.
+  const next = new Array<string>(kept + 1);
+  let at = 0;
+  for (let i = 0; i < frontier.length; i++) {
+    const head = frontier[i] as string;
+    if (!containsSorted(parents, head)) next[at++] = head;
+  }
+  next[at] = id;
   return next;
 }
 

@@ -80,6 +80,59 @@ export function frozenJsonCopy(value: JsonValue): JsonValue {
   return Object.freeze(out);
 }
 
+/** What `tryFrozenJsonCopy` returns for a value that `findJsonProblem` would refuse. */
+export const NOT_JSON: unique symbol = Symbol('not JSON');
+
+/**
+ * `frozenJsonCopy(value)` when `findJsonProblem(value)` finds nothing, else NOT_JSON — the check
+ * and the copy in one pass (ask `findJsonProblem` for the reason). Pure.
+ */
+export function tryFrozenJsonCopy(value: unknown, depth = 0): JsonValue | typeof NOT_JSON {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? value : NOT_JSON;
+    case 'object': {
+      if (value === null) return null;
+      if (depth >= MAX_JSON_DEPTH) return NOT_JSON;
+      if (Array.isArray(value)) {
+        const out = new Array<JsonValue>(value.length);
+        for (let i = 0; i < value.length; i++) {
+          if (!(i in value)) return NOT_JSON;
+          const item = tryFrozenJsonCopy(value[i], depth + 1);
+          if (item === NOT_JSON) return NOT_JSON;
+          out[i] = item;
+        }
+        return Object.freeze(out) as JsonValue[];
+      }
+      if (!isPlainObject(value)) return NOT_JSON;
+      const record = value as Record<string, unknown>;
+      const out: { [key: string]: JsonValue } = {};
+      // for-in with an own-key test visits exactly Object.keys, without allocating the list.
+      for (const key in record) {
+        if (!Object.hasOwn(record, key)) continue;
+        const item = tryFrozenJsonCopy(record[key], depth + 1);
+        if (item === NOT_JSON) return NOT_JSON;
+        if (key === '__proto__') {
+          Object.defineProperty(out, key, {
+            value: item,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
+        } else {
+          out[key] = item;
+        }
+      }
+      return Object.freeze(out);
+    }
+    default:
+      return NOT_JSON;
+  }
+}
+
 /**
  * A cheap, bounded estimate of the canonical JSON length of `value`: it stops as soon as the
  * running total exceeds `budget` (and then returns a number above `budget`). Strings count their

@@ -19,7 +19,8 @@ import type { CausalNode, GraphConfig } from './types.js';
 export interface GraphStore {
   /** Node with sequence s lives at index s - 1. */
   readonly nodes: CausalNode[];
-  readonly seqById: Map<string, number>;
+  /** Id → sequence of every node in `nodes`. */
+  readonly ids: IdIndex;
   /**
    * Sequences of the children of the node with sequence s, at index s - 1 (ascending): a lone
    * child is stored as its number (most nodes have one), more as a list. Read via `childSeqs`.
@@ -47,11 +48,11 @@ export interface GraphState {
   readonly store: GraphStore;
 }
 
-/** An empty store; an import passes the id → sequence map it already built while validating. */
-export function createStore(seqById: Map<string, number> = new Map()): GraphStore {
+/** An empty store, with room for `expected` nodes before its id index grows. */
+export function createStore(expected = 0): GraphStore {
   return {
     nodes: [],
-    seqById,
+    ids: new IdIndex(expected),
     children: [],
     versions: new Map(),
     versionPos: [],
@@ -85,11 +86,12 @@ export function pushNode(
 ): void {
   const seq = store.nodes.length + 1;
   store.nodes.push(node);
-  store.seqById.set(node.id, seq);
+  store.ids.add(node.id, seq);
   store.children.push(undefined);
   const { parents } = node;
   for (let i = 0; i < parents.length; i++) {
-    const parentSeq = parentSeqs === undefined ? store.seqById.get(parents[i]!) : parentSeqs[i];
+    const parentSeq =
+      parentSeqs === undefined ? store.ids.get(store.nodes, parents[i]!) : parentSeqs[i];
     if (parentSeq === undefined) continue;
     const children = store.children[parentSeq - 1];
     if (children === undefined) store.children[parentSeq - 1] = seq;
@@ -113,8 +115,6 @@ export function pushNode(
 
 /** A private copy of the first `count` nodes' worth of the store. O(n); used only on a branch. */
 export function cloneStore(store: GraphStore, count: number): GraphStore {
-  const seqById = new Map<string, number>();
-  for (const [id, seq] of store.seqById) if (seq <= count) seqById.set(id, seq);
   const versions = new Map<string, number[]>();
   const resourceKeys: string[] = [];
   for (const key of store.resourceKeys) {
@@ -127,7 +127,7 @@ export function cloneStore(store: GraphStore, count: number): GraphStore {
   }
   return {
     nodes: store.nodes.slice(0, count),
-    seqById,
+    ids: store.ids.truncated(count),
     children: store.children.slice(0, count).map((children) => {
       if (typeof children === 'number') return children <= count ? children : undefined;
       if (!children) return undefined;
@@ -176,7 +176,7 @@ export function seqOf(graph: GraphState, id: string): number | undefined {
   for (let seq = graph.count; seq > stop; seq--) {
     if ((nodes[seq - 1] as CausalNode).id === id) return seq;
   }
-  const seq = graph.store.seqById.get(id);
+  const seq = graph.store.ids.get(nodes, id);
   return seq !== undefined && seq <= graph.count ? seq : undefined;
 }
 
@@ -193,4 +193,92 @@ export function headSeq(graph: GraphState, key: string): number | undefined {
   if (!list) return undefined;
   const n = countAtMost(list, graph.count);
   return n > 0 ? list[n - 1] : undefined;
+}
+
+/**
+ * Id → sequence for the nodes of one store: open addressing with linear probing over one
+ * Int32Array of (32-bit hash of the id, sequence) pairs, side by side so a probe touches one
+ * cache line; sequence 0 marks a free slot. An id is compared (with the node's, read from the
+ * store) only where the hashes match, so a miss — every new node asks whether its id exists —
+ * costs a probe of adjacent slots instead of the several cache misses of a large Map, and the
+ * index lives outside the JS heap, where the GC never walks it. Ids are added once each (the
+ * store's ids are unique); the table doubles at half full.
+ */
+export class IdIndex {
+  /** Slot i is (slots[2i], slots[2i + 1]) = (hash, sequence). */
+  private slots: Int32Array;
+  private mask: number;
+  private size = 0;
+
+  constructor(expected = 0) {
+    let capacity = MIN_ID_SLOTS;
+    while (capacity < expected * 2) capacity *= 2;
+    this.slots = new Int32Array(capacity * 2);
+    this.mask = capacity - 1;
+  }
+
+  /** The sequence of `id` among `nodes` (the store's nodes), if present. */
+  get(nodes: readonly CausalNode[], id: string): number | undefined {
+    const hash = hashId(id);
+    const { slots, mask } = this;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const seq = slots[2 * slot + 1] as number;
+      if (seq === 0) return undefined;
+      if (slots[2 * slot] === hash && (nodes[seq - 1] as CausalNode).id === id) return seq;
+    }
+  }
+
+  /** Records `id` at `seq`; the caller guarantees the id is not in the index yet. */
+  add(id: string, seq: number): void {
+    if ((this.size + 1) * 2 > this.mask + 1) this.grow();
+    this.place(hashId(id), seq);
+    this.size++;
+  }
+
+  /** A new index with only the entries of sequences ≤ count. O(capacity). */
+  truncated(count: number): IdIndex {
+    const out = new IdIndex(count);
+    const { slots } = this;
+    for (let i = 0; i < slots.length; i += 2) {
+      const seq = slots[i + 1] as number;
+      if (seq !== 0 && seq <= count) {
+        out.place(slots[i] as number, seq);
+        out.size++;
+      }
+    }
+    return out;
+  }
+
+  private place(hash: number, seq: number): void {
+    const { slots, mask } = this;
+    let slot = hash & mask;
+    while (slots[2 * slot + 1] !== 0) slot = (slot + 1) & mask;
+    slots[2 * slot] = hash;
+    slots[2 * slot + 1] = seq;
+  }
+
+  private grow(): void {
+    const { slots } = this;
+    const capacity = (this.mask + 1) * 2;
+    this.slots = new Int32Array(capacity * 2);
+    this.mask = capacity - 1;
+    for (let i = 0; i < slots.length; i += 2) {
+      const seq = slots[i + 1] as number;
+      if (seq !== 0) this.place(slots[i] as number, seq);
+    }
+  }
+}
+
+const MIN_ID_SLOTS = 16;
+
+/** FNV-1a over the UTF-16 code units of `id`, with a final avalanche so low bits spread. */
+function hashId(id: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+  }
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  return hash | 0;
 }

@@ -13,7 +13,11 @@ export interface LogMachine<S, F = unknown, E extends LogEvent = LogEvent> {
    * `text`, when given, is the exact canonical text `entry` was parsed from (see
    * `ReplayOptions.texts`); a machine may hash it instead of re-serialising the entry.
    */
-  apply(state: S, entry: LogEntry<E>, text?: string): Result<[S, F[]]>;
+  /**
+   * `effects` is false when the caller discards them (a replay that does not collect effects):
+   * the machine may then skip building them and return an empty list.
+   */
+  apply(state: S, entry: LogEntry<E>, text?: string, effects?: boolean): Result<[S, F[]]>;
   stateHash(state: S): string;
 }
 
@@ -174,7 +178,7 @@ function fold<S, F, E extends LogEvent>(
         issues: [{ path: `$[${i}].index`, message }],
       });
     }
-    const applied = applySafely(machine, state, entry, options.texts?.[i]);
+    const applied = applySafely(machine, state, entry, options.texts?.[i], effects !== undefined);
     if (!applied.ok) {
       return failAt(i, {
         ...applied.error,
@@ -212,9 +216,10 @@ function applySafely<S, F, E extends LogEvent>(
   state: S,
   entry: LogEntry<E>,
   text: string | undefined,
+  effects: boolean,
 ): Result<[S, F[]]> {
   try {
-    return machine.apply(state, entry, text);
+    return machine.apply(state, entry, text, effects);
   } catch (thrown) {
     if (isWeftFailure(thrown)) return err(thrown.error);
     throw thrown;

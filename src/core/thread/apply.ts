@@ -1,5 +1,13 @@
-import { canonicalJson, canonicalObject, isCanonicallyOrdered, OMIT } from '../canonical.js';
+import {
+  canonicalJson,
+  canonicalObject,
+  isCanonicallyOrdered,
+  OMIT,
+  quoteJson,
+} from '../canonical.js';
 import { err, isWeftFailure, ok, type Result, type WeftError } from '../errors.js';
+// Internal to the core (not re-exported): append taking each recorded node's own id as known.
+import { appendWithOwnIds } from '../graph/append.js';
 import {
   appendNodes,
   type CausalNode,
@@ -28,7 +36,9 @@ import {
 import { reduceParsedRun } from '../run/reducer.js';
 import { checkEventShape } from './event-shape.js';
 import type { NodeTaint, NodeUsage, RecordedNode, ThreadEvent } from './events.js';
+import { RunMap } from './run-map.js';
 import {
+  copyThreadState,
   createEmptyThreadState,
   type NodeMeta,
   type ThreadSpend,
@@ -85,16 +95,22 @@ export function createThreadMachine(
   if (!initialGraph.ok) throw new Error(initialGraph.error.message);
   return {
     initial: createEmptyThreadState(initialGraph.value),
-    apply: (state, entry, text) => applyThreadEntry(state, entry, options, text),
+    apply: (state, entry, text, effects) => applyThreadEntry(state, entry, options, text, effects),
     stateHash: (state) => state.stateHash,
   };
 }
 
+/**
+ * Applies one entry (see createThreadMachine). `text`: the entry's stored canonical text, hashed
+ * instead of re-serialising the entry. `effects: false` when the caller discards the effects (a
+ * replay that does not collect them): none are built and the list returned is empty.
+ */
 export function applyThreadEntry(
   state: ThreadState,
   entry: LogEntry,
   options: ThreadMachineOptions = {},
   text?: string,
+  effects = true,
 ): Applied {
   if (entry.index !== state.length) {
     return err(invalid(`entry index ${entry.index} does not follow log length ${state.length}`));
@@ -104,29 +120,29 @@ export function applyThreadEntry(
     return err({
       code: 'VALIDATION_FAILED',
       message: `entry ${entry.index} is malformed: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`,
-      issues,
+      issues: [...issues],
     });
   }
   const event = entry.event as unknown as ThreadEvent;
   const ctx: ApplyContext = {
     entry,
     options,
-    effects: [],
-    created: [],
+    effects: effects ? [] : undefined,
+    created: '',
     touchedRuns: [],
+    runEvents: undefined,
   };
   const result = dispatchEvent(state, event, ctx);
   if (!result.ok) return result;
   // chainStateHash(previous, {created, entry, runs}) written out, the entry rendered directly.
-  // `created` is a list of strings, whose JSON.stringify text is canonical.
-  const delta = `{"created":${JSON.stringify(ctx.created)},"entry":${unsignedEntryText(entry, text)},"runs":${runDeltasText(result.value, ctx.touchedRuns, ctx)}}`;
+  const delta = `{"created":[${ctx.created}],"entry":${unsignedEntryText(entry, text)},"runs":${runDeltasText(result.value, ctx.touchedRuns, ctx)}}`;
   const stateHash = chainStateHashText(state.stateHash, delta);
   // Every dispatch path that changes something returns a fresh object no one else has seen yet,
   // so it is finished in place; only an unchanged `state` must be copied.
-  const next = result.value === state ? { ...state } : result.value;
+  const next = result.value === state ? copyThreadState(state) : result.value;
   next.length = state.length + 1;
   next.stateHash = stateHash;
-  return ok([next, ctx.effects]);
+  return ok([next, ctx.effects ?? []]);
 }
 
 /**
@@ -173,18 +189,33 @@ function unsignedEntryText(entry: LogEntry, stored?: string): string {
 
 function withoutSignature(text: string, entry: LogEntry): string {
   if (entry.verification === undefined) return text;
-  return text.slice(0, text.lastIndexOf(',"verification":')) + '}';
+  // The text ends with `,"verification":{"stateHash":<hash>}}`. For a hash that needs no
+  // escaping its start is known; a match there cannot be anything else, since `,"` never occurs
+  // inside a JSON string. Otherwise search for it.
+  const at = text.length - SIGNATURE_OVERHEAD - entry.verification.stateHash.length;
+  const cut =
+    at > 0 && text.startsWith(SIGNATURE_START, at) ? at : text.lastIndexOf(',"verification":');
+  return text.slice(0, cut) + '}';
 }
+
+const SIGNATURE_START = ',"verification":{"stateHash":"';
+/** Characters of the signature besides the hash: its start, the closing quote and two braces. */
+const SIGNATURE_OVERHEAD = SIGNATURE_START.length + 3;
 
 interface ApplyContext {
   entry: LogEntry;
   options: ThreadMachineOptions;
-  effects: ThreadEffect[];
-  created: string[];
+  /** Undefined when the caller discards effects: then none are built. */
+  effects: ThreadEffect[] | undefined;
+  /**
+   * The ids of the nodes the entry created, as the canonical JSON of the list without its
+   * brackets (`"id1","id2"`), built as they are created.
+   */
+  created: string;
   /** Ids of the runs the entry changed, each once. */
   touchedRuns: string[];
   /** The reducer's events per touched run, in order: part of the state-hash delta. Lazy. */
-  runEvents?: Map<string, RunEvent[]>;
+  runEvents: Map<string, RunEvent[]> | undefined;
 }
 
 function dispatchEvent(
@@ -201,15 +232,15 @@ function dispatchEvent(
     case 'thread_created':
     case 'state_imported':
       return applyCreation(state, event, ctx);
-    case 'thread_forked':
-      return ok({
-        ...state,
-        config: {
-          ...state.config!,
-          threadId: event.threadId,
-          forkedFrom: { threadId: event.fromThreadId, upToIndex: event.upToIndex },
-        },
-      });
+    case 'thread_forked': {
+      const next = copyThreadState(state);
+      next.config = {
+        ...state.config!,
+        threadId: event.threadId,
+        forkedFrom: { threadId: event.fromThreadId, upToIndex: event.upToIndex },
+      };
+      return ok(next);
+    }
     case 'nodes_appended':
       return appendRecorded(state, event.nodes, ctx);
     case 'run_started':
@@ -273,24 +304,22 @@ function applyCreation(
     for (const node of event.state.nodes) {
       if (node.kind === 'system') latestSystemNodeId = node.id;
       nodeMeta = vecPush(nodeMeta, { logIndex: ctx.entry.index });
-      ctx.created.push(node.id);
-      ctx.effects.push({ type: 'node_appended', node, meta: { logIndex: ctx.entry.index } });
+      addCreated(ctx, node.id);
+      ctx.effects?.push({ type: 'node_appended', node, meta: { logIndex: ctx.entry.index } });
     }
   }
-  ctx.effects.unshift({ type: 'thread_created', threadId: event.threadId });
-  return ok({
-    ...state,
-    graph: graph.value,
-    nodeMeta,
-    ...(latestSystemNodeId === undefined ? {} : { latestSystemNodeId }),
-    config: {
-      threadId: event.threadId,
-      createdAt: ctx.entry.recordedAt,
-      metadata: event.metadata,
-      nodeTypes: graph.value.config.nodeTypes,
-      allowDynamicNodeTypes: graph.value.config.allowDynamicNodeTypes,
-    },
-  });
+  ctx.effects?.unshift({ type: 'thread_created', threadId: event.threadId });
+  const next = copyThreadState(state, latestSystemNodeId ?? state.latestSystemNodeId);
+  next.graph = graph.value;
+  next.nodeMeta = nodeMeta;
+  next.config = {
+    threadId: event.threadId,
+    createdAt: ctx.entry.recordedAt,
+    metadata: event.metadata,
+    nodeTypes: graph.value.config.nodeTypes,
+    allowDynamicNodeTypes: graph.value.config.allowDynamicNodeTypes,
+  };
+  return ok(next);
 }
 
 /** Appends recorded nodes, checks each recomputed id, and derives taint, run links and spend. */
@@ -300,22 +329,19 @@ function appendRecorded(
   ctx: ApplyContext,
 ): Result<ThreadState> {
   if (recorded.length === 0) return ok(state);
-  for (const node of recorded) {
-    if (node.runId !== undefined && !state.runs.has(node.runId))
-      return err(runNotFound(node.runId));
+  for (let i = 0; i < recorded.length; i++) {
+    const { runId } = recorded[i]!;
+    if (runId !== undefined && !state.runs.has(runId)) return err(runNotFound(runId));
   }
   // A recorded node is a draft with extra fields (id, runId, taint, usage) that append ignores.
-  const appended = appendNodes(
-    state.graph,
-    recorded,
-    ctx.entry.recordedAt,
-    ctx.options.trustRecordedIds ? { knownIds: recorded.map((node) => node.id) } : {},
-  );
+  const appended = ctx.options.trustRecordedIds
+    ? appendWithOwnIds(state.graph, recorded, ctx.entry.recordedAt)
+    : appendNodes(state.graph, recorded, ctx.entry.recordedAt);
   if (!appended.ok) return appended;
   const { graph, nodes, created } = appended.value;
   let nodeMeta = state.nodeMeta;
   let latestSystemNodeId = state.latestSystemNodeId;
-  const charges: Array<{ runId: string | undefined; nodeId: string; usage: NodeUsage }> = [];
+  let charges: Array<{ runId: string | undefined; nodeId: string; usage: NodeUsage }> | undefined;
   for (let i = 0; i < recorded.length; i++) {
     const want = recorded[i]!;
     const node = nodes[i]!;
@@ -327,27 +353,48 @@ function appendRecorded(
       });
     }
     if (!created[i]) continue;
-    const meta: NodeMeta = { logIndex: ctx.entry.index };
-    if (want.runId !== undefined) meta.runId = want.runId;
     const taint = want.taint ?? deriveTaint(graph, nodeMeta, node);
-    if (taint !== undefined) meta.taint = taint;
+    const meta = nodeMetaOf(ctx.entry.index, want.runId, taint, want.usage);
     if (want.usage !== undefined) {
-      meta.usage = want.usage;
+      charges ??= [];
       charges.push({ runId: want.runId, nodeId: node.id, usage: want.usage });
     }
     nodeMeta = vecPush(nodeMeta, meta);
     if (node.kind === 'system') latestSystemNodeId = node.id;
-    ctx.created.push(node.id);
-    ctx.effects.push({ type: 'node_appended', node, meta });
+    addCreated(ctx, node.id);
+    ctx.effects?.push({ type: 'node_appended', node, meta });
   }
-  let next: ThreadState = { ...state, graph, nodeMeta };
-  if (latestSystemNodeId !== undefined) next.latestSystemNodeId = latestSystemNodeId;
-  for (const charge of charges) {
-    const charged = chargeUsage(next, charge.runId, charge.nodeId, charge.usage, ctx);
-    if (!charged.ok) return charged;
-    next = charged.value;
+  let next = copyThreadState(state, latestSystemNodeId);
+  next.graph = graph;
+  next.nodeMeta = nodeMeta;
+  if (charges !== undefined) {
+    for (const charge of charges) {
+      const charged = chargeUsage(next, charge.runId, charge.nodeId, charge.usage, ctx);
+      if (!charged.ok) return charged;
+      next = charged.value;
+    }
   }
   return ok(next);
+}
+
+/**
+ * A node's metadata, keys in the order {logIndex, runId, taint, usage}. The common shapes are
+ * single literals, so a record kept for every node of the graph needs no separate property store.
+ */
+function nodeMetaOf(
+  logIndex: number,
+  runId: string | undefined,
+  taint: NodeTaint | undefined,
+  usage: NodeUsage | undefined,
+): NodeMeta {
+  if (taint === undefined && usage === undefined) {
+    return runId === undefined ? { logIndex } : { logIndex, runId };
+  }
+  const meta: NodeMeta = { logIndex };
+  if (runId !== undefined) meta.runId = runId;
+  if (taint !== undefined) meta.taint = taint;
+  if (usage !== undefined) meta.usage = usage;
+  return meta;
 }
 
 /** Taint flows to every descendant: a node with a tainted parent is tainted as derived. */
@@ -357,7 +404,10 @@ function deriveTaint(
   node: CausalNode,
 ): NodeTaint | undefined {
   let from: string[] | undefined;
-  for (const parentId of node.parents) {
+  const { parents } = node;
+  // An index loop: for-of over a frozen array allocates an iterator result per step.
+  for (let i = 0; i < parents.length; i++) {
+    const parentId = parents[i] as string;
     const parent = getNode(graph, parentId);
     if (parent && vecGet(nodeMeta, parent.sequence - 1)?.taint) {
       from ??= [];
@@ -395,12 +445,10 @@ function applyRunStarted(
     }),
   );
   if (!created.ok) return created;
-  const withRun: ThreadState = {
-    ...state,
-    runs: new Map(state.runs).set(runId, created.value),
-    runOrder: [...state.runOrder, runId],
-  };
-  ctx.effects.push({ type: 'run_started', runId });
+  const withRun = copyThreadState(state);
+  withRun.runs = setRun(state.runs, runId, created.value);
+  withRun.runOrder = [...state.runOrder, runId];
+  ctx.effects?.push({ type: 'run_started', runId });
   const started = applyInternal(
     withRun,
     runId,
@@ -458,8 +506,22 @@ function reduceInto(
   const recorded = ctx.runEvents.get(runId);
   if (recorded) recorded.push(...reduced.value.events);
   else ctx.runEvents.set(runId, [...reduced.value.events]);
-  for (const event of reduced.value.events) ctx.effects.push(runEffect(runId, event));
-  return ok({ ...state, runs: new Map(state.runs).set(runId, reduced.value.state) });
+  if (ctx.effects)
+    for (const event of reduced.value.events) ctx.effects.push(runEffect(runId, event));
+  const next = copyThreadState(state);
+  next.runs = setRun(state.runs, runId, reduced.value.state);
+  return ok(next);
+}
+
+/** `runs` with one run set: a new persistent map (see run-map.ts); `runs` is left as it was. */
+const setRun = (
+  runs: ReadonlyMap<string, WorkflowState>,
+  runId: string,
+  run: WorkflowState,
+): ReadonlyMap<string, WorkflowState> => RunMap.from(runs).set(runId, run);
+
+function addCreated(ctx: ApplyContext, id: string): void {
+  ctx.created = ctx.created === '' ? quoteJson(id) : `${ctx.created},${quoteJson(id)}`;
 }
 
 function touch(ctx: ApplyContext, runId: string): void {
@@ -526,7 +588,9 @@ function chargeUsage(
     costUsd: next.spend.costUsd + costUsd,
     calls: next.spend.calls + 1,
   };
-  return ok({ ...next, spend });
+  const charged = copyThreadState(next);
+  charged.spend = spend;
+  return ok(charged);
 }
 
 function applyDeadline(
@@ -582,12 +646,11 @@ function applyWorkflowImport(
     return err(invalid(`imported state has run_id ${hydrated.run_id}, the entry says ${runId}`));
   }
   touch(ctx, runId);
-  ctx.effects.push({ type: 'run_started', runId });
-  return ok({
-    ...state,
-    runs: new Map(state.runs).set(runId, hydrated),
-    runOrder: [...state.runOrder, runId],
-  });
+  ctx.effects?.push({ type: 'run_started', runId });
+  const next = copyThreadState(state);
+  next.runs = setRun(state.runs, runId, hydrated);
+  next.runOrder = [...state.runOrder, runId];
+  return ok(next);
 }
 
 /** Runs a core function that reports bad input by throwing a WeftFailure, as a Result. */

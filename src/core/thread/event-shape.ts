@@ -8,9 +8,11 @@ import type { ThreadEventType } from './events.js';
  * actions and states are checked in depth by the graph, the run reducer and the importers; this
  * only guarantees the fields apply reads have the types it expects. Pure.
  */
-export function checkEventShape(event: unknown): ValidationIssue[] {
-  const issues: ValidationIssue[] = [];
+export function checkEventShape(event: unknown): readonly ValidationIssue[] {
   if (!isObject(event)) return [{ path: '$.event', message: 'event must be an object' }];
+  // Most of a log: checked without building anything.
+  if (event.type === 'nodes_appended' && isNodeList(event.nodes)) return NO_ISSUES;
+  const issues: ValidationIssue[] = [];
   const check = CHECKS[event.type as ThreadEventType];
   if (check === undefined) {
     return [
@@ -20,6 +22,8 @@ export function checkEventShape(event: unknown): ValidationIssue[] {
   check(event, issues);
   return issues;
 }
+
+const NO_ISSUES: readonly ValidationIssue[] = Object.freeze([]);
 
 type Check = (event: Record<string, unknown>, issues: ValidationIssue[]) => void;
 
@@ -43,20 +47,30 @@ const isIndex = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
 const isCount = isIndex;
 const isOptionalNumber = (v: unknown) =>
   v === undefined || (typeof v === 'number' && Number.isFinite(v));
-const isStringArray = (v: unknown) => Array.isArray(v) && v.every(isString);
+/** Array.every semantics (holes are skipped), without a callback per item. */
+function isStringArray(v: unknown): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) {
+    const item: unknown = v[i];
+    if (typeof item !== 'string' && (item !== undefined || i in v)) return false;
+  }
+  return true;
+}
 
+/** Checked on every node of every entry a replay reads: plain tests, no callbacks. */
 function isRecordedNode(value: unknown): boolean {
+  if (!isObject(value)) return false;
+  const { taint, usage } = value;
   return (
-    isObject(value) &&
-    isString(value.id) &&
+    typeof value.id === 'string' &&
     isNodeKind(value.kind) &&
     isStringArray(value.parents) &&
     value.payload !== undefined &&
-    isOptionalString(value.resourceKey) &&
-    (value.advance === undefined || isBoolean(value.advance)) &&
-    isOptionalString(value.runId) &&
-    (value.taint === undefined || (isObject(value.taint) && isString(value.taint.source))) &&
-    (value.usage === undefined || isUsage(value.usage))
+    (value.resourceKey === undefined || typeof value.resourceKey === 'string') &&
+    (value.advance === undefined || typeof value.advance === 'boolean') &&
+    (value.runId === undefined || typeof value.runId === 'string') &&
+    (taint === undefined || (isObject(taint) && typeof taint.source === 'string')) &&
+    (usage === undefined || isUsage(usage))
   );
 }
 
@@ -67,7 +81,13 @@ const isUsage = (v: unknown): boolean =>
   isCount(v.outputTokens) &&
   isOptionalNumber(v.costUsd);
 
-const isNodeList = (v: unknown) => Array.isArray(v) && v.every(isRecordedNode);
+function isNodeList(v: unknown): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) {
+    if (!isRecordedNode(v[i]) && (v[i] !== undefined || i in v)) return false;
+  }
+  return true;
+}
 
 const creation: Check = (e, issues) => {
   need(issues, e, 'threadId', isString, 'a string');

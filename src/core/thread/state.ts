@@ -3,6 +3,7 @@ import type { JsonValue } from '../json.js';
 import { GENESIS_STATE_HASH } from '../log/index.js';
 import type { WorkflowState } from '../run/index.js';
 import type { NodeTaint, NodeUsage } from './events.js';
+import { RunMap } from './run-map.js';
 import { emptyVec, type Vec } from './vec.js';
 
 export interface ThreadConfig {
@@ -59,10 +60,26 @@ export function createEmptyThreadState(graph: GraphState): ThreadState {
     config: null,
     graph,
     nodeMeta: emptyVec(),
-    runs: new Map(),
+    runs: RunMap.empty(),
     runOrder: [],
     spend: ZERO_SPEND,
     length: 0,
     stateHash: GENESIS_STATE_HASH,
   };
+}
+
+/**
+ * A fresh copy of `state` to finish in place, with `latestSystemNodeId` replaced when given.
+ * Every thread state is built here or by createEmptyThreadState, keys in one order, so the
+ * states a replay makes share two hidden classes (with and without `latestSystemNodeId`)
+ * instead of the many that spreads and late property adds produce. Internal to the core.
+ */
+export function copyThreadState(
+  state: ThreadState,
+  latestSystemNodeId: string | undefined = state.latestSystemNodeId,
+): ThreadState {
+  const { config, graph, nodeMeta, runs, runOrder, spend, length, stateHash } = state;
+  return latestSystemNodeId === undefined
+    ? { config, graph, nodeMeta, runs, runOrder, spend, length, stateHash }
+    : { config, graph, nodeMeta, runs, runOrder, spend, latestSystemNodeId, length, stateHash };
 }
