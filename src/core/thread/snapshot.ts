@@ -240,76 +240,10 @@ function prefixStore(store: GraphStore, count: number): GraphStore {
   }
   return {
     nodes: store.nodes.slice(0, count),
-    seqById: new PrefixSeqMap(store.seqById, count),
+    ids: store.ids.truncated(count),
     children,
     versions,
     versionPos: store.versionPos.slice(0, count),
     resourceKeys,
   };
-}
-
-/**
- * An id → sequence map that sees the entries of `base` with a sequence ≤ `limit` plus its own.
- * `base` may keep growing (its owner appends); entries above the limit stay invisible.
- */
-class PrefixSeqMap extends Map<string, number> {
-  constructor(
-    private readonly base: ReadonlyMap<string, number>,
-    private readonly limit: number,
-  ) {
-    super();
-  }
-
-  private inBase(key: string): number | undefined {
-    const seq = this.base.get(key);
-    return seq !== undefined && seq <= this.limit ? seq : undefined;
-  }
-
-  override get(key: string): number | undefined {
-    return super.get(key) ?? this.inBase(key);
-  }
-
-  override has(key: string): boolean {
-    return super.has(key) || this.inBase(key) !== undefined;
-  }
-
-  override delete(key: string): boolean {
-    throw new Error(`snapshot: the id map of a restored graph is append-only (delete ${key})`);
-  }
-
-  override clear(): void {
-    throw new Error('snapshot: the id map of a restored graph is append-only (clear)');
-  }
-
-  override get size(): number {
-    let n = super.size;
-    for (const [key, seq] of this.base) if (seq <= this.limit && !super.has(key)) n++;
-    return n;
-  }
-
-  override *entries(): MapIterator<[string, number]> {
-    for (const [key, seq] of this.base) {
-      if (seq <= this.limit && !super.has(key)) yield [key, seq];
-    }
-    yield* super.entries();
-  }
-
-  override [Symbol.iterator](): MapIterator<[string, number]> {
-    return this.entries();
-  }
-
-  override *keys(): MapIterator<string> {
-    for (const [key] of this.entries()) yield key;
-  }
-
-  override *values(): MapIterator<number> {
-    for (const [, seq] of this.entries()) yield seq;
-  }
-
-  override forEach(
-    callback: (value: number, key: string, map: Map<string, number>) => void,
-    thisArg?: unknown,
-  ): void {
-    for (const [key, seq] of this.entries()) callback.call(thisArg, seq, key, this);
-  }
 }
