@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
@@ -203,10 +204,21 @@ describe('weft CLI', { timeout: 400_000 }, () => {
 
   it('serve migrates ./data, prints the URL, answers, and stops cleanly on SIGTERM', async () => {
     const dir = tempDir();
-    const child = spawn(TSX, [MAIN, 'serve'], {
-      cwd: dir,
-      env: { ...process.env, DATABASE_URL: '', PORT: '0', HOST: '127.0.0.1' },
-    });
+    // Node itself (tsx as a loader), so SIGTERM reaches the server directly: the tsx CLI relays
+    // signals with a 30 ms handshake and SIGKILLs a child that misses it on a loaded machine.
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href,
+        MAIN,
+        'serve',
+      ],
+      {
+        cwd: dir,
+        env: { ...process.env, DATABASE_URL: '', PORT: '0', HOST: '127.0.0.1' },
+      },
+    );
     let out = '';
     child.stdout.on('data', (chunk) => {
       out += chunk;
