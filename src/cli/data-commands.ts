@@ -17,7 +17,7 @@ import { configOrExit } from './server-commands.js';
 /** The header line of an export file; every following line is one stored entry, verbatim. */
 export const EXPORT_FORMAT = 'weft.thread-log';
 
-interface Opened {
+export interface Opened {
   engine: Engine;
   prisma: WeftPrisma;
   close(): Promise<void>;
@@ -47,7 +47,7 @@ async function open(command: string): Promise<Opened | number> {
   };
 }
 
-async function withDatabase(
+export async function withDatabase(
   command: string,
   run: (db: Opened) => Promise<number>,
 ): Promise<number> {
@@ -60,7 +60,7 @@ async function withDatabase(
   }
 }
 
-const describeError = (e: WeftError) => {
+export const describeError = (e: WeftError) => {
   const where = 'nodeId' in e && e.nodeId !== undefined ? ` (node ${e.nodeId})` : '';
   const issues =
     e.code === 'VALIDATION_FAILED' && e.issues.length > 1

@@ -1,6 +1,7 @@
 /** The `weft` command line, callable in process (tests) and from main.ts. */
 import { UsageError } from './args.js';
 import { runExport, runImport, runReplay, runVerify } from './data-commands.js';
+import { runProjection } from './projection-command.js';
 import { runMigrate, runServe } from './server-commands.js';
 
 const USAGE = `Usage: weft <command> [options]
@@ -15,6 +16,10 @@ Commands:
   verify <threadId>... [--strict | --no-strict]
                                  replay each log and check every state hash (strict: default)
   replay [<threadId>...] [--all] replay logs and compare with the stored read models
+  projection <threadId> [--query Q] [--target N] [--max N] [--max-nodes N]
+             [--tokenizer chars|o200k|cl100k] [--explain [--omitted N]]
+                                 print the thread's prompt view (seed 003); --explain adds
+                                 why each node is in it and the best omitted candidates
 
 Environment: DATABASE_URL (default file:./data/weft.db; a postgres:// URL selects Postgres),
 PORT (4000), HOST (127.0.0.1), REDIS_URL, WEFT_GRAPHIQL, WEFT_INTROSPECTION, WEFT_MAX_BODY_BYTES.
@@ -27,6 +32,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   import: runImport,
   verify: runVerify,
   replay: runReplay,
+  projection: runProjection,
 };
 
 /** Runs one `weft` command; resolves with its exit code. */

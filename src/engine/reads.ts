@@ -15,6 +15,15 @@ import {
 } from '../core/graph/index.js';
 import type { JsonValue } from '../core/json.js';
 import { diffLogs, type LogEntry, type VerifyReport } from '../core/log/index.js';
+import {
+  type CompileOptions,
+  compileProjection,
+  type OmittedNode,
+  type Projection,
+  type ProjectionInput,
+  type TokenCounter,
+  type TokenizerName,
+} from '../core/projection/index.js';
 import type { WorkflowState } from '../core/run/index.js';
 import type { NodeTaint, NodeUsage, ThreadSpend } from '../core/thread/index.js';
 import {
@@ -84,6 +93,30 @@ export interface EventView {
   entry: LogEntry;
 }
 
+/**
+ * A compiled projection of a thread's current state, with `omitted(limit)` listing the best
+ * omitted candidates of that same state (compiled again on the same graph value, so the list
+ * agrees with the view whatever was written since).
+ */
+export interface ProjectionView extends Projection {
+  threadId: string;
+  omittedFor(limit: number): Result<OmittedNode[]>;
+}
+
+/** The most omitted candidates one request may list. */
+export const MAX_OMITTED_LIMIT = 1000;
+
+let gptCounters: Promise<Partial<Record<TokenizerName, TokenCounter>>> | undefined;
+
+/** The o200k / cl100k counters, loaded on first use (evaluating them takes 1–2 s). */
+function tokenCountersFor(
+  tokenizer: ProjectionInput['tokenizer'],
+): Promise<CompileOptions['tokenCounters']> {
+  if (tokenizer !== 'o200k' && tokenizer !== 'cl100k') return Promise.resolve(undefined);
+  gptCounters ??= import('../core/projection/gpt-tokenizer.js').then((m) => m.GPT_TOKEN_COUNTERS);
+  return gptCounters;
+}
+
 export interface NodeKey {
   threadId: string;
   id: string;
@@ -133,6 +166,11 @@ export interface Reads {
   stateAt(threadId: string, index?: number): Promise<Result<StateAt>>;
   verify(threadId: string, strict: boolean): Promise<Result<VerifyReport>>;
   diff(a: string, b: string): Promise<Result<ThreadDiffView>>;
+  /**
+   * The projection (seed 003) of the thread's current state: VALIDATION_FAILED for bad input,
+   * PROJECTION_OVERFLOW when the mandatory part cannot fit in `maxPromptTokens`, NOT_FOUND.
+   */
+  projection(threadId: string, input: ProjectionInput): Promise<Result<ProjectionView>>;
   close(): Promise<void>;
 }
 
@@ -392,6 +430,29 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
         commonPrefix: diff.commonPrefix,
         onlyA: diff.onlyA.map((e) => eventOf(a, e)),
         onlyB: diff.onlyB.map((e) => eventOf(b, e)),
+      });
+    },
+
+    async projection(threadId, input) {
+      const state = await engine.getState(threadId);
+      if (!state.ok) return state;
+      const graph = state.value.graph;
+      const tokenCounters = await tokenCountersFor(input.tokenizer);
+      const options: CompileOptions = tokenCounters === undefined ? {} : { tokenCounters };
+      const compiled = compileProjection(graph, input, options);
+      if (!compiled.ok) return compiled;
+      return ok({
+        ...compiled.value,
+        threadId,
+        omittedFor(limit) {
+          if (!Number.isInteger(limit) || limit < 0 || limit > MAX_OMITTED_LIMIT) {
+            return err(
+              invalid('$.first', `first must be an integer from 0 to ${MAX_OMITTED_LIMIT}`),
+            );
+          }
+          const again = compileProjection(graph, input, { ...options, omittedLimit: limit });
+          return again.ok ? ok(again.value.omitted) : again;
+        },
       });
     },
 

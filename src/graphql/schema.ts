@@ -14,6 +14,7 @@ import './event.js';
 import './run.js';
 import './diff.js';
 import './subscription.js';
+import './projection.js';
 
 // Subscriptions: src/graphql/subscription.ts declares `builder.subscriptionType({ … })` with its
 // fields and is imported here. (A Subscription type without fields is an invalid schema, so it is

@@ -269,6 +269,28 @@ describe('DESIGN §6 over HTTP', () => {
     expect(beyond.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 
+  it('projection: the prompt view, and ProjectionOverflowError under an impossible ceiling', async () => {
+    const PROJ = `query P($input: ProjectionInput!) { thread(id: "t1") { projection(input: $input) {
+      __typename
+      ... on Projection { prompt tokenEstimate nodeIds nodes { id kind } digest
+        layers { bigBrain peripheral focus timeline } }
+      ... on ProjectionOverflowError { code requiredTokens maxPromptTokens } } } }`;
+    const view = (await ok(PROJ, { input: { query: 'rains', maxNodes: 10 } })).thread.projection;
+    expect(view.__typename).toBe('Projection');
+    expect(view.prompt).toContain(`<FOCUS>\n${view.layers.focus}\n</FOCUS>`);
+    expect(view.prompt).toContain(view.digest);
+    expect(view.nodes.map((n: { id: string }) => n.id)).toEqual(view.nodeIds);
+    expect(view.nodeIds).toContain(answer);
+    expect(view.tokenEstimate).toBe(Math.ceil(view.prompt.length / 4));
+    const overflow = (await ok(PROJ, { input: { maxPromptTokens: 5 } })).thread.projection;
+    expect(overflow).toMatchObject({
+      __typename: 'ProjectionOverflowError',
+      code: 'PROJECTION_OVERFLOW',
+      maxPromptTokens: 5,
+    });
+    expect(overflow.requiredTokens).toBeGreaterThan(5);
+  });
+
   it('runs: start, dispatch, approval, usage, cancel, import; each typed error', async () => {
     const RUN = `id goal constraints status currentNode visitedNodes iterationCount maxIterations retryCount
       maxRetries lastError waitingFor waitingSince waitingTimeoutAt pendingApproval memory taint lessonProvenance
@@ -485,7 +507,7 @@ describe('DESIGN §6 over HTTP', () => {
     }
   });
 
-  it('exercised every name of DESIGN §6 (subscriptions and projection excepted)', () => {
+  it('exercised every name of DESIGN §6 (subscriptions excepted)', () => {
     expect(coverage.missing(DESIGN_NAMES)).toEqual([]);
   });
 });

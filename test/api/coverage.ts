@@ -42,7 +42,7 @@ export function createCoverage() {
   };
 }
 
-/** The names DESIGN §6 binds (subscriptions and Thread.projection excepted), as coverage keys. */
+/** The names DESIGN §6 binds (subscriptions excepted), as coverage keys. */
 export const DESIGN_NAMES: readonly string[] = [
   ...['thread', 'threads', 'run', 'runs', 'causalNode', 'diffThreads'].map((f) => `Query.${f}`),
   'Query.threads(first)',
@@ -85,6 +85,17 @@ export const DESIGN_NAMES: readonly string[] = [
   'Thread.runs(status)',
   'Thread.state(atIndex)',
   'Thread.verify(strict)',
+  'Thread.projection',
+  'Thread.projection(input)',
+  'input ProjectionInput',
+  'on Projection',
+  ...['prompt', 'tokenEstimate', 'nodeIds', 'nodes', 'layers', 'digest'].map(
+    (f) => `Projection.${f}`,
+  ),
+  ...['bigBrain', 'peripheral', 'focus', 'timeline'].map((f) => `ProjectionLayers.${f}`),
+  'on ProjectionOverflowError',
+  'ProjectionOverflowError.requiredTokens',
+  'ProjectionOverflowError.maxPromptTokens',
   'ThreadFork.thread',
   'ThreadFork.upToIndex',
   ...[
