@@ -104,7 +104,7 @@ export function createRuntime(options: EngineOptions) {
     ...options.machineOptions,
     importLimits: { maxPayloadBytes, ...options.machineOptions?.importLimits },
   };
-  const maxAttempts = Math.max(1, options.maxAttempts ?? 5);
+  const maxAttempts = Math.max(1, options.maxAttempts ?? 10);
   const snapshots: SnapshotPolicy | false =
     options.snapshots === false ? false : { ...DEFAULT_SNAPSHOT_POLICY, ...options.snapshots };
   const onSnapshotRejected =
@@ -310,6 +310,9 @@ export function createRuntime(options: EngineOptions) {
         }
         if (attempt >= maxAttempts) return written;
         refresh = true;
+        // A writer whose next command starts from a cached state beats one that reloads, every
+        // time: back off (jittered, growing) so a steady competitor cannot starve this one.
+        await backoff(attempt);
       }
     });
   }
@@ -447,3 +450,9 @@ const keyReused = (scope: string, key: string): WeftError => ({
   message: `idempotency key ${key} was already used for a different ${scope} request: use a new key`,
   key,
 });
+
+/** Sleeps a random 0–2^attempt ms (at most ~100 ms) between attempts of a lost race. */
+function backoff(attempt: number): Promise<void> {
+  const ms = Math.random() * Math.min(100, 2 ** attempt);
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

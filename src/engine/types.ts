@@ -41,7 +41,7 @@ export interface EngineOptions {
   maxPayloadBytes?: number;
   /** Threads whose latest state is kept in memory. Default 1,000. */
   cacheSize?: number;
-  /** Attempts of a command without expectedIndex that keeps losing races. Default 5. */
+  /** Attempts of a command without expectedIndex that keeps losing races (jittered backoff between them). Default 10. */
   maxAttempts?: number;
   /** When to store a snapshot of a thread's state (see SnapshotPolicy). Default 1,000 entries, 10,000 nodes. */
   snapshots?: SnapshotPolicy | false;
