@@ -2,7 +2,8 @@
  * Weft's library entry. The binding names of DESIGN §8 — canonicalJson, nodeId,
  * validateAgentState, canTransitionStatus, isTerminalStatus, hydrateWorkflowState — plus the pure
  * core they come from, and the engine for embedding Weft on a database (`openEngine(url)`
- * migrates and opens; `createEngine(options)` opens on a migrated database or a given store).
+ * migrates and opens; `createEngine(options)` opens on a migrated database or a given store),
+ * the deadline scheduler and the projection compiler (`compileProjection`).
  */
 export { canonicalJson } from './core/canonical.js';
 export * from './core/errors.js';
@@ -11,13 +12,16 @@ export { nodeIdentityText } from './core/identity.js';
 export type { JsonObject, JsonPrimitive, JsonValue } from './core/json.js';
 export * from './core/log/index.js';
 export * from './core/ports.js';
+export * from './core/projection/index.js';
 export * from './core/run/index.js';
 export * from './core/thread/index.js';
 export {
   type CommittedEvent,
   createEngine,
+  type DeadlineSweep,
   type Engine,
   type EngineOptions,
   openEngine,
   type Publisher,
+  startDeadlineScheduler,
 } from './engine/index.js';
