@@ -10,6 +10,7 @@ import { canonicalJson } from '../../src/core/canonical.js';
 import { err, ok, type Result } from '../../src/core/errors.js';
 import { type CausalNode, exportAgentState, type GraphState } from '../../src/core/graph/index.js';
 import { sha256Hex } from '../../src/core/hash.js';
+import { NODE_KINDS } from '../../src/core/identity.js';
 import type { JsonObject, JsonValue } from '../../src/core/json.js';
 import {
   AUTHORITY,
@@ -305,19 +306,9 @@ export function referenceProjection(
     .filter((s) => TIMELINE.includes(at(s).kind) && eligible(s))
     .slice(-SHRINK_LEVELS[0]!.timeline);
   const memory = [...heads.keys()].filter((k) => k.startsWith('semantic:')).length;
-  const kindCounts = [
-    'system',
-    'goal',
-    'inference',
-    'semantic',
-    'tool_call',
-    'tool_result',
-    'resource',
-    'verification',
-    'answer',
-    'protocol_error',
-  ]
-    .map((k) => [k, nodes.filter((node) => node.kind === k).length] as const)
+  const kindCounts = NODE_KINDS.map(
+    (k) => [k, nodes.filter((node) => node.kind === k).length] as const,
+  )
     .filter(([, c]) => c > 0)
     .map(([k, c]) => `${k}=${c}`);
   const digestLines = [

@@ -21,7 +21,7 @@ import { canonicalJson } from '../canonical.js';
 import { err, ok, type Result, type WeftError } from '../errors.js';
 import { getNode, getNodeBySequence } from '../graph/index.js';
 // Internals of the graph's storage: a restored graph is a value over shared (or copied) storage.
-import { countAtMost, type GraphStore, makeGraph } from '../graph/store.js';
+import { cloneStore, makeGraph } from '../graph/store.js';
 import type { WorkflowState } from '../run/index.js';
 import type { NodeMeta, ThreadConfig, ThreadSpend, ThreadState } from './state.js';
 import type { Vec } from './vec.js';
@@ -192,7 +192,7 @@ export function restoreParsedSnapshot(
     items: shared ? base.nodeMeta.items : base.nodeMeta.items.slice(0, graph.count),
     length: graph.count,
   };
-  const store = shared ? base.graph.store : prefixStore(base.graph.store, graph.count);
+  const store = shared ? base.graph.store : cloneStore(base.graph.store, graph.count);
   const state: ThreadState = {
     config: snapshot.config,
     graph: makeGraph(base.graph.config, store, graph.count, graph.frontier),
@@ -207,43 +207,4 @@ export function restoreParsedSnapshot(
     state.latestSystemNodeId = snapshot.latestSystemNodeId;
   }
   return ok(state);
-}
-
-/**
- * A private storage for the first `count` nodes of `store`, as `cloneStore` makes it for a graph
- * that branches off, but without rebuilding the id → sequence map, which is most of its cost:
- * the copy reads the shared map (ignoring sequences above `count`) and keeps its own additions.
- * Everything appends mutate is copied: the node, position and version arrays, and the children
- * lists. O(count) array copies, no hashing.
- */
-function prefixStore(store: GraphStore, count: number): GraphStore {
-  const versions = new Map<string, number[]>();
-  const resourceKeys: string[] = [];
-  for (const key of store.resourceKeys) {
-    const list = store.versions.get(key) ?? [];
-    const kept = list.slice(0, countAtMost(list, count));
-    if (kept.length > 0) {
-      versions.set(key, kept);
-      resourceKeys.push(key);
-    }
-  }
-  const children = store.children.slice(0, count);
-  for (let i = 0; i < children.length; i++) {
-    const list = children[i];
-    if (list === undefined) continue;
-    if (typeof list === 'number') {
-      if (list > count) children[i] = undefined;
-      continue;
-    }
-    const kept = list.slice(0, countAtMost(list, count));
-    children[i] = kept.length > 1 ? kept : kept[0];
-  }
-  return {
-    nodes: store.nodes.slice(0, count),
-    ids: store.ids.truncated(count),
-    children,
-    versions,
-    versionPos: store.versionPos.slice(0, count),
-    resourceKeys,
-  };
 }
