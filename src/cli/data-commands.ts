@@ -10,7 +10,7 @@ import { createEngine, type Engine, projectLog } from '../engine/index.js';
 import { importThreadLog } from '../engine/transfer.js';
 import { isMigrationError, migrate } from '../store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
-import { createReadQueries, readEntryTexts } from '../store/read-model/queries.js';
+import { createReadQueries } from '../store/read-model/queries.js';
 import { intOption, parseArgs, UsageError } from './args.js';
 import { configOrExit } from './server-commands.js';
 
@@ -77,7 +77,7 @@ export function runExport(argv: string[]): Promise<number> {
   }
   const at = intOption(args, 'at');
   const out = args.options.get('out');
-  return withDatabase('export', async ({ engine, prisma }) => {
+  return withDatabase('export', async ({ engine }) => {
     const length = await engine.store.getLogLength(threadId);
     if (length === undefined) {
       console.error(`weft export: thread ${threadId} does not exist`);
@@ -87,7 +87,7 @@ export function runExport(argv: string[]): Promise<number> {
       console.error(`weft export: --at must be from 1 to ${length} (the thread's log length)`);
       return 2;
     }
-    const texts = await readEntryTexts(prisma, threadId, 0, at ?? length);
+    const texts = await engine.store.readEntryTexts(threadId, 0, at ?? length);
     const header = JSON.stringify({
       format: EXPORT_FORMAT,
       version: 1,

@@ -4,12 +4,9 @@
  * DataLoader batch is a bounded number of database calls whatever its size. Rows come back as
  * stored (canonical JSON as text); the engine's read API (src/engine/reads.ts) parses them.
  */
-import { Prisma } from '../../generated/prisma-sqlite/client.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
 import type { LogEntryRow, NodeRow, ResourceHeadRow, RunRow, ThreadRow } from './rows.js';
-
-const { sql } = Prisma;
 
 /** A node row with its parents in position order. */
 export interface NodeWithParents extends NodeRow {
@@ -272,18 +269,4 @@ export function createReadQueries(weft: WeftPrisma, owned = false): ReadQueries 
       if (owned) await prisma.$disconnect();
     },
   };
-}
-
-/** The stored text of entries `[from, to)` in index order (what `weft export` writes verbatim). */
-export async function readEntryTexts(
-  weft: WeftPrisma,
-  threadId: string,
-  from = 0,
-  to = 2_147_483_647,
-): Promise<string[]> {
-  const prisma = weft.prisma as unknown as SqlitePrismaClient;
-  const rows = await prisma.$queryRaw<Array<{ entry: string }>>(
-    sql`SELECT "entry" FROM "log_entry" WHERE "thread_id" = ${threadId} AND "log_index" >= ${from} AND "log_index" < ${to} ORDER BY "log_index"`,
-  );
-  return rows.map((r) => r.entry);
 }
