@@ -261,6 +261,23 @@ describe('planStartRun', () => {
 });
 
 describe('planDispatch update_memory', () => {
+  it('keeps run memory without mirroring it when the vocabulary has no memory type', () => {
+    const s = createSession();
+    s.commit(
+      planCreateThread('t1', { nodeTypes: [{ name: 'artifact', description: 'Outputs.' }] }),
+    );
+    s.commit(planStartRun(s.state, { runId: 'r1', goal: 'write a haiku' }, s.now()));
+    const nodes = nodeCount(s.state.graph);
+    const { entry } = dispatch(s, 'r1', {
+      id: 'a1',
+      type: 'update_memory',
+      payload: { updates: { a: 1 } },
+    });
+    expect((entry.event as unknown as RunActionDispatchedEvent).memoryNodes).toEqual([]);
+    expect(s.state.runs.get('r1')!.memory).toEqual({ a: 1 });
+    expect(nodeCount(s.state.graph)).toBe(nodes);
+  });
+
   it('updates run memory and mirrors only the changed keys as semantic memory nodes', () => {
     const { s } = threadWithRun();
     const frontier = getFrontier(s.state.graph);

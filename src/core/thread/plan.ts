@@ -304,8 +304,9 @@ export function planDispatch(
 
 /**
  * The `semantic:memory:<key>` nodes mirroring the memory keys `action` would write (changed
- * values only), so run memory has versions and provenance in the graph. Reduces the action on
- * the current run to find out; a reducer error is returned as is.
+ * values only), so run memory has versions and provenance in the graph — none when the thread's
+ * vocabulary has no `memory` type. Reduces the action on the current run to find out; a reducer
+ * error is returned as is (the dispatch reduces it again and reports it).
  */
 function mirrorMemory(
   state: ThreadState,
@@ -313,6 +314,12 @@ function mirrorMemory(
   action: AnyRunAction,
   now: string,
 ): Result<RecordedNode[]> {
+  const { config } = state.graph;
+  // A thread whose own vocabulary leaves out `memory` keeps run memory in the run only: the
+  // mirror is provenance, not a reason to refuse the run's action.
+  if (!config.allowDynamicNodeTypes && !config.nodeTypes.some((t) => t.name === 'memory')) {
+    return ok([]);
+  }
   const run = state.runs.get(runId)!;
   const reduced = reduceRun(run, action, { now });
   if (!reduced.ok) return reduced;
