@@ -169,6 +169,29 @@ describe('projection compiler vs reference', () => {
     check(g, { query: 'schema' });
   });
 
+  it('agrees along a long history: clusters of over 512 members, older values, reused scratch', () => {
+    // Large clusters are hashed from bytes kept in step with appends, older values of them in
+    // chunks (clusters.ts), and the hit counters are reused across calls (select.ts).
+    const { batches } = generateThread({ seed: 11, nodes: 2_600 });
+    let graph = build();
+    const values: GraphState[] = [];
+    const check = (g: GraphState, input: ProjectionInput) =>
+      expect(comparable(compileProjection(g, input, { omittedLimit: 5 }))).toEqual(
+        comparable(referenceProjection(g, input, { omittedLimit: 5 })),
+      );
+    for (const [i, batch] of batches.entries()) {
+      const next = appendNodes(graph, batch, '2026-03-01T00:00:00.000Z');
+      if (!next.ok) throw new Error(next.error.message);
+      graph = next.value.graph;
+      values.push(graph);
+      if (i === 300 || i >= batches.length - 6) check(graph, { query: 'deploy schema' });
+    }
+    check(values[values.length - 40]!, { query: 'retry cache' });
+    check(graph, {});
+    check(values[1_000]!, { query: 'token budget' });
+    check(graph, { query: 'config read file', maxNodes: 300 });
+  });
+
   it('would notice a difference (the comparison can fail)', () => {
     const graph = FIXTURES['generated 1']!();
     const a = comparable(compileProjection(graph, { query: 'deploy' }));

@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { getChildren, getNode } from '../graph/index.js';
 import { sha256Hex } from '../hash.js';
-import { type GraphIndex, isEligible, nodeAtSeq, type TopicEntry } from './graph-index.js';
+import { type GraphIndex, idBytes, isEligible, nodeAtSeq, type TopicEntry } from './graph-index.js';
 import { countAtMost } from './sorted.js';
 import type { ClusterPin, PeripheralCluster } from './types.js';
 
@@ -78,16 +79,42 @@ function topicClusterId(index: GraphIndex, entry: TopicEntry, size: number): str
     const seqById = new Map(ids.map((id, i) => [id, entry.members[i]!]));
     entry.sortedIds = sortIds(ids);
     entry.sortedSeqs = entry.sortedIds.map((id) => seqById.get(id)!);
+    const bytes = idBytes(entry.sortedIds);
+    entry.bytes = bytes?.bytes;
+    entry.stride = bytes?.stride ?? 0;
   }
-  const { sortedIds, sortedSeqs } = entry;
-  const members =
-    size === entry.members.length
-      ? sortedIds
-      : sortedIds.filter((_, i) => sortedSeqs[i]! <= index.count);
-  const id = 'cl_' + sha256Hex(members.join('\n')).slice(0, 16);
+  const { sortedIds, sortedSeqs, bytes } = entry;
+  let digest: string;
+  if (size === entry.members.length && bytes !== undefined) {
+    // The bytes hold every member, each followed by `\n`: all but the last `\n` are hashed.
+    digest = createHash('sha256')
+      .update(bytes.subarray(0, size * entry.stride - 1))
+      .digest('hex');
+  } else {
+    const members =
+      size === entry.members.length
+        ? sortedIds
+        : sortedIds.filter((_, i) => sortedSeqs[i]! <= index.count);
+    digest = sha256OfLines(members);
+  }
+  const id = 'cl_' + digest.slice(0, 16);
   if (entry.ids.size >= MAX_CACHED_IDS) entry.ids.clear();
   entry.ids.set(size, id);
   return id;
+}
+
+/** Lines joined per chunk of this many: no string of a whole large cluster is built. */
+const HASH_CHUNK = 512;
+
+/** `sha256Hex(lines.join('\n'))`, hashing the UTF-8 text in chunks of whole lines. */
+function sha256OfLines(lines: readonly string[]): string {
+  if (lines.length <= HASH_CHUNK) return sha256Hex(lines.join('\n'));
+  const hash = createHash('sha256');
+  for (let i = 0; i < lines.length; i += HASH_CHUNK) {
+    const chunk = lines.slice(i, i + HASH_CHUNK).join('\n');
+    hash.update(i === 0 ? chunk : '\n' + chunk, 'utf8');
+  }
+  return hash.digest('hex');
 }
 
 export function clusterId(ids: readonly string[]): string {

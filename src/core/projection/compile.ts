@@ -3,13 +3,20 @@ import type { GraphState } from '../graph/index.js';
 import { getClusterIndex } from './clusters.js';
 import { RESOURCE_KEY_PREFIX } from './facts.js';
 import { fitView } from './fit.js';
-import { getGraphIndex, isEligible, newestEquivalent, nodeAtSeq } from './graph-index.js';
-import { resolveProjectionInput } from './input.js';
+import {
+  type GraphIndex,
+  getGraphIndex,
+  isEligible,
+  newestEquivalent,
+  nodeAtSeq,
+} from './graph-index.js';
+import { type ResolvedInput, resolveProjectionInput } from './input.js';
 import { SHRINK_LEVELS } from './render.js';
 import {
   getRelevance,
   getScores,
   isMandatoryBits,
+  type Relevance,
   reasonsOf,
   type Scores,
   select,
@@ -45,12 +52,26 @@ export function compileProjection(
 ): Result<Projection> {
   const resolved = resolveProjectionInput(input, options);
   if (!resolved.ok) return resolved;
-  const { counter, targetTokens, maxPromptTokens, maxNodes } = resolved.value;
   const graph: GraphState = 'graph' in source ? source.graph : source;
   const index = getGraphIndex(graph);
   const relevance = getRelevance(index, resolved.value.query);
   const scores = getScores(index, relevance);
-  const selection = select(index, scores, relevance, maxNodes, resolved.value.recentNodes);
+  try {
+    return compileScored(graph, index, relevance, scores, resolved.value);
+  } finally {
+    scores.release();
+  }
+}
+
+function compileScored(
+  graph: GraphState,
+  index: GraphIndex,
+  relevance: Relevance,
+  scores: Scores,
+  resolved: ResolvedInput,
+): Result<Projection> {
+  const { counter, targetTokens, maxPromptTokens, maxNodes } = resolved;
+  const selection = select(index, scores, relevance, maxNodes, resolved.recentNodes);
   const clusters = getClusterIndex(index);
   const context = buildViewContext(index, clusters, selection);
   const fitted = fitView(context, counter, targetTokens, maxPromptTokens);
@@ -72,7 +93,7 @@ export function compileProjection(
   });
   const shown = new Set(view.focus);
   const trimmed = new Set(view.trimmed);
-  const omitted = listOmitted(index, scores, shown, trimmed, resolved.value.omittedLimit);
+  const omitted = listOmitted(index, scores, shown, trimmed, resolved.omittedLimit);
   return ok({
     prompt: view.prompt,
     tokenEstimate: view.tokens,
@@ -105,7 +126,7 @@ export const roundScore = (score: number): number => Math.round(score * 1e6) / 1
 
 /** The best-scoring `limit` nodes outside FOCUS, ties by newer sequence, with why each is out. */
 function listOmitted(
-  index: ReturnType<typeof getGraphIndex>,
+  index: GraphIndex,
   scores: Scores,
   shown: ReadonlySet<number>,
   trimmed: ReadonlySet<number>,

@@ -6,6 +6,7 @@ import {
   isSemanticResourceKey,
   parseSemanticResourceKey,
 } from '../graph/index.js';
+import type { NodeKind } from '../identity.js';
 import type { JsonObject, JsonValue } from '../json.js';
 import { addTerms, addValueTerms, type TermSink } from './text.js';
 
@@ -44,6 +45,23 @@ export function computeNodeFacts(
   if (node.resourceKey !== undefined) addTerms(node.resourceKey, terms);
   return { key, topic: topicOf(node, tool), tool };
 }
+
+/**
+ * Evidence authority by kind, a part of every node's relevance score (select.ts): roots and
+ * checked results outrank intermediate reasoning. The index keeps it per node (graph-index.ts).
+ */
+export const AUTHORITY: Readonly<Record<NodeKind, number>> = Object.freeze({
+  system: 1,
+  goal: 0.9,
+  verification: 0.8,
+  answer: 0.7,
+  resource: 0.7,
+  semantic: 0.6,
+  tool_result: 0.6,
+  inference: 0.4,
+  tool_call: 0.3,
+  protocol_error: 0.2,
+});
 
 export const RESOURCE_KEY_PREFIX = 'resource\u0000';
 

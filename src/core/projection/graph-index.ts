@@ -6,7 +6,7 @@ import {
   nodeCount,
 } from '../graph/index.js';
 import type { NodeKind } from '../identity.js';
-import { computeNodeFacts, type FactsOf, type NodeFacts } from './facts.js';
+import { AUTHORITY, computeNodeFacts, type FactsOf, type NodeFacts } from './facts.js';
 import { countAtMost, lastAtMost } from './sorted.js';
 
 /*
@@ -28,6 +28,13 @@ export interface TopicEntry {
   /** Member ids in string order, and their sequences in the same order (built lazily). */
   sortedIds: string[] | undefined;
   sortedSeqs: number[] | undefined;
+  /**
+   * While every member id is ASCII of one length: the sorted ids as the bytes their cluster id
+   * hashes, each followed by `\n` (`stride` bytes an id), kept in step with `sortedIds`, so a
+   * changed cluster's id costs one SHA-256 pass and no string building (clusters.ts).
+   */
+  bytes: Uint8Array | undefined;
+  stride: number;
   /** Cluster id by member count (a prefix of `members`). */
   readonly ids: Map<number, string>;
 }
@@ -36,14 +43,30 @@ export interface IndexStore {
   readonly nodes: CausalNode[];
   readonly facts: NodeFacts[];
   readonly keyVersions: Map<string, number[]>;
-  /** Position of node s in its key's version list at s - 1; -1 without a key. */
-  readonly keyPos: number[];
+  /** Sequence of the next node with the same key at s - 1; 0 when none (yet). */
+  readonly nextEquivalent: number[];
+  /** AUTHORITY of the node's kind at s - 1 (read per candidate when scoring). */
+  readonly authority: number[];
   /** At s: how many nodes ≤ s have an older equivalent (each makes one older node ineligible). */
   readonly supersedingPrefix: number[];
   readonly kindSeqs: Map<NodeKind, number[]>;
   /** In order of first appearance. */
   readonly topics: Map<string, TopicEntry>;
   readonly postings: Map<string, number[]>;
+  /** Per-query work space (select.ts getScores); all zero when not claimed. */
+  scratch: ScoreScratch | undefined;
+}
+
+/**
+ * Hit counters by sequence and the list of sequences with a hit, sized for the store: claimed by
+ * one scoring at a time and zeroed again on release, so a projection of a large graph does not
+ * allocate (and page in) arrays of its size on every call.
+ */
+export interface ScoreScratch {
+  readonly q: Uint16Array;
+  readonly g: Uint16Array;
+  readonly hits: Int32Array;
+  busy: boolean;
 }
 
 /** One graph value's view of an IndexStore. */
@@ -99,11 +122,13 @@ function createStore(): IndexStore {
     nodes: [],
     facts: [],
     keyVersions: new Map(),
-    keyPos: [],
+    nextEquivalent: [],
+    authority: [],
     supersedingPrefix: [0],
     kindSeqs: new Map(),
     topics: new Map(),
     postings: new Map(),
+    scratch: undefined,
   };
 }
 
@@ -115,6 +140,7 @@ function extend(store: IndexStore, graph: GraphState, count: number): void {
     for (const topic of store.topics.values()) {
       topic.sortedIds = undefined;
       topic.sortedSeqs = undefined;
+      topic.bytes = undefined;
     }
   }
   let superseding = store.supersedingPrefix[from - 1]!;
@@ -133,15 +159,14 @@ function extend(store: IndexStore, graph: GraphState, count: number): void {
     const facts = computeNodeFacts(graph, node, factsOf, terms);
     store.nodes.push(node);
     store.facts.push(facts);
-    if (facts.key === null) {
-      store.keyPos.push(-1);
-    } else {
+    store.nextEquivalent.push(0);
+    store.authority.push(AUTHORITY[node.kind]);
+    if (facts.key !== null) {
       const versions = store.keyVersions.get(facts.key);
       if (versions === undefined) {
-        store.keyPos.push(0);
         store.keyVersions.set(facts.key, [seq]);
       } else {
-        store.keyPos.push(versions.length);
+        store.nextEquivalent[versions[versions.length - 1]! - 1] = seq;
         versions.push(seq);
         superseding++;
       }
@@ -154,6 +179,8 @@ function extend(store: IndexStore, graph: GraphState, count: number): void {
         members: [seq],
         sortedIds: undefined,
         sortedSeqs: undefined,
+        bytes: undefined,
+        stride: 0,
         ids: new Map(),
       });
     } else {
@@ -183,6 +210,46 @@ function insertSorted(topic: TopicEntry, id: string, seq: number): void {
   }
   ids.splice(lo, 0, id);
   topic.sortedSeqs!.splice(lo, 0, seq);
+  if (topic.bytes !== undefined) insertBytes(topic, lo, id);
+}
+
+/** The sorted ids of a topic as bytes (see TopicEntry), or undefined when they are not uniform. */
+export function idBytes(ids: readonly string[]): { bytes: Uint8Array; stride: number } | undefined {
+  const width = ids[0]?.length ?? 0;
+  if (width === 0) return undefined;
+  const stride = width + 1;
+  const bytes = new Uint8Array(Math.max(64, ids.length * 2) * stride);
+  for (let i = 0; i < ids.length; i++) {
+    if (!writeId(bytes, i * stride, ids[i]!, width)) return undefined;
+  }
+  return { bytes, stride };
+}
+
+/** Writes `id` and `\n` at `at`; false when it is not ASCII of length `width`. */
+function writeId(bytes: Uint8Array, at: number, id: string, width: number): boolean {
+  if (id.length !== width) return false;
+  for (let j = 0; j < width; j++) {
+    const code = id.charCodeAt(j);
+    if (code > 0x7f) return false;
+    bytes[at + j] = code;
+  }
+  bytes[at + width] = 0x0a;
+  return true;
+}
+
+/** Inserts `id` as the `position`-th id of the topic's bytes (they still hold the others). */
+function insertBytes(topic: TopicEntry, position: number, id: string): void {
+  const { stride } = topic;
+  const used = (topic.sortedIds!.length - 1) * stride;
+  let bytes = topic.bytes!;
+  if (used + stride > bytes.length) {
+    const grown = new Uint8Array(Math.max(2 * bytes.length, used + stride));
+    grown.set(bytes.subarray(0, used));
+    bytes = grown;
+  }
+  const at = position * stride;
+  bytes.copyWithin(at + stride, at, used);
+  topic.bytes = writeId(bytes, at, id, stride - 1) ? bytes : undefined;
 }
 
 /** The node with sequence `seq`; the caller guarantees 1 ≤ seq ≤ nodeCount(graph). */
@@ -191,10 +258,8 @@ export const nodeAtSeq = (graph: GraphState, seq: number): CausalNode =>
 
 /** True when no newer equivalent of the node with sequence `seq` exists in this graph value. */
 export function isEligible(index: GraphIndex, seq: number): boolean {
-  const pos = index.store.keyPos[seq - 1]!;
-  if (pos < 0) return true;
-  const next = index.store.keyVersions.get(index.facts[seq - 1]!.key!)![pos + 1];
-  return next === undefined || next > index.count;
+  const next = index.store.nextEquivalent[seq - 1]!;
+  return next === 0 || next > index.count;
 }
 
 /** The newest equivalent of `seq` in this graph value (itself when eligible). */
@@ -215,12 +280,4 @@ export function kindCounts(index: GraphIndex): [NodeKind, number][] {
     if (n > 0) out.push([kind, n]);
   }
   return out;
-}
-
-/** Sequences ≤ count of the nodes holding `term`, ascending (a shared list: do not change it). */
-export function postingsOf(index: GraphIndex, term: string): readonly number[] {
-  const list = index.store.postings.get(term);
-  if (list === undefined) return [];
-  const n = countAtMost(list, index.count);
-  return n === list.length ? list : list.slice(0, n);
 }

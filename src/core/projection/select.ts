@@ -1,12 +1,14 @@
 import { getFrontier, getNode, getResourceHeads, walkAncestors } from '../graph/index.js';
-import type { NodeKind } from '../identity.js';
+import { AUTHORITY } from './facts.js';
 import {
   type GraphIndex,
+  type IndexStore,
   isEligible,
   newestEquivalent,
   nodeAtSeq,
-  postingsOf,
+  type ScoreScratch,
 } from './graph-index.js';
+import { countAtMost } from './sorted.js';
 import { excerpt, queryTerms } from './text.js';
 import { MAX_QUERY_CHARS, SELECTION_REASONS, type SelectionReason } from './types.js';
 
@@ -32,25 +34,13 @@ import { MAX_QUERY_CHARS, SELECTION_REASONS, type SelectionReason } from './type
  *   4. relevance: the best-scoring remaining eligible nodes, while fewer than maxNodes are selected.
  */
 
+export { AUTHORITY };
+
 export const SCORE_WEIGHTS = Object.freeze({ lexical: 0.55, recency: 0.3, authority: 0.15 });
 export const RECENCY_SCALE = 32;
 export const CLOSURE_DEPTH = 2;
 export const CLOSURE_WALK_LIMIT = 16;
 export const CLOSURE_LIMIT = 16;
-
-/** Evidence authority by kind: roots and checked results outrank intermediate reasoning. */
-export const AUTHORITY: Readonly<Record<NodeKind, number>> = Object.freeze({
-  system: 1,
-  goal: 0.9,
-  verification: 0.8,
-  answer: 0.7,
-  resource: 0.7,
-  semantic: 0.6,
-  tool_result: 0.6,
-  inference: 0.4,
-  tool_call: 0.3,
-  protocol_error: 0.2,
-});
 
 export const REASON_BIT: Readonly<Record<SelectionReason, number>> = Object.freeze(
   Object.fromEntries(SELECTION_REASONS.map((reason, i) => [reason, 1 << i])) as Record<
@@ -99,42 +89,55 @@ export interface Scores {
   at(seq: number): number;
   /** How many query terms the node holds. */
   queryHits(seq: number): number;
-  /** The nodes holding at least one query or goal term (the only ones with lexical > 0). */
-  lexical: readonly number[];
+  /**
+   * The nodes holding at least one query or goal term (the only ones with lexical > 0):
+   * `lexical[0 … lexicalCount)`, in no particular order.
+   */
+  lexical: Int32Array;
+  lexicalCount: number;
   isLexical(seq: number): boolean;
   /** Every node's score, at s - 1 (computed on first use: O(n)). */
   all(): Float64Array;
+  /** Gives the index's scratch space back: no method may be called afterwards. */
+  release(): void;
 }
 
 /**
  * Scores from the term postings: only nodes that hold a query or goal term have a lexical part,
- * so nothing here is O(n) but `all()`.
+ * so nothing here is O(n) but `all()`: O(postings of the query and goal terms). The hit counters
+ * live in the index's scratch space (graph-index.ts) until `release()`.
  */
 export function getScores(index: GraphIndex, relevance: Relevance): Scores {
   const { count, store } = index;
-  const q = new Uint16Array(count + 1);
-  const g = new Uint16Array(count + 1);
-  const lexical: number[] = [];
-  const tally = (terms: readonly string[], hits: Uint16Array) => {
+  const scratch = claimScratch(store, count + 1);
+  const { q, g, hits } = scratch;
+  let lexicalCount = 0;
+  const tally = (terms: readonly string[], counter: Uint16Array) => {
     for (const term of terms) {
-      for (const seq of postingsOf(index, term)) {
-        if (q[seq] === 0 && g[seq] === 0) lexical.push(seq);
-        hits[seq]!++;
+      const list = store.postings.get(term);
+      if (list === undefined) continue;
+      const n = countAtMost(list, count);
+      for (let i = 0; i < n; i++) {
+        const seq = list[i]!;
+        if (q[seq] === 0 && g[seq] === 0) hits[lexicalCount++] = seq;
+        counter[seq]!++;
       }
     }
   };
   tally(relevance.queryTerms, q);
   tally(relevance.goalTerms, g);
   const denominator = 2 * relevance.queryTerms.length + relevance.goalTerms.length;
+  const authority = store.authority;
   const at = (seq: number): number => {
     const lex = denominator === 0 ? 0 : (2 * q[seq]! + g[seq]!) / denominator;
-    return scoreOf(lex, recencyOf(count, seq), AUTHORITY[store.nodes[seq - 1]!.kind]);
+    return scoreOf(lex, recencyOf(count, seq), authority[seq - 1]!);
   };
   let all: Float64Array | undefined;
   return {
     at,
     queryHits: (seq) => q[seq]!,
-    lexical,
+    lexical: hits,
+    lexicalCount,
     isLexical: (seq) => q[seq] !== 0 || g[seq] !== 0,
     all() {
       if (all === undefined) {
@@ -143,8 +146,35 @@ export function getScores(index: GraphIndex, relevance: Relevance): Scores {
       }
       return all;
     },
+    release() {
+      for (let i = 0; i < lexicalCount; i++) {
+        q[hits[i]!] = 0;
+        g[hits[i]!] = 0;
+      }
+      lexicalCount = 0;
+      scratch.busy = false;
+    },
   };
 }
+
+/** The store's scratch space when free and large enough (grown when not), else a fresh one. */
+function claimScratch(store: IndexStore, size: number): ScoreScratch {
+  let scratch = store.scratch;
+  if (scratch?.busy) return newScratch(size);
+  if (scratch === undefined || scratch.q.length < size) {
+    scratch = newScratch(Math.max(size, Math.ceil(1.25 * (scratch?.q.length ?? 0)), 1024));
+    store.scratch = scratch;
+  }
+  scratch.busy = true;
+  return scratch;
+}
+
+const newScratch = (size: number): ScoreScratch => ({
+  q: new Uint16Array(size),
+  g: new Uint16Array(size),
+  hits: new Int32Array(size),
+  busy: true,
+});
 
 export const recencyOf = (count: number, seq: number): number =>
   1 / (1 + (count - seq) / RECENCY_SCALE);
@@ -195,12 +225,14 @@ export function select(
 
   // 2. protected query matches
   if (relevance.need > 0 && bits.size < maxNodes) {
-    const matches = bestOf(
-      scores.lexical.filter((seq) => isMatch(seq) && open(seq)),
-      scores,
-      maxNodes - bits.size,
-    );
-    for (const seq of matches) bits.set(seq, REASON_BIT.query_match);
+    const best = new TopK(maxNodes - bits.size);
+    for (let i = 0; i < scores.lexicalCount; i++) {
+      const seq = scores.lexical[i]!;
+      if (scores.queryHits(seq) < relevance.need) continue;
+      const score = scores.at(seq);
+      if (best.admits(score, seq) && open(seq)) best.add(score, seq);
+    }
+    for (const seq of best.sorted()) bits.set(seq, REASON_BIT.query_match);
   }
 
   // 3. bounded operational closure
@@ -236,7 +268,7 @@ export function select(
  * The `k` best sequences passing `accept`, by score descending then sequence descending, without
  * scoring every node: the nodes with a lexical part are all considered; the others score at most
  * `scoreOf(0, recency, 1)`, which falls with age, so the newest-first scan over them stops once
- * that bound is below the k-th best score.
+ * that bound is below the k-th best score. O(lexical × log k + the scanned tail).
  */
 export function topRelevant(
   index: GraphIndex,
@@ -245,40 +277,109 @@ export function topRelevant(
   accept: (seq: number) => boolean,
 ): number[] {
   if (k <= 0) return [];
-  const best: number[] = [];
-  const bestScores: number[] = [];
-  const consider = (seq: number) => {
-    const s = scores.at(seq);
-    let lo = 0;
-    let hi = best.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const other = bestScores[mid]!;
-      if (other > s || (other === s && best[mid]! > seq)) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo >= k) return;
-    best.splice(lo, 0, seq);
-    bestScores.splice(lo, 0, s);
-    if (best.length > k) {
-      best.pop();
-      bestScores.pop();
-    }
-  };
-  for (const seq of scores.lexical) if (accept(seq)) consider(seq);
-  for (let seq = index.count; seq >= 1; seq--) {
-    if (best.length === k && scoreOf(0, recencyOf(index.count, seq), 1) < bestScores[k - 1]!) break;
-    if (!scores.isLexical(seq) && accept(seq)) consider(seq);
+  const best = new TopK(k);
+  for (let i = 0; i < scores.lexicalCount; i++) {
+    const seq = scores.lexical[i]!;
+    const score = scores.at(seq);
+    if (best.admits(score, seq) && accept(seq)) best.add(score, seq);
   }
-  return best;
+  for (let seq = index.count; seq >= 1; seq--) {
+    if (best.full() && scoreOf(0, recencyOf(index.count, seq), 1) < best.worstScore()) break;
+    if (scores.isLexical(seq)) continue;
+    const score = scores.at(seq);
+    if (best.admits(score, seq) && accept(seq)) best.add(score, seq);
+  }
+  return best.sorted();
 }
 
-/** The `k` best of `seqs` by score descending, then sequence descending. */
-function bestOf(seqs: readonly number[], scores: Scores, k: number): number[] {
-  const scored = seqs.map((seq) => ({ seq, score: scores.at(seq) }));
-  scored.sort((a, b) => b.score - a.score || b.seq - a.seq);
-  return scored.slice(0, Math.max(0, k)).map((entry) => entry.seq);
+/**
+ * The best `k` of the (score, sequence) pairs added, ranked by score descending then sequence
+ * descending (sequences are distinct, so the ranking is total and the result does not depend on
+ * the order of adding). A binary min-heap on that ranking: O(log k) an addition.
+ */
+class TopK {
+  private readonly seqs: number[] = [];
+  private readonly scores: number[] = [];
+  constructor(private readonly k: number) {}
+
+  full(): boolean {
+    return this.seqs.length >= this.k;
+  }
+
+  /** The k-th best score so far (the heap holds k). */
+  worstScore(): number {
+    return this.scores[0]!;
+  }
+
+  /** Whether (score, seq) would be kept. */
+  admits(score: number, seq: number): boolean {
+    if (this.k <= 0) return false;
+    if (this.seqs.length < this.k) return true;
+    return ranksBelow(this.scores[0]!, this.seqs[0]!, score, seq);
+  }
+
+  /** Adds a pair that `admits` accepted. */
+  add(score: number, seq: number): void {
+    const { seqs, scores } = this;
+    if (seqs.length < this.k) {
+      seqs.push(seq);
+      scores.push(score);
+      this.up(seqs.length - 1);
+    } else {
+      seqs[0] = seq;
+      scores[0] = score;
+      this.down(0);
+    }
+  }
+
+  /** The kept sequences, best first. */
+  sorted(): number[] {
+    const order = this.seqs.map((_, i) => i);
+    order.sort((a, b) => this.scores[b]! - this.scores[a]! || this.seqs[b]! - this.seqs[a]!);
+    return order.map((i) => this.seqs[i]!);
+  }
+
+  private up(i: number): void {
+    const { seqs, scores } = this;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!ranksBelow(scores[i]!, seqs[i]!, scores[parent]!, seqs[parent]!)) break;
+      this.swap(i, parent);
+      i = parent;
+    }
+  }
+
+  private down(i: number): void {
+    const { seqs, scores } = this;
+    const n = seqs.length;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= n) break;
+      let low = left;
+      const right = left + 1;
+      if (right < n && ranksBelow(scores[right]!, seqs[right]!, scores[left]!, seqs[left]!)) {
+        low = right;
+      }
+      if (!ranksBelow(scores[low]!, seqs[low]!, scores[i]!, seqs[i]!)) break;
+      this.swap(i, low);
+      i = low;
+    }
+  }
+
+  private swap(a: number, b: number): void {
+    const { seqs, scores } = this;
+    const seq = seqs[a]!;
+    const score = scores[a]!;
+    seqs[a] = seqs[b]!;
+    scores[a] = scores[b]!;
+    seqs[b] = seq;
+    scores[b] = score;
+  }
 }
+
+/** True when (scoreA, seqA) ranks below (scoreB, seqB): a lower score, or equal and older. */
+const ranksBelow = (scoreA: number, seqA: number, scoreB: number, seqB: number): boolean =>
+  scoreA < scoreB || (scoreA === scoreB && seqA < seqB);
 
 /**
  * The `k` best sequences passing `accept`, by score descending then sequence descending.
