@@ -1,6 +1,7 @@
 import { err, ok, type Result } from '../core/errors.js';
 import { DEFAULT_IMPORT_LIMITS } from '../core/graph/index.js';
 import type { JsonObject } from '../core/json.js';
+import { spentLimitError } from '../core/run/index.js';
 import {
   type Committed,
   planCancelRun,
@@ -38,6 +39,35 @@ const runResult =
     logLength: c.state.length,
     status: c.state.runs.get(runId)?.status ?? 'pending',
   });
+
+/**
+ * A dispatch or approval on a run whose budget or iteration limit is spent is refused with
+ * BUDGET_EXCEEDED / ITERATION_LIMIT_EXCEEDED and writes nothing (a malformed action still gets
+ * its VALIDATION_FAILED first). Rolling the run back (`set_status` to cancelled, or cancelRun)
+ * and reporting usage stay allowed: the spend is a fact and the saga must be able to unwind.
+ */
+function refuseSpent<T>(
+  state: ThreadState,
+  runId: string,
+  planned: Result<T>,
+  rollback = false,
+): Result<T> {
+  if (rollback || (!planned.ok && planned.error.code === 'VALIDATION_FAILED')) return planned;
+  const run = state.runs.get(runId);
+  const spent = run === undefined ? undefined : spentLimitError(run);
+  return spent === undefined ? planned : err(spent);
+}
+
+const isRollback = (action: JsonObject): boolean => {
+  const payload = action.payload;
+  return (
+    action.type === 'set_status' &&
+    typeof payload === 'object' &&
+    payload !== null &&
+    !Array.isArray(payload) &&
+    payload.status === 'cancelled'
+  );
+};
 
 const runNotFound = (runId: string) => ({
   code: 'NOT_FOUND' as const,
@@ -136,7 +166,13 @@ export function createRunCommands(rt: Runtime) {
         input,
         input.expectedIndex,
         [checkSize(input.action, '$.action', rt.maxPayloadBytes)],
-        (state, now) => planDispatch(state, { runId: input.runId, action }, now),
+        (state, now) =>
+          refuseSpent(
+            state,
+            input.runId,
+            planDispatch(state, { runId: input.runId, action }, now),
+            isRollback(action),
+          ),
       );
     },
 
@@ -150,16 +186,22 @@ export function createRunCommands(rt: Runtime) {
           checkSize(input.memoryUpdates, '$.memoryUpdates', rt.maxPayloadBytes),
         ],
         (state, now) =>
-          planResolveApproval(
+          refuseSpent(
             state,
-            {
-              runId: input.runId,
-              actionId: rt.ids.next(),
-              decision: input.decision,
-              ...(input.response === undefined ? {} : { response: input.response }),
-              ...(input.memoryUpdates === undefined ? {} : { memoryUpdates: input.memoryUpdates }),
-            },
-            now,
+            input.runId,
+            planResolveApproval(
+              state,
+              {
+                runId: input.runId,
+                actionId: rt.ids.next(),
+                decision: input.decision,
+                ...(input.response === undefined ? {} : { response: input.response }),
+                ...(input.memoryUpdates === undefined
+                  ? {}
+                  : { memoryUpdates: input.memoryUpdates }),
+              },
+              now,
+            ),
           ),
       ),
 

@@ -16,6 +16,7 @@ import { createReads, type Reads } from '../engine/reads.js';
 import { createContext, type GraphQLContext } from '../graphql/context.js';
 import { schema as defaultSchema } from '../graphql/schema.js';
 import type { ServerConfig } from './config.js';
+import { useSharedSubscriptions } from './events/shared-execution.js';
 import { useBodyLimit, useHealth, useNoIntrospection } from './plugins.js';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -65,6 +66,7 @@ export function buildApp(deps: AppDeps): App {
         await engine.store.getLogLength('\u0000readiness-probe');
       }),
       ...(config.introspection ? [] : [useNoIntrospection()]),
+      useSharedSubscriptions(),
       ...(deps.plugins ?? []),
     ],
   });

@@ -1,3 +1,4 @@
+import type { WeftError } from '../errors.js';
 import type { RunEvent } from './events.js';
 import { transitionTo } from './lifecycle.js';
 import { BUDGET_THRESHOLDS, type Spend, type WorkflowState } from './schema.js';
@@ -195,4 +196,43 @@ function checkBudgets(
     events.push(...failed.events);
   }
   return { state: next, events };
+}
+
+/**
+ * The refusal for new work on a run whose limits are spent, or undefined while it may go on:
+ *
+ * - BUDGET_EXCEEDED when `total_tokens_used > max_token_budget` or `total_cost_usd >= budget_usd`
+ *   (the conditions that fail a run, invariant 9);
+ * - ITERATION_LIMIT_EXCEEDED when `iteration_count > max_iterations` (a dispatch already went
+ *   over the limit and failed the run).
+ *
+ * Usage reports are facts and are never refused (spend is kept, failed attempts included); the
+ * engine asks this before a dispatch or an approval, which would start more work. Pure.
+ */
+export function spentLimitError(state: WorkflowState): WeftError | undefined {
+  const runId = state.run_id;
+  const reasons: string[] = [];
+  const tokens = state.max_token_budget;
+  if (tokens !== undefined && state.total_tokens_used > tokens) {
+    reasons.push(`${state.total_tokens_used} tokens used of ${tokens}`);
+  }
+  const usd = state.budget_usd;
+  if (usd !== undefined && state.total_cost_usd >= usd) {
+    reasons.push(`$${state.total_cost_usd} spent of $${usd}`);
+  }
+  if (reasons.length > 0) {
+    return {
+      code: 'BUDGET_EXCEEDED',
+      runId,
+      message: `Run ${runId} is over its budget (${reasons.join('; ')}): it accepts no more work. Cancel it or start a new run with a larger budget.`,
+    };
+  }
+  if (state.iteration_count > state.max_iterations) {
+    return {
+      code: 'ITERATION_LIMIT_EXCEEDED',
+      runId,
+      message: `Run ${runId} went over max_iterations ${state.max_iterations} (${state.iteration_count} dispatches): it accepts no more work. Cancel it or start a new run.`,
+    };
+  }
+  return undefined;
 }

@@ -35,6 +35,7 @@ export {
   type ModelPrice,
   type PriceTable,
   roundUsd,
+  spentLimitError,
   type UsageInput,
 } from './budget.js';
 export {

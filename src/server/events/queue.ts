@@ -9,6 +9,8 @@ export class LiveQueue implements HubListener {
   private items: LogItem[] = [];
   private head = 0;
   private waiter: (() => void) | undefined;
+  /** The signal whose abort wakes the waiter (one listener per signal). */
+  private watched: AbortSignal | undefined;
   /** Per thread, the first index dropped since the last `takeDropped()`. */
   private dropped = new Map<string, number>();
   /** More threads dropped than we keep track of: their items are lost to this subscriber. */
@@ -61,19 +63,21 @@ export class LiveQueue implements HubListener {
     return dropped;
   }
 
-  /** Resolves when an item arrives, the hub ends, or `signal` aborts. */
+  /**
+   * Resolves when an item arrives, the hub ends, or `signal` aborts. The abort listener is
+   * registered once per signal, not once per wait: with a thousand subscribers parked on their
+   * queues, every commit would otherwise add and remove a thousand listeners.
+   */
   wait(signal: AbortSignal): Promise<void> {
     if (this.size() > 0 || this.ended || signal.aborted || this.dropped.size > 0) {
       return Promise.resolve();
     }
+    if (this.watched !== signal) {
+      this.watched = signal;
+      signal.addEventListener('abort', () => this.wake(), { once: true });
+    }
     return new Promise<void>((resolve) => {
-      const done = () => {
-        signal.removeEventListener('abort', done);
-        this.waiter = undefined;
-        resolve();
-      };
-      this.waiter = done;
-      signal.addEventListener('abort', done, { once: true });
+      this.waiter = resolve;
     });
   }
 
@@ -101,6 +105,8 @@ export class LiveQueue implements HubListener {
   }
 
   private wake(): void {
-    this.waiter?.();
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.();
   }
 }

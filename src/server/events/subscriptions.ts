@@ -74,15 +74,30 @@ export function threadEvents(
     ...signalOf(args),
   });
   return mapStream(items, (item) => [
-    {
+    once(item, () => ({
       threadId: item.threadId,
       index: item.index,
       id: item.entry.id,
       type: item.entry.event.type,
       recordedAt: item.entry.recordedAt,
       entry: item.entry,
-    },
+    })),
   ]);
+}
+
+/**
+ * One payload per source object (a LogItem, or an effect of one): the hub hands the same item to
+ * every listener, so every subscriber of a commit gets the same payload object, and identical
+ * subscriptions execute it once (shared-execution.ts keys its memo on it).
+ */
+const payloads = new WeakMap<object, unknown>();
+function once<T>(source: object, build: () => T): T {
+  let payload = payloads.get(source) as T | undefined;
+  if (payload === undefined) {
+    payload = build();
+    payloads.set(source, payload);
+  }
+  return payload;
 }
 
 export function nodeAppended(
@@ -116,12 +131,14 @@ export function nodeAppended(
       if (effect.type !== 'node_appended') continue;
       if (effect.node.sequence <= afterSequence) continue;
       if (kinds !== undefined && !kinds.has(effect.node.kind)) continue;
-      out.push({
-        threadId: item.threadId,
-        node: effect.node,
-        meta: effect.meta,
-        logIndex: item.index,
-      });
+      out.push(
+        once(effect, () => ({
+          threadId: item.threadId,
+          node: effect.node,
+          meta: effect.meta,
+          logIndex: item.index,
+        })),
+      );
     }
     return out;
   });
@@ -138,13 +155,15 @@ export function runStatusChanged(
     for (const effect of item.effects ?? []) {
       if (effect.type !== 'run_status_changed') continue;
       if (args.runId !== undefined && effect.runId !== args.runId) continue;
-      out.push({
-        threadId: item.threadId,
-        runId: effect.runId,
-        from: effect.from,
-        to: effect.to,
-        logIndex: item.index,
-      });
+      out.push(
+        once(effect, () => ({
+          threadId: item.threadId,
+          runId: effect.runId,
+          from: effect.from,
+          to: effect.to,
+          logIndex: item.index,
+        })),
+      );
     }
     return out;
   });
@@ -160,14 +179,16 @@ export function approvalRequested(
     const out: ApprovalRequestPayload[] = [];
     for (const effect of item.effects ?? []) {
       if (effect.type !== 'approval_requested') continue;
-      out.push({
-        threadId: item.threadId,
-        runId: effect.runId,
-        waitingFor: effect.waitingFor,
-        pendingApproval: effect.pendingApproval,
-        timeoutAt: effect.timeoutAt,
-        logIndex: item.index,
-      });
+      out.push(
+        once(effect, () => ({
+          threadId: item.threadId,
+          runId: effect.runId,
+          waitingFor: effect.waitingFor,
+          pendingApproval: effect.pendingApproval,
+          timeoutAt: effect.timeoutAt,
+          logIndex: item.index,
+        })),
+      );
     }
     return out;
   });

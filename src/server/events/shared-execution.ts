@@ -1,0 +1,170 @@
+/**
+ * Shared execution of subscription events. A subscription runs its document once per source
+ * event; with 1,000 clients on one thread that is 1,000 executions (and as many read-model
+ * reads) of the same document over the same event. This envelop plugin replaces the subscribe
+ * function: each subscriber keeps its own source stream (its cursor, replay, de-duplication and
+ * gap repair stay per subscriber, see stream.ts), but the execution of an event is memoised per
+ *
+ *   (source event object, printed document, operation name, variables, caller identity)
+ *
+ * so identical subscriptions execute once per event and share the result object. The source
+ * event objects are shared between subscribers because the hub hands the same LogItem to every
+ * listener and the streams build one payload per item / effect (subscriptions.ts); events read
+ * back from the store during a replay are a subscriber's own objects and are executed for it
+ * alone. Each shared execution gets a context of its own with fresh DataLoaders, so it reads the
+ * committed state of that event and nothing cached by one subscriber reaches another.
+ *
+ * Authorisation: the caller identity in the key comes from `identify(context)`. The default
+ * takes `principal`, `tenantId` and `scopes` from the context (whichever are present); an auth
+ * plugin that puts what identifies the caller there gets per-caller sharing for free, or passes
+ * its own `identify`. `identify` returning undefined turns sharing off for that subscriber (it
+ * is then executed exactly as graphql-yoga would).
+ */
+
+import {
+  createSourceEventStream,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  execute,
+  print,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { canonicalJson } from '../../core/canonical.js';
+import { createLoaders, type GraphQLContext } from '../../graphql/context.js';
+
+export interface SharedSubscriptionOptions {
+  /**
+   * A stable text identifying everything about the caller that can change a result
+   * (principal, tenant, scopes); undefined: do not share this subscriber's executions.
+   */
+  identify?: (context: Record<string, unknown>) => string | undefined;
+}
+
+/** Context fields that identify the caller for authorisation (the default `identify`). */
+export const IDENTITY_FIELDS = ['principal', 'tenantId', 'scopes'] as const;
+
+export function defaultIdentify(context: Record<string, unknown>): string | undefined {
+  const identity: Record<string, unknown> = {};
+  for (const field of IDENTITY_FIELDS) {
+    if (context[field] !== undefined) identity[field] = context[field];
+  }
+  try {
+    return canonicalJson(identity);
+  } catch {
+    return undefined; // not plain data: no safe key, no sharing
+  }
+}
+
+const printed = new WeakMap<DocumentNode, string>();
+const printOf = (document: DocumentNode): string => {
+  let text = printed.get(document);
+  if (text === undefined) {
+    text = print(document);
+    printed.set(document, text);
+  }
+  return text;
+};
+
+/** The key of everything but the event that an execution depends on; undefined: no sharing. */
+function keyOf(
+  args: ExecutionArgs,
+  identify: (context: Record<string, unknown>) => string | undefined,
+): string | undefined {
+  const context = (args.contextValue ?? {}) as Record<string, unknown>;
+  const identity = identify(context);
+  if (identity === undefined) return undefined;
+  let variables: string;
+  try {
+    variables = canonicalJson(args.variableValues ?? {});
+  } catch {
+    return undefined;
+  }
+  return JSON.stringify([printOf(args.document), args.operationName ?? null, variables, identity]);
+}
+
+/**
+ * Results by source event, then by key. Weak in the event: an entry lives while some
+ * subscriber still holds the event, so nothing outlives the fan-out of one commit.
+ */
+const executions = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
+
+function executeShared(
+  args: ExecutionArgs,
+  key: string,
+  payload: unknown,
+): Promise<ExecutionResult> {
+  if (typeof payload !== 'object' || payload === null) return executeEvent(args, payload);
+  let byKey = executions.get(payload);
+  if (byKey === undefined) {
+    byKey = new Map();
+    executions.set(payload, byKey);
+  }
+  let result = byKey.get(key);
+  if (result === undefined) {
+    result = executeEvent(args, payload);
+    byKey.set(key, result);
+  }
+  return result;
+}
+
+/** Executes the document for one event, with a context of its own (fresh loaders). */
+async function executeEvent(args: ExecutionArgs, payload: unknown): Promise<ExecutionResult> {
+  const context = args.contextValue as GraphQLContext | undefined;
+  const contextValue =
+    context?.reads === undefined ? context : { ...context, loaders: createLoaders(context.reads) };
+  return execute({ ...args, rootValue: payload, contextValue });
+}
+
+const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function';
+
+/** Maps source events to (shared) results, wiring `return()` through to the source. */
+function mapEvents(
+  source: AsyncIterable<unknown>,
+  map: (payload: unknown) => Promise<ExecutionResult>,
+): AsyncIterableIterator<ExecutionResult> {
+  const iterator = source[Symbol.asyncIterator]();
+  return {
+    async next(): Promise<IteratorResult<ExecutionResult>> {
+      const step = await iterator.next();
+      if (step.done === true) return { done: true, value: undefined };
+      return { done: false, value: await map(step.value) };
+    },
+    async return(): Promise<IteratorResult<ExecutionResult>> {
+      await iterator.return?.();
+      return { done: true, value: undefined };
+    },
+    async throw(error?: unknown): Promise<IteratorResult<ExecutionResult>> {
+      if (iterator.throw !== undefined) await iterator.throw(error);
+      else await iterator.return?.();
+      throw error;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+/**
+ * The envelop plugin (graphql-yoga, and through yoga's envelop graphql-ws). Other plugins'
+ * `onSubscribeResult` hooks (error masking, metrics) still see every subscriber's results; they
+ * must not mutate a result in place, since it is shared.
+ */
+export function useSharedSubscriptions(options: SharedSubscriptionOptions = {}): Plugin {
+  const identify = options.identify ?? defaultIdentify;
+  return {
+    onSubscribe({ subscribeFn, setSubscribeFn }) {
+      setSubscribeFn(async (args: ExecutionArgs) => {
+        const key = keyOf(args, identify);
+        if (key === undefined) return subscribeFn(args);
+        const source = await createSourceEventStream(args);
+        // An error before the stream exists: answer it exactly as the default path does.
+        if (!isAsyncIterable(source)) return subscribeFn(args);
+        return mapEvents(source, (payload) => executeShared(args, key, payload));
+      });
+    },
+  };
+}
