@@ -34,17 +34,43 @@ export async function startServer(
     close: closeEngine,
   } = await openEngineWithEvents(config.databaseUrl, {
     redisUrl: config.redisUrl,
+    engine: {
+      maxPayloadBytes: config.limits.maxPayloadBytes,
+      machineOptions: {
+        importLimits: {
+          maxBytes: config.limits.maxImportBytes,
+          maxNodes: config.limits.maxImportNodes,
+          maxPayloadBytes: config.limits.maxPayloadBytes,
+        },
+      },
+    },
   });
-  const app = buildApp({ config, engine, log, extendContext: () => ({ events: hub }) });
+  const app = buildApp({
+    config,
+    engine,
+    log,
+    extendContext: () => ({ events: hub }),
+    subscriptionStats: () => hub.stats(),
+  });
   const deadlines = startDeadlineScheduler(engine, {
     intervalMs: 1000,
     onError: (error) => log(`weft: deadline sweep failed: ${String(error)}`),
   });
-  const close = async () => {
-    await deadlines.stop();
-    await hub.close(); // ends open streams first, so SSE responses finish within the grace period
-    await app.stop();
-    await closeEngine();
+  // Graceful shutdown: stop accepting and answer every in-flight query and mutation, stop the
+  // deadline scheduler (its sweep in progress finishes), end subscriptions (their streams
+  // complete; WebSockets close with 1001), close the connections, then the database.
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      const drained = await app.drain(config.shutdownGraceMs);
+      if (!drained)
+        log(`weft: in-flight requests still running after ${config.shutdownGraceMs} ms`);
+      await deadlines.stop();
+      await hub.close(); // ends open streams first, so SSE responses finish within the grace period
+      await app.stop(config.shutdownGraceMs);
+      await closeEngine();
+    })();
+    return closing;
   };
   try {
     await app.start();
