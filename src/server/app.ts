@@ -136,7 +136,8 @@ export function buildApp(deps: AppDeps): App {
       useCsrfPrevention(),
       useHealth(async () => {
         if (stopping) throw new Error('shutting down');
-        await engine.store.getLogLength('\u0000readiness-probe');
+        // Any id will do (an unknown thread has length 0); no NUL: Postgres text refuses it.
+        await engine.store.getLogLength('weft-readiness-probe');
       }),
       ...(metrics === undefined ? [] : [useMetricsEndpoint(metrics), useOperationMetrics(metrics)]),
       useRequestInfo(),
