@@ -151,7 +151,7 @@ const EnvSchema = z.object({
   // Operations.
   WEFT_METRICS: flag('WEFT_METRICS', true),
   WEFT_REQUEST_LOG: flag('WEFT_REQUEST_LOG', true),
-  WEFT_SHUTDOWN_GRACE_MS: int('WEFT_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+  WEFT_SHUTDOWN_GRACE_MS: int('WEFT_SHUTDOWN_GRACE_MS', 8_000, 0, 600_000),
 });
 
 export interface Limits {
@@ -185,7 +185,10 @@ export interface ServerConfig {
   metrics: boolean;
   /** One JSON line per request on stdout. */
   requestLog: boolean;
-  /** How long a SIGTERM waits for in-flight requests before closing connections. */
+  /**
+   * How long a SIGTERM waits for in-flight queries and mutations before closing connections
+   * (default 8 s: inside Docker's 10 s between SIGTERM and SIGKILL).
+   */
   shutdownGraceMs: number;
 }
 

@@ -67,7 +67,7 @@ export async function startServer(
         log(`weft: in-flight requests still running after ${config.shutdownGraceMs} ms`);
       await deadlines.stop();
       await hub.close(); // ends open streams first, so SSE responses finish within the grace period
-      await app.stop(config.shutdownGraceMs);
+      await app.stop(1000); // only streams remain, and the hub has just ended them
       await closeEngine();
     })();
     return closing;
