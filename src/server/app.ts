@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import { type ExecutionArgs, getOperationAST } from 'graphql';
+import { type ExecutionArgs, GraphQLError, getOperationAST } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
@@ -216,10 +216,19 @@ export function buildApp(deps: AppDeps): App {
           socket: ctx.extra.socket,
           params,
         });
+        // A document refused while parsing (syntax, WEFT_MAX_TOKENS) is answered with an error
+        // message, like a validation failure, instead of closing the socket.
+        let document: ReturnType<typeof parse>;
+        try {
+          document = parse(params.query);
+        } catch (error) {
+          if (error instanceof GraphQLError) return [error];
+          throw error;
+        }
         const args = {
           schema,
           operationName: params.operationName,
-          document: parse(params.query),
+          document,
           variableValues: params.variables,
           contextValue: await contextFactory(),
           rootValue: { execute, subscribe },
