@@ -161,6 +161,61 @@ describe('/metrics', () => {
   });
 });
 
+describe('engine limits from the environment', () => {
+  it('WEFT_MAX_PAYLOAD_BYTES bounds node payloads and memory values; WEFT_MAX_IMPORT_NODES bounds imports', async () => {
+    const config = loadConfig({
+      DATABASE_URL: await freshSqliteUrl(),
+      PORT: '0',
+      WEFT_MAX_PAYLOAD_BYTES: '1024',
+      WEFT_MAX_IMPORT_NODES: '1',
+      WEFT_REQUEST_LOG: 'false',
+    });
+    const app = await startServer(config, quiet);
+    const url = app.url!;
+    const gql = async (query: string, variables: Record<string, unknown> = {}) => {
+      const r = await post(url, { query, variables });
+      if (!r.ok) throw new Error(r.error);
+      return r.body.data as Record<string, Record<string, unknown>>;
+    };
+    const ISSUES = '__typename ... on ValidationError { issues { path message } }';
+    try {
+      await gql('mutation { createThread(input: { threadId: "p" }) { __typename } }');
+      const small = { text: 'x'.repeat(900) };
+      const big = { text: 'x'.repeat(1100) };
+      const append = `mutation($p: JSON!) { appendNodes(input: { threadId: "p", nodes: [{ kind: SYSTEM, payload: $p }] }) { ${ISSUES} } }`;
+      expect((await gql(append, { p: small })).appendNodes).toEqual({
+        __typename: 'AppendNodesSuccess',
+      });
+      expect((await gql(append, { p: { ...small, more: 1 } })).appendNodes).toEqual({
+        __typename: 'AppendNodesSuccess',
+      });
+      expect((await gql(append, { p: big })).appendNodes).toMatchObject({
+        __typename: 'ValidationError',
+        issues: [{ message: expect.stringMatching(/over the limit of 1024/) }],
+      });
+      const remember = `mutation($c: JSON!) { remember(input: { threadId: "p", type: "note", key: "k", content: $c }) { ${ISSUES} } }`;
+      expect((await gql(remember, { c: big })).remember).toMatchObject({
+        __typename: 'ValidationError',
+        issues: [{ message: expect.stringMatching(/over the limit of 1024/) }],
+      });
+      // The thread holds 2 nodes: over the import limit of 1.
+      const state = (await gql('{ thread(id: "p") { state } }')).thread!.state;
+      const imported = (
+        await gql(
+          'mutation($s: JSON!) { importState(input: { threadId: "q", state: $s }) { __typename ... on InvalidStateError { message } ... on ValidationError { issues { message } } } }',
+          { s: state },
+        )
+      ).importState;
+      expect(imported).toEqual({
+        __typename: 'InvalidStateError',
+        message: 'AgentState has 2 nodes; the limit is 1',
+      });
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describeWithPostgres('/readyz', () => {
   it('answers 503 while the database refuses connections and 200 again once it accepts them', async () => {
     const db = await createTestDatabase();
