@@ -263,124 +263,144 @@ describeWithPostgres('/readyz', () => {
   });
 });
 
+const children: ChildProcessWithoutNullStreams[] = [];
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+const SIGTERM_TITLE =
+  'answers every request it received, closes subscriptions with 1001, and keeps every acknowledged write';
+
 describe('SIGTERM under load', () => {
-  const children: ChildProcessWithoutNullStreams[] = [];
-  afterAll(() => {
-    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  it(SIGTERM_TITLE, async () => {
+    await sigtermUnderLoad(await freshSqliteUrl(), 'sqlite');
   });
+});
 
-  it('answers every request it received, closes subscriptions with 1001, and keeps every acknowledged write', async () => {
-    const databaseUrl = await freshSqliteUrl();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1' },
-    });
-    children.push(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
-      stdout += c;
-    });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => {
-      stderr += c;
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    const url = await new Promise<string>((resolve, reject) => {
-      const check = () => {
-        const match = /weft: serving (http:\/\/\S+)/.exec(stdout);
-        if (match) resolve(match[1]!);
-      };
-      child.stdout.on('data', check);
-      void exited.then(() => reject(new Error(`server ended before serving: ${stderr}`)));
-    });
-
-    const threads = ['s0', 's1', 's2'];
-    for (const t of threads) expect((await post(url, createThread(t))).ok).toBe(true);
-    const sub = subscriber(url, 'subscription { nodeAppended(threadId: "s0") { id } }');
-
-    // 12 writers append back to back (each request on its own connection) until refused.
-    const acknowledged: string[] = [];
-    const answeredIds = new Set<string>();
-    const failures: string[] = [];
-    let sent = 0;
-    let stopping = false;
-    let signalled: () => void = () => undefined;
-    const enoughWritten = new Promise<void>((resolve) => {
-      signalled = resolve;
-    });
-    const writer = async (w: number) => {
-      for (let n = 0; ; n++) {
-        const mark = `w${w}-${n}`;
-        const requestId = `req-${mark}-${randomUUID().slice(0, 8)}`;
-        sent++;
-        const r = await post(url, append(threads[w % threads.length]!, mark), {
-          'x-request-id': requestId,
-        });
-        if (!r.ok) {
-          failures.push(r.error);
-          if (stopping) return;
-          continue;
-        }
-        answeredIds.add(r.requestId ?? '');
-        const result = (r.body.data as { appendNodes?: { __typename: string } } | undefined)
-          ?.appendNodes;
-        if (r.status === 200 && result?.__typename === 'AppendNodesSuccess')
-          acknowledged.push(mark);
-        if (acknowledged.length >= 150) signalled();
-      }
-    };
-    const writers = Array.from({ length: 12 }, (_, w) => writer(w));
-    await enoughWritten;
-    await sub.ready;
-    stopping = true;
-    child.kill('SIGTERM');
-    await Promise.all(writers);
-    const code = await exited;
-    const close = await sub.closed;
-
-    expect(code, stderr).toBe(0);
-    // Every request the server logged was answered, and the client received that answer.
-    const logged = stdout
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .filter((l) => l.msg === 'request' && String(l.requestId).startsWith('req-'));
-    expect(logged.length).toBeGreaterThan(150);
-    expect(logged.filter((l) => l.aborted === true)).toEqual([]);
-    expect(logged.filter((l) => !answeredIds.has(String(l.requestId)))).toEqual([]);
-    expect(logged[0]).toMatchObject({
-      level: 'info',
-      method: 'POST',
-      path: '/graphql',
-      operations: ['Append'],
-      status: 200,
-      durationMs: expect.any(Number),
-    });
-    // Requests that failed never reached the server (refused or reset before being read).
-    for (const failure of new Set(failures)) {
-      expect(failure).toMatch(/ECONNREFUSED|ECONNRESET|socket hang up/);
-    }
-    expect(close.code).toBe(1001);
-    expect(stdout).toMatch(/weft: SIGTERM: stopping[\s\S]*weft: stopped/);
-
-    // Every acknowledged write is in the database.
-    const engine = createEngine({ databaseUrl });
+describeWithPostgres('SIGTERM under load', () => {
+  it(SIGTERM_TITLE, async () => {
+    const db = await createTestDatabase();
     try {
-      const stored = new Set<string>();
-      for (const t of threads) {
-        for (const entry of await engine.store.readEntries(t)) {
-          for (const m of JSON.stringify(entry).matchAll(/\\?"mark\\?":\\?"(w\d+-\d+)/g)) {
-            stored.add(m[1]!);
-          }
-        }
-      }
-      expect(acknowledged.filter((m) => !stored.has(m))).toEqual([]);
-      console.log(
-        `[sigterm] ${sent} sent, ${acknowledged.length} acknowledged (all stored), ` +
-          `${logged.length} received by the server (all answered), ${failures.length} refused at connect`,
-      );
+      await sigtermUnderLoad(db.url, 'postgres');
     } finally {
-      await engine.close();
+      await db.drop();
     }
   });
 });
+
+async function sigtermUnderLoad(databaseUrl: string, backend: string): Promise<void> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1' },
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => {
+    stdout += c;
+  });
+  child.stderr.setEncoding('utf8').on('data', (c: string) => {
+    stderr += c;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const url = await new Promise<string>((resolve, reject) => {
+    const check = () => {
+      const match = /weft: serving (http:\/\/\S+)/.exec(stdout);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout.on('data', check);
+    void exited.then(() => reject(new Error(`server ended before serving: ${stderr}`)));
+  });
+
+  const threads = ['s0', 's1', 's2'];
+  for (const t of threads) expect((await post(url, createThread(t))).ok).toBe(true);
+  const sub = subscriber(url, 'subscription { nodeAppended(threadId: "s0") { id } }');
+
+  // 12 writers append back to back (each request on its own connection) until refused.
+  const acknowledged: string[] = [];
+  const answeredIds = new Set<string>();
+  const failures: string[] = [];
+  let sent = 0;
+  let stopping = false;
+  let signalled: () => void = () => undefined;
+  const enoughWritten = new Promise<void>((resolve) => {
+    signalled = resolve;
+  });
+  const writer = async (w: number) => {
+    for (let n = 0; ; n++) {
+      const mark = `w${w}-${n}`;
+      const requestId = `req-${mark}-${randomUUID().slice(0, 8)}`;
+      sent++;
+      const r = await post(url, append(threads[w % threads.length]!, mark), {
+        'x-request-id': requestId,
+      });
+      if (!r.ok) {
+        failures.push(r.error);
+        if (stopping) return;
+        continue;
+      }
+      answeredIds.add(r.requestId ?? '');
+      const result = (r.body.data as { appendNodes?: { __typename: string } } | undefined)
+        ?.appendNodes;
+      if (r.status === 200 && result?.__typename === 'AppendNodesSuccess') acknowledged.push(mark);
+      if (acknowledged.length >= 150) signalled();
+    }
+  };
+  const writers = Array.from({ length: 12 }, (_, w) => writer(w));
+  await enoughWritten;
+  await sub.ready;
+  stopping = true;
+  child.kill('SIGTERM');
+  await Promise.all(writers);
+  const code = await exited;
+  const close = await sub.closed;
+
+  expect(code, stderr).toBe(0);
+  // Requests logged after the SIGTERM line were in flight when it came, answered while draining.
+  const afterSignal = stdout.split('weft: SIGTERM: stopping')[1] ?? '';
+  const drainedRequests = afterSignal.split('\n').filter((l) => l.includes('"requestId":"req-'));
+  // Every request the server logged was answered, and the client received that answer.
+  const logged = stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.msg === 'request' && String(l.requestId).startsWith('req-'));
+  expect(logged.length).toBeGreaterThan(150);
+  expect(logged.filter((l) => l.aborted === true)).toEqual([]);
+  expect(logged.filter((l) => !answeredIds.has(String(l.requestId)))).toEqual([]);
+  expect(logged[0]).toMatchObject({
+    level: 'info',
+    method: 'POST',
+    path: '/graphql',
+    operations: ['Append'],
+    status: 200,
+    durationMs: expect.any(Number),
+  });
+  // Requests that failed never reached the server (refused or reset before being read).
+  for (const failure of new Set(failures)) {
+    expect(failure).toMatch(/ECONNREFUSED|ECONNRESET|socket hang up/);
+  }
+  expect(close.code).toBe(1001);
+  expect(stdout).toMatch(/weft: SIGTERM: stopping[\s\S]*weft: stopped/);
+
+  // Every acknowledged write is in the database.
+  const engine = createEngine({ databaseUrl });
+  try {
+    const stored = new Set<string>();
+    for (const t of threads) {
+      for (const entry of await engine.store.readEntries(t)) {
+        for (const m of JSON.stringify(entry).matchAll(/\\?"mark\\?":\\?"(w\d+-\d+)/g)) {
+          stored.add(m[1]!);
+        }
+      }
+    }
+    expect(acknowledged.filter((m) => !stored.has(m))).toEqual([]);
+    console.log(
+      `[sigterm ${backend}] ${sent} sent, ${acknowledged.length} acknowledged (all stored), ` +
+        `${logged.length} received by the server (all answered; ${drainedRequests.length} of them ` +
+        `during the drain), ${failures.length} refused at connect`,
+    );
+  } finally {
+    await engine.close();
+  }
+}
