@@ -191,6 +191,8 @@ export function buildApp(deps: AppDeps): App {
     }
     void yoga(req, res);
   };
+  // getHeader sees the headers yoga passes to writeHead because `handle` called setHeader first
+  // (Node merges them then; without a prior setHeader they would bypass getHeader).
   const isStream = (res: ServerResponse) =>
     String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
 

@@ -315,6 +315,12 @@ async function sigtermUnderLoad(databaseUrl: string, backend: string): Promise<v
   const threads = ['s0', 's1', 's2'];
   for (const t of threads) expect((await post(url, createThread(t))).ok).toBe(true);
   const sub = subscriber(url, 'subscription { nodeAppended(threadId: "s0") { id } }');
+  // An SSE subscriber too: its stream must end (complete), and not hold up the drain.
+  const sse = fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+    body: JSON.stringify({ query: 'subscription { nodeAppended(threadId: "s1") { id } }' }),
+  }).then(async (r) => ({ status: r.status, text: await r.text() }));
 
   // 12 writers append back to back (each request on its own connection) until refused.
   const acknowledged: string[] = [];
@@ -381,6 +387,11 @@ async function sigtermUnderLoad(databaseUrl: string, backend: string): Promise<v
     expect(failure).toMatch(/ECONNREFUSED|ECONNRESET|socket hang up/);
   }
   expect(close.code).toBe(1001);
+  const stream = await sse;
+  expect(stream.status).toBe(200);
+  expect(stream.text).toMatch(/event: next[\s\S]*event: complete/);
+  // Nothing was left running when the grace period ended (SSE streams do not count).
+  expect(stdout).not.toMatch(/still running/);
   expect(stdout).toMatch(/weft: SIGTERM: stopping[\s\S]*weft: stopped/);
 
   // Every acknowledged write is in the database.
