@@ -149,6 +149,9 @@ describe('hostile queries are refused with clear codes while normal queries keep
         await query(`{ thread(id: "h") { ${Array(50_000).fill('id').join(' ')} } }`),
       );
 
+      const directives = Array(60).fill('id @include(if: true)').join(' ');
+      record('60 directives', await query(`{ thread(id: "h") { ${directives} } }`));
+
       record(
         'recursive fragments',
         await query(
@@ -181,6 +184,7 @@ describe('hostile queries are refused with clear codes while normal queries keep
       'depth 100': { status: 400, codes: expect.arrayContaining(['QUERY_TOO_DEEP']) },
       '1,000 aliases': { status: 400, codes: ['TOO_MANY_ALIASES'] },
       '50,000 tokens': { status: 400, codes: ['TOO_MANY_TOKENS'] },
+      '60 directives': { status: 400, codes: ['TOO_MANY_DIRECTIVES'] },
       'recursive fragments': { status: 400, codes: ['RECURSIVE_FRAGMENT'] },
       '1,000 batched operations': { status: 413, codes: ['BATCH_TOO_LARGE'] },
       '50 MB body': { status: 413, codes: ['PAYLOAD_TOO_LARGE'] },
