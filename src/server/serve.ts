@@ -80,7 +80,10 @@ export async function startServer(
   }
   log(
     `weft: database ${target.provider === 'sqlite' ? target.path : 'postgres'} (migrated); ` +
-      `GraphiQL ${config.graphiql ? `at ${app.url}` : 'off'}; health at /healthz, /readyz`,
+      `GraphiQL ${config.graphiql ? `at ${app.url}` : 'off'}; health at /healthz, /readyz` +
+      `${config.metrics ? '; metrics at /metrics' : ''}; limits: depth ${config.limits.maxDepth}, ` +
+      `tokens ${config.limits.maxTokens}, aliases ${config.limits.maxAliases}, ` +
+      `batch ${config.limits.maxBatch}, body ${config.maxBodyBytes} bytes`,
   );
   if (isLoopbackHost(config.host)) {
     log('weft: no API keys configured: running open, bound to loopback only');
