@@ -1,13 +1,18 @@
 /**
  * The HTTP and WebSocket server: yoga on `/graphql` (POST/GET, SSE, offline GraphiQL), graphql-ws
  * on the same port and path through yoga's envelop (so WebSocket operations get the same
- * plugins as HTTP), `/healthz` and `/readyz`. `buildApp(deps)` wires; `start()` listens;
- * `stop()` closes sockets and connections gracefully.
+ * plugins as HTTP), `/healthz`, `/readyz` and `/metrics`. `buildApp(deps)` wires; `start()`
+ * listens; `drain()` stops accepting and waits for in-flight operations; `stop()` closes sockets
+ * and connections gracefully.
+ *
+ * Every HTTP request passes the body-size guard (limits.ts) before yoga, gets a request id
+ * (echoed as `x-request-id`), is counted in the metrics and logged as one JSON line.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import type { ExecutionArgs } from 'graphql';
+import { type ExecutionArgs, GraphQLError, getOperationAST } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
@@ -17,6 +22,30 @@ import { createContext, type GraphQLContext } from '../graphql/context.js';
 import { schema as defaultSchema } from '../graphql/schema.js';
 import type { ServerConfig } from './config.js';
 import { useSharedSubscriptions } from './events/shared-execution.js';
+import {
+  armorPlugins,
+  refuseOversizedBody,
+  useBatchLimit,
+  useCsrfPrevention,
+  useFragmentCycleCode,
+  websocketOriginAllowed,
+  YOGA_BATCH_CEILING,
+} from './limits.js';
+import {
+  beginRequest,
+  REQUEST_ID_HEADER,
+  type RequestLogLine,
+  requestLogLine,
+  useRequestInfo,
+} from './logging.js';
+import {
+  createMetrics,
+  instrumentEngine,
+  type Metrics,
+  routeOf,
+  useMetricsEndpoint,
+  useOperationMetrics,
+} from './metrics.js';
 import { useBodyLimit, useHealth, useNoIntrospection } from './plugins.js';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -33,6 +62,10 @@ export interface AppDeps {
   /** Default: the schema of src/graphql. */
   schema?: typeof defaultSchema;
   log?: (line: string) => void;
+  /** Live subscription counts for /metrics (the event hub's `stats`). */
+  subscriptionStats?: () => { listeners: number; threads: number };
+  /** Where request log lines go (when config.requestLog). Default: one JSON line on stdout. */
+  logRequest?: (line: RequestLogLine) => void;
 }
 
 export interface App {
@@ -40,17 +73,52 @@ export interface App {
   reads: Reads;
   /** Listens on config.host:config.port (0: any free port); resolves with the GraphQL URL. */
   start(): Promise<string>;
+  /**
+   * Stops accepting connections (and /readyz answers 503), then waits up to `graceMs` until no
+   * query or mutation is executing and every HTTP request but streams (SSE) is answered.
+   * Resolves with whether everything drained in time.
+   */
+  drain(graceMs?: number): Promise<boolean>;
   /** Stops accepting, closes WebSockets (1001) and idle connections, waits for the rest (≤ graceMs). */
   stop(graceMs?: number): Promise<void>;
+  /** The Prometheus registry and series (undefined when config.metrics is off). */
+  readonly metrics: Metrics | undefined;
   /** The GraphQL URL once started. */
   readonly url: string | undefined;
   readonly server: Server;
 }
 
 export function buildApp(deps: AppDeps): App {
-  const { config, engine } = deps;
+  const { config } = deps;
+  let wss: WebSocketServer | undefined;
+  const metrics = config.metrics
+    ? createMetrics({
+        ...(deps.subscriptionStats === undefined ? {} : { subscriptions: deps.subscriptionStats }),
+        websockets: () => wss?.clients.size ?? 0,
+      })
+    : undefined;
+  const engine = metrics === undefined ? deps.engine : instrumentEngine(deps.engine, metrics);
   const reads = deps.reads ?? createReads(engine, { databaseUrl: config.databaseUrl });
   const ownsReads = deps.reads === undefined;
+  let stopping = false;
+  /** Queries and mutations executing now (HTTP and WebSocket); drain() waits for none. */
+  let executing = 0;
+  const drained = new Set<() => void>();
+  const settle = () => {
+    for (const check of drained) check();
+  };
+  const useDrainTracking = (): Plugin => ({
+    onExecute({ args }) {
+      if (getOperationAST(args.document, args.operationName)?.operation === 'subscription') return;
+      executing++;
+      return {
+        onExecuteDone() {
+          executing--;
+          settle();
+        },
+      };
+    },
+  });
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema: deps.schema ?? defaultSchema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -59,20 +127,84 @@ export function buildApp(deps: AppDeps): App {
     landingPage: false,
     maskedErrors: { isDev: false },
     logging: false,
+    // useBatchLimit applies WEFT_MAX_BATCH (and refuses arrays when it is 0) with its own codes.
+    batching: { limit: YOGA_BATCH_CEILING },
     context: () => ({ ...createContext({ engine, reads }), ...deps.extendContext?.() }),
+    // Order: refusals that need no parsing first, then observation, then query limits; extra
+    // plugins (auth, pub/sub …) last.
     plugins: [
       useBodyLimit(config.maxBodyBytes),
+      useCsrfPrevention(),
       useHealth(async () => {
-        await engine.store.getLogLength('\u0000readiness-probe');
+        if (stopping) throw new Error('shutting down');
+        // Any id will do (an unknown thread has length 0); no NUL: Postgres text refuses it.
+        await engine.store.getLogLength('weft-readiness-probe');
       }),
+      ...(metrics === undefined ? [] : [useMetricsEndpoint(metrics), useOperationMetrics(metrics)]),
+      useRequestInfo(),
+      useDrainTracking(),
+      useBatchLimit(config.limits.maxBatch),
+      useFragmentCycleCode(),
+      ...armorPlugins(config.limits, { blockFieldSuggestions: !config.introspection }),
       ...(config.introspection ? [] : [useNoIntrospection()]),
       useSharedSubscriptions(),
       ...(deps.plugins ?? []),
     ],
   });
 
-  const server = createServer(yoga);
-  const wss = new WebSocketServer({ server, path: GRAPHQL_PATH });
+  /** HTTP requests being answered, but for streams (SSE): drain() waits for none. */
+  const answering = new Set<ServerResponse>();
+  const logRequest =
+    deps.logRequest ??
+    ((line: RequestLogLine) => process.stdout.write(`${JSON.stringify(line)}\n`));
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    const started = performance.now();
+    const info = beginRequest(req);
+    res.setHeader(REQUEST_ID_HEADER, info.id);
+    if (stopping) res.setHeader('connection', 'close');
+    const path = (req.url ?? '/').split('?')[0]!;
+    answering.add(res);
+    metrics?.inflight.inc();
+    res.once('close', () => {
+      answering.delete(res);
+      metrics?.inflight.dec();
+      const durationMs = performance.now() - started;
+      const route = routeOf(path);
+      metrics?.requests.inc({ route, method: req.method ?? '', status: String(res.statusCode) });
+      metrics?.requestDuration.observe({ route }, durationMs / 1000);
+      if (config.requestLog) {
+        logRequest(
+          requestLogLine(info, {
+            method: req.method ?? '',
+            path,
+            status: res.statusCode,
+            durationMs,
+            aborted: !res.writableFinished,
+          }),
+        );
+      }
+      if (stopping) server.closeIdleConnections();
+      settle();
+    });
+    if (refuseOversizedBody(req, res, config.maxBodyBytes)) {
+      info.errorCodes.push(res.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : 'LENGTH_REQUIRED');
+      metrics?.errors.inc({ code: info.errorCodes[0]! });
+      return;
+    }
+    void yoga(req, res);
+  };
+  // getHeader sees the headers yoga passes to writeHead because `handle` called setHeader first
+  // (Node merges them then; without a prior setHeader they would bypass getHeader).
+  const isStream = (res: ServerResponse) =>
+    String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
+
+  const server = createServer(handle);
+  wss = new WebSocketServer({
+    server,
+    path: GRAPHQL_PATH,
+    verifyClient: ({ req }: { req: IncomingMessage }) =>
+      !stopping && websocketOriginAllowed(req, config.allowedOrigins),
+  });
   type Run = (
     a: ExecutionArgs,
   ) => ReturnType<NonNullable<Parameters<typeof useServer>[0]['execute']>>;
@@ -88,10 +220,19 @@ export function buildApp(deps: AppDeps): App {
           socket: ctx.extra.socket,
           params,
         });
+        // A document refused while parsing (syntax, WEFT_MAX_TOKENS) is answered with an error
+        // message, like a validation failure, instead of closing the socket.
+        let document: ReturnType<typeof parse>;
+        try {
+          document = parse(params.query);
+        } catch (error) {
+          if (error instanceof GraphQLError) return [error];
+          throw error;
+        }
         const args = {
           schema,
           operationName: params.operationName,
-          document: parse(params.query),
+          document,
           variableValues: params.variables,
           contextValue: await contextFactory(),
           rootValue: { execute, subscribe },
@@ -105,14 +246,49 @@ export function buildApp(deps: AppDeps): App {
   );
 
   let url: string | undefined;
-  let stopping: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
+
+  /** Stops accepting; resolves once every connection has ended (memoised). */
+  let serverClosed: Promise<void> | undefined;
+  const closeServer = () => {
+    serverClosed ??= new Promise<void>((resolve) => {
+      if (server.listening) server.close(() => resolve());
+      else resolve();
+    });
+    return serverClosed;
+  };
+
+  const drain = async (graceMs: number): Promise<boolean> => {
+    stopping = true;
+    void closeServer();
+    server.closeIdleConnections();
+    const idle = () => executing === 0 && [...answering].every(isStream);
+    if (idle()) return true;
+    return new Promise<boolean>((resolve) => {
+      const check = () => {
+        if (!idle()) return;
+        done(true);
+      };
+      const timer = setTimeout(() => done(false), graceMs);
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        drained.delete(check);
+        resolve(ok);
+      };
+      drained.add(check);
+    });
+  };
 
   return {
     yoga,
     reads,
     server,
+    metrics,
     get url() {
       return url;
+    },
+    drain(graceMs = config.shutdownGraceMs) {
+      return drain(graceMs);
     },
     start() {
       return new Promise((resolve, reject) => {
@@ -128,21 +304,24 @@ export function buildApp(deps: AppDeps): App {
       });
     },
     stop(graceMs = 5000) {
-      stopping ??= (async () => {
+      stopped ??= (async () => {
+        stopping = true;
+        // graphql-ws closes every socket with 1001 (going away); its clients reconnect elsewhere.
         await ws.dispose();
-        for (const client of wss.clients) client.close(1001, 'server shutting down');
-        await new Promise<void>((resolve) => wss.close(() => resolve()));
-        if (server.listening) {
-          const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-          server.closeIdleConnections();
-          const timer = setTimeout(() => server.closeAllConnections(), graceMs);
-          await closed;
-          clearTimeout(timer);
+        const sockets = wss;
+        if (sockets !== undefined) {
+          for (const client of sockets.clients) client.close(1001, 'server shutting down');
+          await new Promise<void>((resolve) => sockets.close(() => resolve()));
         }
+        const closed = closeServer();
+        server.closeIdleConnections();
+        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        await closed;
+        clearTimeout(timer);
         await yoga.dispose();
         if (ownsReads) await reads.close();
       })();
-      return stopping;
+      return stopped;
     },
   };
 }

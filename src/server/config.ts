@@ -9,6 +9,50 @@ export const DEFAULT_DATABASE_URL = 'file:./data/weft.db';
 /** Largest request body accepted (an AgentState import is the largest legitimate one). */
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
 
+/** Defaults of the hostile-input limits (each has a WEFT_MAX_* variable). */
+export const LIMIT_DEFAULTS = {
+  /** Selection depth of one operation (graphql-armor max-depth; introspection excluded). */
+  maxDepth: 15,
+  /**
+   * Static cost of one operation (graphql-armor cost-limit: objects 2, scalars 1, ×1.5 per level,
+   * × a literal `first`), checked before execution. A backstop for documents built to be
+   * expensive; the schema's own complexity limit (50,000, page sizes clamped) is the finer one.
+   */
+  maxCost: 1_000_000,
+  /** Aliases in one operation. */
+  maxAliases: 30,
+  /** Lexical tokens in one document. */
+  maxTokens: 5_000,
+  /** Directives in one operation. */
+  maxDirectives: 50,
+  /** Operations in one batched HTTP request (a JSON array); 0 turns batching off. */
+  maxBatch: 10,
+  /** Canonical JSON size of one node payload, memory value, action or response. */
+  maxPayloadBytes: 1024 * 1024,
+  /** Estimated size of one imported AgentState. */
+  maxImportBytes: 64 * 1024 * 1024,
+  /** Nodes in one imported AgentState. */
+  maxImportNodes: 1_000_000,
+} as const;
+
+/** An integer variable from `min` to `max`, `fallback` when unset. */
+const int = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return fallback;
+      const n = Number(v);
+      if (!/^\d+$/.test(v) || n < min || n > max) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be an integer from ${min} to ${max} (got "${v}")`,
+        });
+        return z.NEVER;
+      }
+      return n;
+    });
+
 const flag = (name: string, fallback: boolean) =>
   z
     .string()
@@ -85,7 +129,43 @@ const EnvSchema = z.object({
       }
       return Number(v);
     }),
+  // Hostile-input limits (see LIMIT_DEFAULTS and docs/deployment.md).
+  WEFT_MAX_DEPTH: int('WEFT_MAX_DEPTH', LIMIT_DEFAULTS.maxDepth, 1, 1000),
+  WEFT_MAX_COST: int('WEFT_MAX_COST', LIMIT_DEFAULTS.maxCost, 1),
+  WEFT_MAX_ALIASES: int('WEFT_MAX_ALIASES', LIMIT_DEFAULTS.maxAliases, 0),
+  WEFT_MAX_TOKENS: int('WEFT_MAX_TOKENS', LIMIT_DEFAULTS.maxTokens, 10),
+  WEFT_MAX_DIRECTIVES: int('WEFT_MAX_DIRECTIVES', LIMIT_DEFAULTS.maxDirectives, 0),
+  WEFT_MAX_BATCH: int('WEFT_MAX_BATCH', LIMIT_DEFAULTS.maxBatch, 0, 1000),
+  WEFT_MAX_PAYLOAD_BYTES: int('WEFT_MAX_PAYLOAD_BYTES', LIMIT_DEFAULTS.maxPayloadBytes, 1),
+  WEFT_MAX_IMPORT_BYTES: int('WEFT_MAX_IMPORT_BYTES', LIMIT_DEFAULTS.maxImportBytes, 1),
+  WEFT_MAX_IMPORT_NODES: int('WEFT_MAX_IMPORT_NODES', LIMIT_DEFAULTS.maxImportNodes, 1),
+  WEFT_ALLOWED_ORIGINS: z
+    .string()
+    .optional()
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((o) => o.trim())
+        .filter((o) => o !== ''),
+    ),
+  // Operations.
+  WEFT_METRICS: flag('WEFT_METRICS', true),
+  WEFT_REQUEST_LOG: flag('WEFT_REQUEST_LOG', true),
+  WEFT_SHUTDOWN_GRACE_MS: int('WEFT_SHUTDOWN_GRACE_MS', 8_000, 0, 600_000),
 });
+
+export interface Limits {
+  maxBodyBytes: number;
+  maxDepth: number;
+  maxCost: number;
+  maxAliases: number;
+  maxTokens: number;
+  maxDirectives: number;
+  maxBatch: number;
+  maxPayloadBytes: number;
+  maxImportBytes: number;
+  maxImportNodes: number;
+}
 
 export interface ServerConfig {
   port: number;
@@ -97,6 +177,19 @@ export interface ServerConfig {
   /** Serve without API keys on a non-loopback host (DESIGN §8 refuses that by default). */
   allowOpen: boolean;
   maxBodyBytes: number;
+  /** Query, batch and payload limits (maxBodyBytes is the field above). */
+  limits: Omit<Limits, 'maxBodyBytes'>;
+  /** Browser origins (besides the server's own) allowed to open WebSockets. */
+  allowedOrigins: string[];
+  /** Serve Prometheus metrics on /metrics. */
+  metrics: boolean;
+  /** One JSON line per request on stdout. */
+  requestLog: boolean;
+  /**
+   * How long a SIGTERM waits for in-flight queries and mutations before closing connections
+   * (default 8 s: inside Docker's 10 s between SIGTERM and SIGKILL).
+   */
+  shutdownGraceMs: number;
 }
 
 export class ConfigError extends Error {
@@ -122,6 +215,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     introspection: e.WEFT_INTROSPECTION,
     allowOpen: e.WEFT_ALLOW_OPEN,
     maxBodyBytes: e.WEFT_MAX_BODY_BYTES,
+    limits: {
+      maxDepth: e.WEFT_MAX_DEPTH,
+      maxCost: e.WEFT_MAX_COST,
+      maxAliases: e.WEFT_MAX_ALIASES,
+      maxTokens: e.WEFT_MAX_TOKENS,
+      maxDirectives: e.WEFT_MAX_DIRECTIVES,
+      maxBatch: e.WEFT_MAX_BATCH,
+      maxPayloadBytes: e.WEFT_MAX_PAYLOAD_BYTES,
+      maxImportBytes: e.WEFT_MAX_IMPORT_BYTES,
+      maxImportNodes: e.WEFT_MAX_IMPORT_NODES,
+    },
+    allowedOrigins: e.WEFT_ALLOWED_ORIGINS,
+    metrics: e.WEFT_METRICS,
+    requestLog: e.WEFT_REQUEST_LOG,
+    shutdownGraceMs: e.WEFT_SHUTDOWN_GRACE_MS,
   };
 }
 

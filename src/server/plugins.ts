@@ -41,7 +41,11 @@ export function useHealth(ready: () => Promise<void>): Plugin {
           await ready();
           endResponse(json(200, { status: 'ready' }));
         } catch (error) {
-          const why = error instanceof Error ? error.message : String(error);
+          // The driver's message can name files and hosts: a short reason only.
+          const why =
+            error instanceof Error && error.message === 'shutting down'
+              ? 'shutting down'
+              : 'database unreachable';
           endResponse(json(503, { status: 'unavailable', reason: why }));
         }
       }

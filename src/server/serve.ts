@@ -34,17 +34,43 @@ export async function startServer(
     close: closeEngine,
   } = await openEngineWithEvents(config.databaseUrl, {
     redisUrl: config.redisUrl,
+    engine: {
+      maxPayloadBytes: config.limits.maxPayloadBytes,
+      machineOptions: {
+        importLimits: {
+          maxBytes: config.limits.maxImportBytes,
+          maxNodes: config.limits.maxImportNodes,
+          maxPayloadBytes: config.limits.maxPayloadBytes,
+        },
+      },
+    },
   });
-  const app = buildApp({ config, engine, log, extendContext: () => ({ events: hub }) });
+  const app = buildApp({
+    config,
+    engine,
+    log,
+    extendContext: () => ({ events: hub }),
+    subscriptionStats: () => hub.stats(),
+  });
   const deadlines = startDeadlineScheduler(engine, {
     intervalMs: 1000,
     onError: (error) => log(`weft: deadline sweep failed: ${String(error)}`),
   });
-  const close = async () => {
-    await deadlines.stop();
-    await hub.close(); // ends open streams first, so SSE responses finish within the grace period
-    await app.stop();
-    await closeEngine();
+  // Graceful shutdown: stop accepting and answer every in-flight query and mutation, stop the
+  // deadline scheduler (its sweep in progress finishes), end subscriptions (their streams
+  // complete; WebSockets close with 1001), close the connections, then the database.
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      const drained = await app.drain(config.shutdownGraceMs);
+      if (!drained)
+        log(`weft: in-flight requests still running after ${config.shutdownGraceMs} ms`);
+      await deadlines.stop();
+      await hub.close(); // ends open streams first, so SSE responses finish within the grace period
+      await app.stop(1000); // only streams remain, and the hub has just ended them
+      await closeEngine();
+    })();
+    return closing;
   };
   try {
     await app.start();
@@ -54,7 +80,10 @@ export async function startServer(
   }
   log(
     `weft: database ${target.provider === 'sqlite' ? target.path : 'postgres'} (migrated); ` +
-      `GraphiQL ${config.graphiql ? `at ${app.url}` : 'off'}; health at /healthz, /readyz`,
+      `GraphiQL ${config.graphiql ? `at ${app.url}` : 'off'}; health at /healthz, /readyz` +
+      `${config.metrics ? '; metrics at /metrics' : ''}; limits: depth ${config.limits.maxDepth}, ` +
+      `tokens ${config.limits.maxTokens}, aliases ${config.limits.maxAliases}, ` +
+      `batch ${config.limits.maxBatch}, body ${config.maxBodyBytes} bytes`,
   );
   if (isLoopbackHost(config.host)) {
     log('weft: no API keys configured: running open, bound to loopback only');

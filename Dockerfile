@@ -1,0 +1,56 @@
+# syntax=docker/dockerfile:1
+#
+# Weft in a container: `docker build -t weft .` then
+#   docker run -p 4000:4000 -v weft-data:/data weft                      (SQLite in /data)
+#   docker run -p 4000:4000 -e DATABASE_URL=postgres://… -e REDIS_URL=redis://… weft
+# The image runs `weft serve` — what `npm start` runs, compiled: migrations are applied on start,
+# then it serves on $PORT. See docs/deployment.md for the environment.
+
+ARG NODE_VERSION=20.19
+
+# ---- build: every dependency, the generated Prisma clients, the compiled JavaScript ----------
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /app
+# better-sqlite3 is native: its prebuilt binary is fetched on install, compiled when there is none.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+# Install scripts off (package.json's allowScripts: Prisma's would fetch engines it does not need),
+# then build the one native module that needs its script.
+RUN npm ci --ignore-scripts && npm rebuild better-sqlite3
+COPY tsconfig.json tsconfig.build.json ./
+COPY prisma ./prisma
+COPY scripts ./scripts
+COPY src ./src
+COPY bin ./bin
+# The Prisma clients are generated into src/generated and compiled with the rest into dist/.
+RUN npm run prisma:generate && npm run build
+# Production dependencies only (tsx, vitest, biome … go); the native build of better-sqlite3 stays.
+RUN npm prune --omit=dev --ignore-scripts
+
+# ---- runtime: production dependencies, dist/, the SQL migrations; a non-root user -------------
+FROM node:${NODE_VERSION}-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=4000 \
+    DATABASE_URL=file:/data/weft.db
+WORKDIR /app
+COPY --from=build --chown=root:root /app/package.json ./
+COPY --from=build --chown=root:root /app/node_modules ./node_modules
+COPY --from=build --chown=root:root /app/dist ./dist
+COPY --from=build --chown=root:root /app/bin ./bin
+COPY --from=build --chown=root:root /app/prisma ./prisma
+# The application files belong to root and are read-only for the `node` user (uid 1000) that runs
+# it; only /data (the SQLite database, when DATABASE_URL is a file) is writable.
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 4000
+# /readyz answers 200 once the database does (it is also what a load balancer should probe).
+HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||4000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# Exec form: node runs as PID 1 and gets SIGTERM itself (`docker stop`), then drains and exits 0;
+# WEFT_SHUTDOWN_GRACE_MS (default 8 s) fits inside `docker stop`'s default 10 s before SIGKILL.
+STOPSIGNAL SIGTERM
+CMD ["node", "dist/cli/main.js", "serve"]

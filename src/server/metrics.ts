@@ -1,0 +1,205 @@
+/**
+ * Prometheus metrics (prom-client), one registry per app: HTTP requests by route and status,
+ * GraphQL errors by code, append latency, log lengths, subscribers and open WebSockets, plus the
+ * process defaults. `instrumentEngine` times the engine's writes without changing them.
+ */
+import { getOperationAST } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Engine } from '../engine/index.js';
+
+/** The routes requests are counted under (anything else is `other`). */
+export const routeOf = (path: string): string =>
+  path === '/graphql' || path === '/healthz' || path === '/readyz' || path === '/metrics'
+    ? path
+    : 'other';
+
+export interface Metrics {
+  registry: Registry;
+  requests: Counter<'route' | 'method' | 'status'>;
+  requestDuration: Histogram<'route'>;
+  inflight: Gauge;
+  operations: Counter<'type'>;
+  errors: Counter<'code'>;
+  appendDuration: Histogram<'outcome'>;
+  appendedNodes: Counter;
+  logLength: Histogram;
+}
+
+export interface MetricsSources {
+  /** Live subscription listeners and the threads they watch (the event hub's stats). */
+  subscriptions?: () => { listeners: number; threads: number };
+  /** Open graphql-ws connections. */
+  websockets?: () => number;
+}
+
+export function createMetrics(sources: MetricsSources = {}): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  new Gauge({
+    name: 'weft_subscribers',
+    help: 'Open subscription listeners (SSE and WebSocket) on this instance',
+    registers,
+    collect() {
+      this.set(sources.subscriptions?.().listeners ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'weft_subscribed_threads',
+    help: 'Threads with at least one subscription listener on this instance',
+    registers,
+    collect() {
+      this.set(sources.subscriptions?.().threads ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'weft_websocket_connections',
+    help: 'Open graphql-ws connections',
+    registers,
+    collect() {
+      this.set(sources.websockets?.() ?? 0);
+    },
+  });
+  return {
+    registry,
+    requests: new Counter({
+      name: 'weft_http_requests_total',
+      help: 'HTTP requests answered, by route, method and status',
+      labelNames: ['route', 'method', 'status'] as const,
+      registers,
+    }),
+    requestDuration: new Histogram({
+      name: 'weft_http_request_duration_seconds',
+      help: 'HTTP request duration (streams: until they end)',
+      labelNames: ['route'] as const,
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    inflight: new Gauge({
+      name: 'weft_http_requests_in_flight',
+      help: 'HTTP requests being answered',
+      registers,
+    }),
+    operations: new Counter({
+      name: 'weft_graphql_operations_total',
+      help: 'GraphQL operations executed, by type',
+      labelNames: ['type'] as const,
+      registers,
+    }),
+    errors: new Counter({
+      name: 'weft_graphql_errors_total',
+      help: 'GraphQL errors returned, by extensions.code (refused requests included)',
+      labelNames: ['code'] as const,
+      registers,
+    }),
+    appendDuration: new Histogram({
+      name: 'weft_append_duration_seconds',
+      help: 'Engine appendNodes latency, by outcome (ok or the error code)',
+      labelNames: ['outcome'] as const,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+    appendedNodes: new Counter({
+      name: 'weft_appended_nodes_total',
+      help: 'Nodes appended through appendNodes',
+      registers,
+    }),
+    logLength: new Histogram({
+      name: 'weft_log_length',
+      help: 'Log length of a thread after each write through this instance',
+      buckets: [10, 100, 1_000, 10_000, 100_000, 1_000_000],
+      registers,
+    }),
+  };
+}
+
+const WRITES = [
+  'createThread',
+  'importState',
+  'appendNodes',
+  'remember',
+  'forkThread',
+  'startRun',
+  'dispatch',
+  'resolveApproval',
+  'cancelRun',
+  'recordUsage',
+  'importWorkflowState',
+] as const;
+
+/** The engine with its writes measured: append latency, appended nodes, log lengths. */
+export function instrumentEngine(engine: Engine, metrics: Metrics): Engine {
+  const wrapped = new Map<PropertyKey, unknown>();
+  for (const name of WRITES) {
+    const write = engine[name] as (input: unknown) => Promise<unknown>;
+    wrapped.set(name, async (input: unknown) => {
+      const end = name === 'appendNodes' ? metrics.appendDuration.startTimer() : undefined;
+      let outcome = 'EXCEPTION';
+      try {
+        const result = (await write.call(engine, input)) as
+          | { ok: true; value: { logLength?: unknown } }
+          | { ok: false; error: { code: string } };
+        outcome = result.ok ? 'ok' : result.error.code;
+        if (result.ok && typeof result.value.logLength === 'number') {
+          metrics.logLength.observe(result.value.logLength);
+        }
+        if (result.ok && name === 'appendNodes') {
+          const nodes = (result.value as { nodes?: unknown[] }).nodes;
+          metrics.appendedNodes.inc(Array.isArray(nodes) ? nodes.length : 0);
+        }
+        return result;
+      } finally {
+        end?.({ outcome });
+      }
+    });
+  }
+  return new Proxy(engine, {
+    get(target, prop, receiver) {
+      return wrapped.get(prop) ?? Reflect.get(target, prop, receiver);
+    },
+  });
+}
+
+/** Counts executed operations by type and returned errors by code. */
+export function useOperationMetrics(metrics: Metrics): Plugin {
+  return {
+    onExecute({ args }) {
+      const type = getOperationAST(args.document, args.operationName)?.operation ?? 'unknown';
+      metrics.operations.inc({ type });
+    },
+    onResultProcess({ result }) {
+      for (const code of errorCodesOf(result)) metrics.errors.inc({ code });
+    },
+  };
+}
+
+/** The error codes of a yoga result (one result or a batch; streams report none here). */
+export function errorCodesOf(result: unknown): string[] {
+  const results = Array.isArray(result) ? result : [result];
+  const codes: string[] = [];
+  for (const r of results) {
+    if (typeof r !== 'object' || r === null || Symbol.asyncIterator in r) continue;
+    for (const error of (r as { errors?: Array<{ extensions?: { code?: unknown } }> }).errors ??
+      []) {
+      const code = error.extensions?.code;
+      codes.push(typeof code === 'string' ? code : 'UNCODED');
+    }
+  }
+  return codes;
+}
+
+/** `GET /metrics` in the Prometheus text format. */
+export function useMetricsEndpoint(metrics: Metrics): Plugin {
+  return {
+    async onRequest({ request, url, endResponse }) {
+      if (request.method !== 'GET' || url.pathname !== '/metrics') return;
+      endResponse(
+        new Response(await metrics.registry.metrics(), {
+          status: 200,
+          headers: { 'content-type': metrics.registry.contentType },
+        }),
+      );
+    },
+  };
+}
