@@ -53,7 +53,12 @@ export async function startServer(
   });
   await hub.ready;
   const engine = createEngine({ store, publisher: hub });
-  const config = loadConfig({ DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1' });
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    WEFT_REQUEST_LOG: 'off',
+  });
   const app = buildApp({ config, engine, extendContext: () => ({ events: hub }) });
   const url = await app.start();
   return {
