@@ -21,6 +21,7 @@ import {
   serializeThreadSnapshotDelta,
   THREAD_SNAPSHOT_FORMAT,
   type ThreadSnapshot,
+  type ThreadSnapshotDelta,
 } from '../core/thread/snapshot.js';
 import {
   type IdempotencyRecord,
@@ -265,14 +266,13 @@ export function createRuntime(options: EngineOptions) {
   /** Why a snapshot row was not used: the row at fault (a delta's base, say) and the reason. */
   type Rejection = { index: number; reason: string };
 
-  /** The full snapshot a checked row stands for (a delta resolved against its checked base). */
-  async function checkedSnapshot(
-    threadId: string,
+  /** A row's snapshot, full or delta, if its checksum, shape, index and state hash agree. */
+  function checkedRow(
     row: SnapshotRow,
-  ): Promise<{ ok: true; value: ThreadSnapshot } | { ok: false; error: Rejection }> {
-    const rejected = (reason: string, index = row.index) => ({
+  ): { ok: true; value: ThreadSnapshot | ThreadSnapshotDelta } | { ok: false; error: Rejection } {
+    const rejected = (reason: string) => ({
       ok: false as const,
-      error: { index, reason },
+      error: { index: row.index, reason },
     });
     if (row.index < 1) return rejected('its index is not a log length after an entry');
     if (sha256Hex(row.state) !== row.checksum) return rejected('its checksum does not match');
@@ -282,6 +282,21 @@ export function createRuntime(options: EngineOptions) {
     if (snapshot.length !== row.index || snapshot.stateHash !== row.stateHash) {
       return rejected('its content does not match its index and state hash columns');
     }
+    return { ok: true, value: snapshot };
+  }
+
+  /** The full snapshot a checked row stands for (a delta resolved against its checked base). */
+  async function checkedSnapshot(
+    threadId: string,
+    row: SnapshotRow,
+  ): Promise<{ ok: true; value: ThreadSnapshot } | { ok: false; error: Rejection }> {
+    const rejected = (reason: string, index = row.index) => ({
+      ok: false as const,
+      error: { index, reason },
+    });
+    const checked = checkedRow(row);
+    if (!checked.ok) return checked;
+    const snapshot = checked.value;
     if (snapshot.format === THREAD_SNAPSHOT_FORMAT) return { ok: true, value: snapshot };
     const baseIndex = snapshot.base.length;
     const [baseRow] =
@@ -294,11 +309,12 @@ export function createRuntime(options: EngineOptions) {
     if (baseRow.checksum !== snapshot.base.checksum) {
       return rejected(`the full snapshot at ${baseIndex} it is relative to has changed`);
     }
-    const base = await checkedSnapshot(threadId, baseRow);
+    const base = checkedRow(baseRow);
     if (!base.ok) return base;
     if (base.value.format !== THREAD_SNAPSHOT_FORMAT) {
       return rejected(`the snapshot at ${baseIndex} it is relative to is not full`, baseIndex);
     }
+    // A delta's base is never resolved in turn: it must be full.
     const merged = applySnapshotDelta(snapshot, base.value, baseRow.checksum);
     return merged.ok ? merged : rejected(merged.error.message);
   }

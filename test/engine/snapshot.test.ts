@@ -225,6 +225,27 @@ function snapshotSuite(backend: Backend) {
     expect(await allStates()).toEqual(withSnapshots);
   });
 
+  it('ignores a delta that names another delta as its base', async () => {
+    const reference = await allStates();
+    const [, second, third] = await rows();
+    const chained = JSON.parse(third!.state) as ThreadSnapshotDelta;
+    chained.base = { length: Number(second!.log_index), checksum: second!.checksum };
+    const text = canonicalJson(chained as unknown as JsonValue);
+    const { sha256Hex } = await import('../../src/core/hash.js');
+    await sql(
+      engine,
+      'UPDATE "snapshot" SET "state" = ?, "checksum" = ? WHERE "thread_id" = ? AND "log_index" = ?',
+      text,
+      sha256Hex(text),
+      threadId,
+      third!.log_index,
+    );
+    rejected = [];
+    expect(await allStates()).toEqual(reference);
+    expect(rejected.length).toBeGreaterThan(0);
+    expect(rejected.every((r) => /not full/.test(r.reason))).toBe(true);
+  });
+
   it('ignores deltas whose full snapshot is gone or changed, answering from the log', async () => {
     const reference = await allStates();
     const [full, second] = await rows();
