@@ -13,9 +13,15 @@ import {
   type ThreadState,
 } from '../core/thread/index.js';
 import {
-  parseThreadSnapshot,
+  applySnapshotDelta,
+  parseStoredSnapshot,
   restoreParsedSnapshot,
+  type SnapshotBase,
   serializeThreadSnapshot,
+  serializeThreadSnapshotDelta,
+  THREAD_SNAPSHOT_FORMAT,
+  type ThreadSnapshot,
+  type ThreadSnapshotDelta,
 } from '../core/thread/snapshot.js';
 import {
   type IdempotencyRecord,
@@ -35,38 +41,108 @@ interface StoredEntry {
   text: string;
 }
 
-/** Default snapshot spacing: a stateAt replays at most ~1,000 entries / ~10,000 nodes. */
-export const DEFAULT_SNAPSHOT_POLICY: Required<SnapshotPolicy> = { entries: 1000, nodes: 10_000 };
+/**
+ * Default snapshot spacing: a snapshot every 100 entries / 1,000 nodes, so a stateAt replays at
+ * most ~100 entries / ~1,000 nodes; every 10th is full, the others hold only the runs changed
+ * since the last full one (see src/core/thread/snapshot.ts).
+ */
+export const DEFAULT_SNAPSHOT_POLICY: Required<SnapshotPolicy> = {
+  entries: 100,
+  nodes: 1000,
+  fullEvery: 10,
+};
+
+export type SnapshotKind = 'full' | 'delta';
 
 /**
- * Whether the step from `prev` to `next` crosses a snapshot point of `policy`: the log length to
- * a multiple of `entries`, or the node count across a multiple of `nodes`. Stateless, so every
- * writer (and a rebuild) puts snapshots at the same points.
+ * Whether the step from `prev` to `next` crosses a snapshot point of `policy`, and which kind:
+ * the log length to a multiple of `entries`, or the node count across a multiple of `nodes`;
+ * `full` when that is also a multiple of `fullEvery` times either. Stateless, so every writer
+ * (and a rebuild) puts snapshots at the same points.
  */
+export function snapshotPointKind(
+  policy: SnapshotPolicy | false,
+  prev: ThreadState,
+  next: ThreadState,
+): SnapshotKind | undefined {
+  if (policy === false || next.length === 0) return undefined;
+  const crosses = (every: number | undefined, scale: number, a: number, b: number) =>
+    every !== undefined &&
+    every > 0 &&
+    Math.floor(a / (every * scale)) < Math.floor(b / (every * scale));
+  const at = (scale: number) =>
+    crosses(policy.entries, scale, prev.length, next.length) ||
+    crosses(policy.nodes, scale, prev.graph.count, next.graph.count);
+  const fullEvery = Math.max(1, Math.floor(policy.fullEvery ?? DEFAULT_SNAPSHOT_POLICY.fullEvery));
+  if (at(fullEvery)) return 'full';
+  return at(1) ? 'delta' : undefined;
+}
+
+/** Whether the step from `prev` to `next` crosses a snapshot point of `policy` (either kind). */
 export function crossesSnapshotPoint(
   policy: SnapshotPolicy | false,
   prev: ThreadState,
   next: ThreadState,
 ): boolean {
-  if (policy === false || next.length === 0) return false;
-  const crosses = (every: number | undefined, a: number, b: number) =>
-    every !== undefined && every > 0 && Math.floor(a / every) < Math.floor(b / every);
-  return (
-    crosses(policy.entries, prev.length, next.length) ||
-    crosses(policy.nodes, prev.graph.count, next.graph.count)
-  );
+  return snapshotPointKind(policy, prev, next) !== undefined;
 }
 
-/** The snapshot row of `state` (taken after the entry recorded at `recordedAt`). */
-export function snapshotRow(threadId: string, state: ThreadState, recordedAt: string): SnapshotRow {
-  const text = serializeThreadSnapshot(state);
-  return {
+/**
+ * The snapshot row of `state` (taken after the entry recorded at `recordedAt`): a delta against
+ * `base` when `kind` is delta and the state extends that base, else full. Also returns the base
+ * for the deltas after it (this snapshot when it is full) — to be kept only once the row is
+ * committed.
+ */
+export function snapshotRow(
+  threadId: string,
+  state: ThreadState,
+  recordedAt: string,
+  kind: SnapshotKind = 'full',
+  base?: SnapshotBase,
+): { row: SnapshotRow; base: SnapshotBase | undefined } {
+  const delta =
+    kind === 'delta' && base !== undefined ? serializeThreadSnapshotDelta(state, base) : undefined;
+  const text = delta ?? serializeThreadSnapshot(state);
+  const checksum = sha256Hex(text);
+  const row: SnapshotRow = {
     threadId,
     index: state.length,
     stateHash: state.stateHash,
-    checksum: sha256Hex(text),
+    checksum,
     state: text,
     createdAt: new Date(recordedAt),
+  };
+  return {
+    row,
+    base:
+      delta !== undefined
+        ? base
+        : { length: state.length, checksum, runs: state.runs, runOrder: state.runOrder },
+  };
+}
+
+/**
+ * Per thread, the last full snapshot this engine committed: what its delta snapshots are
+ * written against (a thread without one gets a full snapshot). Least recently used evicted.
+ */
+function createSnapshotBases(capacity: number) {
+  const bases = new Map<string, SnapshotBase>();
+  return {
+    get(threadId: string): SnapshotBase | undefined {
+      const base = bases.get(threadId);
+      if (base !== undefined) {
+        bases.delete(threadId);
+        bases.set(threadId, base);
+      }
+      return base;
+    },
+    set(threadId: string, base: SnapshotBase): void {
+      const current = bases.get(threadId);
+      if (current !== undefined && current.length > base.length) return;
+      bases.delete(threadId);
+      bases.set(threadId, base);
+      if (bases.size > capacity) bases.delete(bases.keys().next().value as string);
+    },
   };
 }
 
@@ -112,6 +188,7 @@ export function createRuntime(options: EngineOptions) {
     ((threadId: string, index: number, reason: string) =>
       console.warn(`weft: snapshot ${index} of thread ${threadId} ignored: ${reason}`));
   const cache = createThreadCache(options.cacheSize ?? 1000);
+  const bases = createSnapshotBases(options.cacheSize ?? 1000);
   const withLock = lockFor(store);
   const onPublishError =
     options.onPublishError ??
@@ -156,8 +233,9 @@ export function createRuntime(options: EngineOptions) {
    * The state after the first `at` entries of a thread whose latest state is `latest`: from the
    * newest usable snapshot at or before `at` plus the replay of the entries after it, or else by
    * replaying the whole prefix. A snapshot is used only when its checksum, index and state hash
-   * agree with its row and its state hash with the log entry it follows; one that fails is
-   * reported and skipped. Either way the answer is the replay's.
+   * agree with its row and its state hash with the log entry it follows — a delta also only with
+   * the full snapshot it names, checked the same way; one that fails is reported (the row at
+   * fault) and skipped. Either way the answer is the replay's.
    */
   async function stateAt(
     threadId: string,
@@ -173,8 +251,9 @@ export function createRuntime(options: EngineOptions) {
       if (row === undefined) break;
       const restored = await fromSnapshot(threadId, row, at, latest);
       if (restored.ok) return restored;
-      onSnapshotRejected(threadId, row.index, restored.error.message);
-      atMost = row.index - 1;
+      const { index, reason } = restored.error;
+      onSnapshotRejected(threadId, index, reason);
+      atMost = Math.min(row.index, index) - 1;
     }
     return replayFrom(
       machineOptions,
@@ -184,29 +263,83 @@ export function createRuntime(options: EngineOptions) {
     );
   }
 
+  /** Why a snapshot row was not used: the row at fault (a delta's base, say) and the reason. */
+  type Rejection = { index: number; reason: string };
+
+  /** A row's snapshot, full or delta, if its checksum, shape, index and state hash agree. */
+  function checkedRow(
+    row: SnapshotRow,
+  ): { ok: true; value: ThreadSnapshot | ThreadSnapshotDelta } | { ok: false; error: Rejection } {
+    const rejected = (reason: string) => ({
+      ok: false as const,
+      error: { index: row.index, reason },
+    });
+    if (row.index < 1) return rejected('its index is not a log length after an entry');
+    if (sha256Hex(row.state) !== row.checksum) return rejected('its checksum does not match');
+    const parsed = parseStoredSnapshot(row.state);
+    if (!parsed.ok) return rejected(parsed.error.message);
+    const snapshot = parsed.value;
+    if (snapshot.length !== row.index || snapshot.stateHash !== row.stateHash) {
+      return rejected('its content does not match its index and state hash columns');
+    }
+    return { ok: true, value: snapshot };
+  }
+
+  /** The full snapshot a checked row stands for (a delta resolved against its checked base). */
+  async function checkedSnapshot(
+    threadId: string,
+    row: SnapshotRow,
+  ): Promise<{ ok: true; value: ThreadSnapshot } | { ok: false; error: Rejection }> {
+    const rejected = (reason: string, index = row.index) => ({
+      ok: false as const,
+      error: { index, reason },
+    });
+    const checked = checkedRow(row);
+    if (!checked.ok) return checked;
+    const snapshot = checked.value;
+    if (snapshot.format === THREAD_SNAPSHOT_FORMAT) return { ok: true, value: snapshot };
+    const baseIndex = snapshot.base.length;
+    const [baseRow] =
+      baseIndex >= 1 && baseIndex < row.index
+        ? await store.findSnapshots(threadId, baseIndex, 1)
+        : [];
+    if (baseRow?.index !== baseIndex) {
+      return rejected(`the full snapshot at ${baseIndex} it is relative to is missing`);
+    }
+    if (baseRow.checksum !== snapshot.base.checksum) {
+      return rejected(`the full snapshot at ${baseIndex} it is relative to has changed`);
+    }
+    const base = checkedRow(baseRow);
+    if (!base.ok) return base;
+    if (base.value.format !== THREAD_SNAPSHOT_FORMAT) {
+      return rejected(`the snapshot at ${baseIndex} it is relative to is not full`, baseIndex);
+    }
+    // A delta's base is never resolved in turn: it must be full.
+    const merged = applySnapshotDelta(snapshot, base.value, baseRow.checksum);
+    return merged.ok ? merged : rejected(merged.error.message);
+  }
+
   async function fromSnapshot(
     threadId: string,
     row: SnapshotRow,
     at: number,
     latest: ThreadState,
-  ): Promise<Result<ThreadState>> {
-    const rejected = (message: string): Result<never> =>
-      err({ code: 'VALIDATION_FAILED', message, issues: [{ path: '$.snapshot', message }] });
-    if (row.index < 1) return rejected('its index is not a log length after an entry');
-    if (sha256Hex(row.state) !== row.checksum) return rejected('its checksum does not match');
-    const parsed = parseThreadSnapshot(row.state);
-    if (!parsed.ok) return parsed;
-    const snapshot = parsed.value;
-    if (snapshot.length !== row.index || snapshot.stateHash !== row.stateHash) {
-      return rejected('its content does not match its index and state hash columns');
-    }
+  ): Promise<{ ok: true; value: ThreadState } | { ok: false; error: Rejection }> {
+    const rejected = (reason: string) => ({
+      ok: false as const,
+      error: { index: row.index, reason },
+    });
+    const snapshot = await checkedSnapshot(threadId, row);
+    if (!snapshot.ok) return snapshot;
     // The entry the snapshot follows must carry its state hash: the tie to the log.
     const [anchor, ...tail] = await read(threadId, row.index - 1, at);
     if (anchor?.entry.verification?.stateHash !== row.stateHash) {
       return rejected(`its state hash is not the one of log entry ${row.index - 1}`);
     }
-    const restored = restoreParsedSnapshot(snapshot, latest, { detached: at > row.index });
-    if (!restored.ok) return restored;
+    // Sharing the latest state's storage: the tail replay re-appends the very nodes that state
+    // holds after the snapshot's, so it fast-forwards over them instead of copying the storage.
+    const restored = restoreParsedSnapshot(snapshot.value, latest);
+    if (!restored.ok) return rejected(restored.error.message);
     const replayed = replayFrom(machineOptions, restored.value, row.index, tail);
     if (!replayed.ok) {
       return rejected(`the entries after it do not replay from it: ${replayed.error.message}`);
@@ -292,14 +425,24 @@ export function createRuntime(options: EngineOptions) {
         const response = step.respond(committed.value);
         const { entry, effects } = committed.value;
         const changes = projectEntry(state, committed.value.state, effects, entry, threadId);
-        if (crossesSnapshotPoint(snapshots, state, committed.value.state)) {
-          changes.snapshots = [snapshotRow(threadId, committed.value.state, entry.recordedAt)];
-        }
+        const kind = snapshotPointKind(snapshots, state, committed.value.state);
+        const snapshot =
+          kind === undefined
+            ? undefined
+            : snapshotRow(
+                threadId,
+                committed.value.state,
+                entry.recordedAt,
+                kind,
+                bases.get(threadId),
+              );
+        if (snapshot !== undefined) changes.snapshots = [snapshot.row];
         const written = await store.commit(changes, {
           idempotency: record(claim, threadId, response, now),
         });
         if (written.ok) {
           cache.set(threadId, committed.value.state);
+          if (snapshot?.base !== undefined) bases.set(threadId, snapshot.base);
           await publish({ threadId, entries: [entry], effects, logLength: entry.index + 1 });
           return ok(response);
         }
@@ -327,12 +470,13 @@ export function createRuntime(options: EngineOptions) {
     now: string,
     published: Omit<CommittedEvent, 'threadId' | 'logLength'>,
   ): Promise<Result<T>> {
-    if (
+    // Full: the engine knows no base for a thread it has not written yet.
+    const snapshot =
       crossesSnapshotPoint(snapshots, createThreadMachine().initial, state) &&
       !changes.snapshots?.some((s) => s.index === state.length)
-    ) {
-      changes.snapshots = [...(changes.snapshots ?? []), snapshotRow(threadId, state, now)];
-    }
+        ? snapshotRow(threadId, state, now)
+        : undefined;
+    if (snapshot !== undefined) changes.snapshots = [...(changes.snapshots ?? []), snapshot.row];
     return withLock(threadId, async () => {
       const written = await store.commit(changes, {
         idempotency: record(claim, threadId, response, now),
@@ -345,6 +489,7 @@ export function createRuntime(options: EngineOptions) {
         });
       }
       cache.set(threadId, state);
+      if (snapshot?.base !== undefined) bases.set(threadId, snapshot.base);
       await publish({ threadId, ...published, logLength: state.length });
       return ok(response);
     });

@@ -5,8 +5,9 @@ import {
   type ThreadMachineOptions,
   type ThreadState,
 } from '../core/thread/index.js';
+import type { SnapshotBase } from '../core/thread/snapshot.js';
 import { mergeChanges, projectEntry, type ReadModelChanges } from '../store/read-model/index.js';
-import { crossesSnapshotPoint, snapshotRow } from './engine.js';
+import { snapshotPointKind, snapshotRow } from './engine.js';
 import type { SnapshotPolicy } from './types.js';
 
 export interface ProjectedLog {
@@ -32,6 +33,8 @@ export function projectLog(
   const machine = createThreadMachine({ ...options, trustRecordedIds: signed });
   let state = machine.initial;
   const all: ReadModelChanges[] = [];
+  // The last full snapshot written, which deltas are written against.
+  let base: SnapshotBase | undefined;
   for (const entry of entries) {
     if (entry.index !== state.length) {
       return err({
@@ -53,8 +56,11 @@ export function projectLog(
       });
     }
     const changes = projectEntry(state, next, effects, entry, threadId);
-    if (crossesSnapshotPoint(snapshots, state, next)) {
-      changes.snapshots = [snapshotRow(threadId, next, entry.recordedAt)];
+    const kind = snapshotPointKind(snapshots, state, next);
+    if (kind !== undefined) {
+      const snapshot = snapshotRow(threadId, next, entry.recordedAt, kind, base);
+      changes.snapshots = [snapshot.row];
+      base = snapshot.base;
     }
     all.push(changes);
     state = next;

@@ -43,7 +43,7 @@ export interface EngineOptions {
   cacheSize?: number;
   /** Attempts of a command without expectedIndex that keeps losing races (jittered backoff between them). Default 10. */
   maxAttempts?: number;
-  /** When to store a snapshot of a thread's state (see SnapshotPolicy). Default 1,000 entries, 10,000 nodes. */
+  /** When to store a snapshot of a thread's state (see SnapshotPolicy). Default 100 entries, 1,000 nodes, every 10th full. */
   snapshots?: SnapshotPolicy | false;
   /** Called when a stored snapshot fails its checks and is ignored. Default: console.warn. */
   onSnapshotRejected?: (threadId: string, index: number, reason: string) => void;
@@ -52,12 +52,16 @@ export interface EngineOptions {
 /**
  * A snapshot is written in the transaction of the entry that brings the log length to a
  * multiple of `entries`, or the node count across a multiple of `nodes` (0: that rule is off).
- * `stateAt` then replays at most about that many entries or nodes. `false` writes none (stored
- * ones are still used).
+ * `stateAt` then replays at most about that many entries or nodes. At a multiple of `fullEvery`
+ * times either the snapshot is full; the others hold only the runs changed since the last full
+ * one the engine wrote (full too when it wrote none yet). `false` writes none (stored ones are
+ * still used).
  */
 export interface SnapshotPolicy {
   entries?: number;
   nodes?: number;
+  /** Default 10; 1 makes every snapshot full. */
+  fullEvery?: number;
 }
 
 interface Idempotent {

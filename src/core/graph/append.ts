@@ -412,6 +412,9 @@ class Batch {
   commit(): GraphState {
     const { base, staged, size } = this;
     if (size === 0) return base;
+    if (base.store.nodes.length !== base.count && this.repeatsStore()) {
+      return makeGraph(base.config, base.store, base.count + size, this.frontier);
+    }
     const store =
       base.store.nodes.length === base.count ? base.store : cloneStore(base.store, base.count);
     for (let i = 0; i < size; i++) {
@@ -419,6 +422,59 @@ class Batch {
     }
     return makeGraph(base.config, store, base.count + size, this.frontier);
   }
+
+  /**
+   * Whether the staged nodes are, field for field, the nodes the shared store already holds
+   * after the base's count — an older value re-appending what a newer one appended, as the
+   * replay of a log's tail onto an earlier state of the same log (time travel from a snapshot)
+   * does. Then the new value is the store's prefix of that length, exactly what copying the
+   * store and pushing the nodes would give, and the store is shared instead (fast-forward).
+   */
+  private repeatsStore(): boolean {
+    const { base, staged, size } = this;
+    const { nodes } = base.store;
+    if (nodes.length < base.count + size) return false;
+    for (let i = 0; i < size; i++) {
+      if (!sameNode(staged[i]!, nodes[base.count + i]!)) return false;
+    }
+    return true;
+  }
+}
+
+function sameNode(a: CausalNode, b: CausalNode): boolean {
+  if (
+    a.id !== b.id ||
+    a.kind !== b.kind ||
+    a.createdAt !== b.createdAt ||
+    a.sequence !== b.sequence ||
+    a.resourceKey !== b.resourceKey ||
+    a.parents.length !== b.parents.length
+  ) {
+    return false;
+  }
+  for (let i = 0; i < a.parents.length; i++) if (a.parents[i] !== b.parents[i]) return false;
+  return sameJson(a.payload, b.payload);
+}
+
+/** Deep equality of two JSON values (object key order aside). */
+function sameJson(a: JsonValue, b: JsonValue): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i]!, b[i]!)) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) {
+    const other = (b as { [key: string]: JsonValue })[key];
+    if (other === undefined || !sameJson((a as { [key: string]: JsonValue })[key]!, other)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 /** True for a list in ascending code-unit order without repeats, as `sortUnique` leaves it. */

@@ -361,7 +361,7 @@ function appendRecorded(
       charges ??= [];
       charges.push({ runId: want.runId, nodeId: node.id, usage: want.usage });
     }
-    nodeMeta = vecPush(nodeMeta, meta);
+    nodeMeta = vecPush(nodeMeta, meta, sameNodeMeta);
     if (node.kind === 'system') latestSystemNodeId = node.id;
     addCreated(ctx, node.id);
     ctx.effects?.push({ type: 'node_appended', node, meta });
@@ -397,6 +397,22 @@ function nodeMetaOf(
   if (taint !== undefined) meta.taint = taint;
   if (usage !== undefined) meta.usage = usage;
   return meta;
+}
+
+/** Equal node metadata: lets a replay onto an older state share the newer one's (see vecPush). */
+function sameNodeMeta(a: NodeMeta, b: NodeMeta): boolean {
+  return (
+    a.logIndex === b.logIndex &&
+    a.runId === b.runId &&
+    (a.taint === b.taint ||
+      (a.taint !== undefined &&
+        b.taint !== undefined &&
+        canonicalJson(a.taint) === canonicalJson(b.taint))) &&
+    (a.usage === b.usage ||
+      (a.usage !== undefined &&
+        b.usage !== undefined &&
+        canonicalJson(a.usage) === canonicalJson(b.usage)))
+  );
 }
 
 /** Taint flows to every descendant: a node with a tainted parent is tainted as derived. */

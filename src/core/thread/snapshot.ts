@@ -10,18 +10,28 @@
  * same log. A snapshot is restored onto such a later state (`base`, e.g. the engine's latest
  * state of the thread), sharing its node storage the way every older graph value does: O(size
  * of the runs), not O(nodes). The graph's readers only ever look at its first `count` nodes, and
- * appending to it copies the storage first (copy-on-divergence), so the base is never affected.
+ * appending to it never writes into the shared storage, so the base is never affected: replaying
+ * the log's next entries re-appends the very nodes the storage holds next and fast-forwards over
+ * them (still O(what the entries add)); anything else copies the storage first
+ * (copy-on-divergence).
  *
  * A snapshot is never trusted blindly: `restoreThreadSnapshot` checks the format, the shape, and
  * that the base really extends it (enough nodes, the same last node id, the same thread and node
  * vocabulary); the caller also checks the snapshot's state hash against the log entry it claims
  * to follow, and the replay of the tail checks every later entry's hash. Pure.
+ *
+ * Two formats: a full snapshot (`weft.thread-snapshot/1`) holds every run; a delta snapshot
+ * (`weft.thread-snapshot-delta/1`) names a full one (its log length and checksum) and holds only
+ * the runs that differ from that one's, plus the run ids started since — everything else is
+ * whole. Runs dominate a snapshot's size and most are untouched between two snapshots, so
+ * deltas let snapshots be dense (a short tail to replay) without copying every run each time.
+ * `applySnapshotDelta` turns a delta and its base back into the full snapshot it stands for.
  */
 import { canonicalJson } from '../canonical.js';
 import { err, ok, type Result, type WeftError } from '../errors.js';
 import { getNode, getNodeBySequence } from '../graph/index.js';
-// Internals of the graph's storage: a restored graph is a value over shared (or copied) storage.
-import { cloneStore, makeGraph } from '../graph/store.js';
+// Internals of the graph's storage: a restored graph is a value over shared storage.
+import { makeGraph } from '../graph/store.js';
 import type { WorkflowState } from '../run/index.js';
 import type { NodeMeta, ThreadConfig, ThreadSpend, ThreadState } from './state.js';
 import type { Vec } from './vec.js';
@@ -52,11 +62,44 @@ export interface ThreadSnapshot {
   latestSystemNodeId?: string;
 }
 
+/** The `format` field of a delta snapshot. */
+export const THREAD_SNAPSHOT_DELTA_FORMAT = 'weft.thread-snapshot-delta/1';
+
+/** The parsed form of a delta snapshot: a full one's fields, with runs relative to `base`. */
+export interface ThreadSnapshotDelta extends Omit<ThreadSnapshot, 'format' | 'runs' | 'runOrder'> {
+  format: typeof THREAD_SNAPSHOT_DELTA_FORMAT;
+  /** The full snapshot the runs are relative to: its log length and its row's checksum. */
+  base: { length: number; checksum: string };
+  /** The runs that differ from (or are missing in) the base's, in the state's map order. */
+  runs: Array<[string, WorkflowState]>;
+  /** The run ids after the base's run order (the run order only ever grows). */
+  runOrderAdded: string[];
+}
+
+/** What a delta is written against: a full snapshot of a state of the same log. */
+export interface SnapshotBase {
+  length: number;
+  checksum: string;
+  /** The state's runs as the full snapshot holds them (compared by identity). */
+  runs: ReadonlyMap<string, WorkflowState>;
+  runOrder: readonly string[];
+}
+
 /** The snapshot text of `state`: canonical JSON, so equal states give equal bytes. */
 export function serializeThreadSnapshot(state: ThreadState): string {
-  const count = state.graph.count;
   const snapshot: ThreadSnapshot = {
+    ...commonFields(state),
     format: THREAD_SNAPSHOT_FORMAT,
+    runs: [...state.runs],
+    runOrder: [...state.runOrder],
+  };
+  return canonicalJson(snapshot);
+}
+
+/** The fields full and delta snapshots share. */
+function commonFields(state: ThreadState): Omit<ThreadSnapshot, 'format' | 'runs' | 'runOrder'> {
+  const count = state.graph.count;
+  return {
     length: state.length,
     stateHash: state.stateHash,
     config: state.config,
@@ -66,14 +109,39 @@ export function serializeThreadSnapshot(state: ThreadState): string {
       frontier: [...state.graph.frontier],
       lastNodeId: count === 0 ? null : (getNodeBySequence(state.graph, count)?.id ?? null),
     },
-    runs: [...state.runs],
-    runOrder: [...state.runOrder],
     spend: state.spend,
     ...(state.latestSystemNodeId === undefined
       ? {}
       : { latestSystemNodeId: state.latestSystemNodeId }),
   };
-  return canonicalJson(snapshot);
+}
+
+/**
+ * The delta snapshot text of `state` against `base` (a full snapshot of an earlier state of the
+ * same log): only the runs that are not the very values the base holds. Undefined when the
+ * state does not extend the base (not later, or a run order that does not continue the base's):
+ * then a full snapshot is due.
+ */
+export function serializeThreadSnapshotDelta(
+  state: ThreadState,
+  base: SnapshotBase,
+): string | undefined {
+  if (base.length >= state.length || state.runOrder.length < base.runOrder.length) {
+    return undefined;
+  }
+  for (let i = 0; i < base.runOrder.length; i++) {
+    if (state.runOrder[i] !== base.runOrder[i]) return undefined;
+  }
+  const runs: Array<[string, WorkflowState]> = [];
+  for (const [id, run] of state.runs) if (base.runs.get(id) !== run) runs.push([id, run]);
+  const delta: ThreadSnapshotDelta = {
+    ...commonFields(state),
+    format: THREAD_SNAPSHOT_DELTA_FORMAT,
+    base: { length: base.length, checksum: base.checksum },
+    runs,
+    runOrderAdded: state.runOrder.slice(base.runOrder.length),
+  };
+  return canonicalJson(delta);
 }
 
 const rejected = (message: string): WeftError => ({
@@ -91,8 +159,20 @@ const isCount = (value: unknown): value is number =>
 const isStringList = (value: unknown): value is string[] =>
   Array.isArray(value) && value.every((v) => typeof v === 'string');
 
-/** Parses and shape-checks a snapshot text. VALIDATION_FAILED for anything else. */
+/** Parses and shape-checks a full snapshot text. VALIDATION_FAILED for anything else. */
 export function parseThreadSnapshot(text: string): Result<ThreadSnapshot> {
+  const parsed = parseStoredSnapshot(text);
+  if (!parsed.ok || parsed.value.format === THREAD_SNAPSHOT_FORMAT) {
+    return parsed as Result<ThreadSnapshot>;
+  }
+  return err(rejected(`format ${parsed.value.format} is not ${THREAD_SNAPSHOT_FORMAT}`));
+}
+
+/**
+ * Parses and shape-checks a stored snapshot text, full or delta. VALIDATION_FAILED for anything
+ * else.
+ */
+export function parseStoredSnapshot(text: string): Result<ThreadSnapshot | ThreadSnapshotDelta> {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -100,11 +180,23 @@ export function parseThreadSnapshot(text: string): Result<ThreadSnapshot> {
     return err(rejected('not JSON'));
   }
   if (!isObject(raw)) return err(rejected('not an object'));
-  if (raw.format !== THREAD_SNAPSHOT_FORMAT) {
-    return err(rejected(`format ${JSON.stringify(raw.format)} is not ${THREAD_SNAPSHOT_FORMAT}`));
+  const delta = raw.format === THREAD_SNAPSHOT_DELTA_FORMAT;
+  if (raw.format !== THREAD_SNAPSHOT_FORMAT && !delta) {
+    return err(
+      rejected(
+        `format ${JSON.stringify(raw.format)} is neither ${THREAD_SNAPSHOT_FORMAT} nor ${THREAD_SNAPSHOT_DELTA_FORMAT}`,
+      ),
+    );
   }
   const graph = raw.graph;
+  const base = raw.base;
   if (
+    (delta
+      ? !isObject(base) ||
+        !isCount(base.length) ||
+        typeof base.checksum !== 'string' ||
+        !isStringList(raw.runOrderAdded)
+      : !isStringList(raw.runOrder)) ||
     !isCount(raw.length) ||
     typeof raw.stateHash !== 'string' ||
     !(raw.config === null || isObject(raw.config)) ||
@@ -117,13 +209,43 @@ export function parseThreadSnapshot(text: string): Result<ThreadSnapshot> {
     !raw.runs.every(
       (r) => Array.isArray(r) && r.length === 2 && typeof r[0] === 'string' && isObject(r[1]),
     ) ||
-    !isStringList(raw.runOrder) ||
     !isObject(raw.spend) ||
     !(raw.latestSystemNodeId === undefined || typeof raw.latestSystemNodeId === 'string')
   ) {
     return err(rejected('malformed'));
   }
-  return ok(raw as unknown as ThreadSnapshot);
+  return ok(raw as unknown as ThreadSnapshot | ThreadSnapshotDelta);
+}
+
+/**
+ * The full snapshot a delta stands for, given the full snapshot it names (whose row checksum is
+ * `baseChecksum`). VALIDATION_FAILED when the base is not the one named, or lacks a run the delta
+ * leaves to it.
+ */
+export function applySnapshotDelta(
+  delta: ThreadSnapshotDelta,
+  base: ThreadSnapshot,
+  baseChecksum: string,
+): Result<ThreadSnapshot> {
+  if (
+    base.length !== delta.base.length ||
+    baseChecksum !== delta.base.checksum ||
+    base.length >= delta.length
+  ) {
+    return err(rejected(`its base is not the snapshot at ${delta.base.length} it names`));
+  }
+  const changed = new Map(delta.runs);
+  const held = new Map(base.runs);
+  const runOrder = [...base.runOrder, ...delta.runOrderAdded];
+  // The state's map order: the base's runs in its order, then the ones started since.
+  const runs: Array<[string, WorkflowState]> = [];
+  for (const [id] of base.runs) runs.push([id, changed.get(id) ?? held.get(id)!]);
+  for (const [id, run] of delta.runs) if (!held.has(id)) runs.push([id, run]);
+  if (runs.length !== runOrder.length) {
+    return err(rejected('its runs and run order disagree with its base'));
+  }
+  const { base: _base, runOrderAdded: _added, ...rest } = delta;
+  return ok({ ...rest, format: THREAD_SNAPSHOT_FORMAT, runs, runOrder });
 }
 
 /**
@@ -131,29 +253,16 @@ export function parseThreadSnapshot(text: string): Result<ThreadSnapshot> {
  * along (its first `count` nodes are the snapshot's nodes). VALIDATION_FAILED when the snapshot
  * is malformed or does not fit the base; the caller then replays instead.
  */
-export function restoreThreadSnapshot(
-  text: string,
-  base: ThreadState,
-  options: RestoreOptions = {},
-): Result<ThreadState> {
+export function restoreThreadSnapshot(text: string, base: ThreadState): Result<ThreadState> {
   const parsed = parseThreadSnapshot(text);
   if (!parsed.ok) return parsed;
-  return restoreParsedSnapshot(parsed.value, base, options);
+  return restoreParsedSnapshot(parsed.value, base);
 }
 
-export interface RestoreOptions {
-  /**
-   * Give the restored state its own copy of the node storage, O(its nodes), instead of sharing
-   * the base's. Worth it when entries will be applied to the result: appending to a graph that
-   * shares a longer storage copies it then, at a cost that grows with the base's size.
-   */
-  detached?: boolean;
-}
-
+/** `restoreThreadSnapshot` of an already parsed (and, for a delta, applied) snapshot. */
 export function restoreParsedSnapshot(
   snapshot: ThreadSnapshot,
   base: ThreadState,
-  options: RestoreOptions = {},
 ): Result<ThreadState> {
   const { graph } = snapshot;
   if (snapshot.length > base.length) {
@@ -187,15 +296,10 @@ export function restoreParsedSnapshot(
   ) {
     return err(rejected('its runs and run order disagree'));
   }
-  const shared = !options.detached || graph.count === base.graph.store.nodes.length;
-  const nodeMeta: Vec<NodeMeta> = {
-    items: shared ? base.nodeMeta.items : base.nodeMeta.items.slice(0, graph.count),
-    length: graph.count,
-  };
-  const store = shared ? base.graph.store : cloneStore(base.graph.store, graph.count);
+  const nodeMeta: Vec<NodeMeta> = { items: base.nodeMeta.items, length: graph.count };
   const state: ThreadState = {
     config: snapshot.config,
-    graph: makeGraph(base.graph.config, store, graph.count, graph.frontier),
+    graph: makeGraph(base.graph.config, base.graph.store, graph.count, graph.frontier),
     nodeMeta,
     runs,
     runOrder: snapshot.runOrder,
