@@ -186,7 +186,7 @@ async function threadIds(db: Opened, positionals: string[]): Promise<string[]> {
   const ids: string[] = [];
   let after: { createdAt: Date; id: string } | undefined;
   for (;;) {
-    const page = await queries.listThreads({ take: 500, after });
+    const page = await queries.listThreads({ tenantId: undefined, take: 500, after });
     ids.push(...page.map((t) => t.id));
     const last = page.at(-1);
     if (last === undefined || page.length < 500) return ids;
