@@ -6,16 +6,32 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createSequentialIds } from '../../src/core/ports.js';
 import { createEngine, type Engine } from '../../src/engine/index.js';
 import { createReads, scopeReads } from '../../src/engine/reads.js';
+import { migrate } from '../../src/store/migrate/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
+import {
+  createTestDatabase,
+  describeWithPostgres,
+  type TestDatabase,
+} from '../support/services.js';
 import { freshDatabase } from './support.js';
 
 const engines: Engine[] = [];
+const databases: TestDatabase[] = [];
 afterAll(async () => {
   for (const e of engines) await e.close();
+  for (const db of databases) await db.drop();
 });
 
-async function open() {
-  const url = await freshDatabase();
+async function open(backend: 'sqlite' | 'postgres' = 'sqlite') {
+  let url: string;
+  if (backend === 'postgres') {
+    const db = await createTestDatabase();
+    databases.push(db);
+    url = db.url;
+    await migrate(url);
+  } else {
+    url = await freshDatabase();
+  }
   const engine = createEngine({ store: openThreadStore(url), ids: createSequentialIds('id') });
   engines.push(engine);
   return { url, engine, a: engine.forTenant('acme'), b: engine.forTenant('globex') };
@@ -55,42 +71,6 @@ describe('engine tenancy', () => {
     expect((await a.getState('ta')).ok).toBe(true);
   });
 
-  it('new threads and forks belong to the caller; runs carry their thread tenant; lists filter in SQL', async () => {
-    const { url, engine, a, b } = await open();
-    must(await a.createThread({ threadId: 'ta' }));
-    must(await a.forkThread({ threadId: 'ta', newThreadId: 'fa' }));
-    must(await a.startRun({ threadId: 'fa', goal: 'g', runId: 'r1' }));
-    must(await b.createThread({ threadId: 'tb' }));
-    must(await b.startRun({ threadId: 'tb', goal: 'g', runId: 'r1' }));
-    must(await engine.createThread({ threadId: 'td' }));
-    const dump = await engine.store.dumpReadModels();
-    expect(Object.fromEntries(dump.thread.map((t) => [t.id, t.tenantId]))).toEqual({
-      ta: 'acme',
-      fa: 'acme',
-      tb: 'globex',
-      td: 'default',
-    });
-    expect(dump.run.map((r) => [r.threadId, r.tenantId])).toEqual([
-      ['fa', 'acme'],
-      ['tb', 'globex'],
-    ]);
-    const reads = createReads(engine, { databaseUrl: url });
-    try {
-      const forB = scopeReads(reads, engine.store, 'globex');
-      const list = await forB.listThreads({ tenantId: 'globex', take: 10 });
-      expect(list.map((t) => t.id)).toEqual(['tb']);
-      const runs = await forB.listRuns({ tenantId: 'globex', take: 10 });
-      expect(runs.map((r) => r.threadId)).toEqual(['tb']);
-      // The SQL filter itself, with no scoping wrapper:
-      const acme = await reads.listThreads({ tenantId: 'acme', take: 10 });
-      expect(acme.map((t) => t.id).sort()).toEqual(['fa', 'ta']);
-      expect((await forB.threads(['ta', 'tb'])).map((t) => t?.id)).toEqual([undefined, 'tb']);
-      expect(must(await forB.findRun('r1'))?.threadId).toBe('tb');
-    } finally {
-      await reads.close();
-    }
-  });
-
   it('idempotency keys are per tenant: one key in two tenants makes two threads', async () => {
     const { a, b } = await open();
     const first = must(await a.createThread({ idempotencyKey: 'k1' }));
@@ -99,4 +79,51 @@ describe('engine tenancy', () => {
     expect(must(await a.createThread({ idempotencyKey: 'k1' })).threadId).toBe(first.threadId);
     expect((await b.getState(first.threadId)).ok).toBe(false);
   });
+});
+
+async function ownership(backend: 'sqlite' | 'postgres') {
+  const { url, engine, a, b } = await open(backend);
+  must(await a.createThread({ threadId: 'ta' }));
+  must(await a.forkThread({ threadId: 'ta', newThreadId: 'fa' }));
+  must(await a.startRun({ threadId: 'fa', goal: 'g', runId: 'r1' }));
+  must(await b.createThread({ threadId: 'tb' }));
+  must(await b.startRun({ threadId: 'tb', goal: 'g', runId: 'r1' }));
+  must(await engine.createThread({ threadId: 'td' }));
+  const dump = await engine.store.dumpReadModels();
+  expect(Object.fromEntries(dump.thread.map((t) => [t.id, t.tenantId]))).toEqual({
+    ta: 'acme',
+    fa: 'acme',
+    tb: 'globex',
+    td: 'default',
+  });
+  expect(dump.run.map((r) => [r.threadId, r.tenantId])).toEqual([
+    ['fa', 'acme'],
+    ['tb', 'globex'],
+  ]);
+  const reads = createReads(engine, { databaseUrl: url });
+  try {
+    const forB = scopeReads(reads, engine.store, 'globex');
+    const list = await forB.listThreads({ tenantId: 'globex', take: 10 });
+    expect(list.map((t) => t.id)).toEqual(['tb']);
+    const runs = await forB.listRuns({ tenantId: 'globex', take: 10 });
+    expect(runs.map((r) => r.threadId)).toEqual(['tb']);
+    // The SQL filter itself, with no scoping wrapper:
+    const acme = await reads.listThreads({ tenantId: 'acme', take: 10 });
+    expect(acme.map((t) => t.id).sort()).toEqual(['fa', 'ta']);
+    expect((await forB.threads(['ta', 'tb'])).map((t) => t?.id)).toEqual([undefined, 'tb']);
+    expect(must(await forB.findRun('r1'))?.threadId).toBe('tb');
+  } finally {
+    await reads.close();
+  }
+}
+
+const OWNERSHIP =
+  'new threads and forks belong to the caller; runs carry their thread tenant; lists filter in SQL';
+
+describe('engine tenancy rows [sqlite]', () => {
+  it(OWNERSHIP, () => ownership('sqlite'));
+});
+
+describeWithPostgres('engine tenancy rows', () => {
+  it(OWNERSHIP, () => ownership('postgres'));
 });
