@@ -8,6 +8,7 @@ import type { WeftError } from '../core/errors.js';
 import { nodeCount } from '../core/graph/index.js';
 import { createEngine, type Engine, projectLog } from '../engine/index.js';
 import { importThreadLog } from '../engine/transfer.js';
+import { TENANT_NAME } from '../server/auth/keys.js';
 import { isMigrationError, migrate } from '../store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
 import { createReadQueries, readEntryTexts } from '../store/read-model/queries.js';
@@ -146,7 +147,7 @@ async function readExport(file: string): Promise<{ threadId: string; entries: un
 }
 
 export async function runImport(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['thread-id'] });
+  const args = parseArgs(argv, { values: ['thread-id', 'tenant'] });
   const [file, extra] = args.positionals;
   if (file === undefined || extra !== undefined) {
     throw new UsageError("import takes one file ('-' for stdin)");
@@ -167,7 +168,11 @@ export async function runImport(argv: string[]): Promise<number> {
   }
   const threadId = (args.options.get('thread-id') as string | undefined) ?? parsed.threadId;
   return withDatabase('import', async ({ engine }) => {
-    const imported = await importThreadLog(engine, threadId, parsed.entries);
+    const tenant = args.options.get('tenant') as string | undefined;
+    if (tenant !== undefined && !TENANT_NAME.test(tenant)) {
+      throw new UsageError(`--tenant ${tenant} is not a tenant name (letters, digits, . _ -)`);
+    }
+    const imported = await importThreadLog(engine, threadId, parsed.entries, tenant);
     if (!imported.ok) {
       console.error(`weft import: refused, nothing written. ${describeError(imported.error)}`);
       return 1;

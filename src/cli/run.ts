@@ -16,8 +16,9 @@ Commands:
   keys revoke <id>               revoke a key at once (also for open subscriptions)
   export <threadId> [--at N] [--out FILE]
                                  write the thread's log (entries [0, N)) as JSON lines
-  import <file|-> [--thread-id ID]
+  import <file|-> [--thread-id ID] [--tenant T]
                                  create a thread from an exported log, byte for byte
+                                 (in tenant T; default: default)
   verify <threadId>... [--strict | --no-strict]
                                  replay each log and check every state hash (strict: default)
   replay [<threadId>...] [--all] replay logs and compare with the stored read models

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createSequentialIds } from '../../src/core/ports.js';
 import { createEngine, type Engine } from '../../src/engine/index.js';
 import { createReads, scopeReads } from '../../src/engine/reads.js';
+import { importThreadLog } from '../../src/engine/transfer.js';
 import { migrate } from '../../src/store/migrate/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
 import {
@@ -69,6 +70,16 @@ describe('engine tenancy', () => {
     await same((t) => b.importWorkflowState({ threadId: t, state: {} }));
     // The system engine still sees everything.
     expect((await a.getState('ta')).ok).toBe(true);
+  });
+
+  it('an imported log lands in the tenant asked for (weft import --tenant)', async () => {
+    const { engine, b } = await open();
+    must(await engine.createThread({ threadId: 'src' }));
+    const entries = await engine.store.readEntries('src');
+    must(await importThreadLog(engine, 'copy', entries, 'globex'));
+    expect(await engine.store.getThreadTenant('copy')).toBe('globex');
+    expect((await b.getState('copy')).ok).toBe(true);
+    expect((await b.getState('src')).ok).toBe(false);
   });
 
   it('idempotency keys are per tenant: one key in two tenants makes two threads', async () => {
