@@ -164,6 +164,15 @@ describe('authentication', () => {
     expect((await stream.next()).done).toBe(true);
   });
 
+  it('an idle subscription ends with UNAUTHENTICATED soon after revocation, with no event', async () => {
+    const key = await t.key('acme', ['read']);
+    const stream = await t.sse(key.key, 'subscription { threadEvents(threadId: "t") { index } }');
+    await t.keys.revoke(key.id);
+    // No commit: the periodic re-check (revalidateMs, 50 ms here) ends it.
+    expect(code(await first(stream))).toBe('UNAUTHENTICATED');
+    expect((await stream.next()).done).toBe(true);
+  });
+
   it('graphql-ws: connectionParams.authorization authenticates; revocation ends an open subscription', async () => {
     const url = (await t.listen()).replace(/^http/, 'ws');
     const key = await t.key('acme', ['read']);

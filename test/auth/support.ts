@@ -82,6 +82,7 @@ export async function createAuthApp(options: { mode?: AuthMode } = {}): Promise<
     keys,
     mode: options.mode ?? 'keys',
     openCheckMs: 0,
+    revalidateMs: 50,
   });
   const config = loadConfig({ DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1' });
   const app = buildApp({

@@ -22,6 +22,8 @@ export interface Authenticator {
   authenticate(authorization: string | undefined): Promise<AuthInfo>;
   /** Whether `auth` may still receive events (its key not revoked since). */
   stillValid(auth: AuthInfo): Promise<boolean>;
+  /** How often (ms) idle subscriptions are checked too, so a revoked key's ones end without an event. */
+  readonly revalidateMs: number;
   close(): Promise<void>;
 }
 
@@ -31,6 +33,7 @@ export function openAuthenticator(): Authenticator {
     mode: 'open',
     authenticate: async () => OPEN_AUTH,
     stillValid: async () => true,
+    revalidateMs: 0,
     close: async () => undefined,
   };
 }
@@ -42,6 +45,8 @@ export interface KeyAuthenticatorOptions {
   mode: AuthMode;
   /** How long open mode trusts "no keys exist" (ms). Default 1,000. */
   openCheckMs?: number;
+  /** How often idle subscriptions are re-checked (ms; 0: only at their events). Default 5,000. */
+  revalidateMs?: number;
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -81,6 +86,7 @@ export function createAuthenticator(options: KeyAuthenticatorOptions): Authentic
   };
 
   return {
+    revalidateMs: options.revalidateMs ?? 5000,
     get mode() {
       return mode;
     },

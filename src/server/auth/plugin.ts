@@ -35,6 +35,7 @@ export function authorizationOf(context: InitialContext): string | undefined {
 }
 
 export function useAuth(authenticator: Authenticator): Plugin {
+  const watch = watcher(authenticator);
   return {
     async onContextBuilding({ context, extendContext }) {
       const initial = context as InitialContext;
@@ -53,7 +54,7 @@ export function useAuth(authenticator: Authenticator): Plugin {
         onSubscribeResult({ args, result, setResult }) {
           const auth = (args.contextValue as unknown as Partial<GraphQLContext>).auth;
           if (auth === undefined || !isAsyncIterable(result)) return;
-          setResult(guarded(result, () => authenticator.stillValid(auth), auth));
+          setResult(guarded(result, () => authenticator.stillValid(auth), auth, watch));
         },
       };
     },
@@ -68,44 +69,89 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<ExecutionResult
   );
 }
 
-/** The events of `source` while `valid()` holds; then one UNAUTHENTICATED error, and the end. */
+/** Open subscriptions re-checked every `revalidateMs` (one check per subscription, while any is open). */
+type Watch = (check: () => Promise<boolean>, revoke: () => void) => () => void;
+
+function watcher(authenticator: Authenticator): Watch {
+  const watched = new Map<() => Promise<boolean>, () => void>();
+  let timer: NodeJS.Timeout | undefined;
+  const sweep = async () => {
+    for (const [check, revoke] of [...watched]) {
+      if (!(await check().catch(() => true))) revoke();
+    }
+  };
+  return (check, revoke) => {
+    if (authenticator.revalidateMs <= 0) return () => undefined;
+    watched.set(check, revoke);
+    timer ??= setInterval(() => void sweep(), authenticator.revalidateMs).unref();
+    return () => {
+      watched.delete(check);
+      if (watched.size === 0 && timer !== undefined) {
+        clearInterval(timer);
+        timer = undefined;
+      }
+    };
+  };
+}
+
+/**
+ * The events of `source` while `valid()` holds; then one UNAUTHENTICATED error, and the end. An
+ * idle subscription is checked by `watch` too, and ends the same way when its key is revoked.
+ */
 function guarded(
   source: AsyncIterable<ExecutionResult>,
   valid: () => Promise<boolean>,
   auth: AuthInfo,
+  watch: Watch,
 ): AsyncIterableIterator<ExecutionResult> {
   const it = source[Symbol.asyncIterator]();
   let finished = false;
+  let failed = false;
+  let reported = false;
   const end = async (): Promise<IteratorResult<ExecutionResult>> => {
     finished = true;
+    unwatch();
     await it.return?.();
     return { done: true, value: undefined };
   };
+  // Revoked while idle: ending the source wakes a pending next(), which then reports it.
+  const unwatch = watch(valid, () => {
+    failed = true;
+    void end();
+  });
+  const report = async (): Promise<IteratorResult<ExecutionResult>> => {
+    reported = true;
+    await end();
+    const why = auth.keyId === null ? 'API keys exist now' : `API key ${auth.keyId} was revoked`;
+    return {
+      done: false,
+      value: {
+        errors: [
+          new GraphQLError(`authentication required: ${why}; the subscription ended`, {
+            extensions: { code: 'UNAUTHENTICATED' },
+          }),
+        ],
+      },
+    };
+  };
   return {
     async next() {
-      if (finished) return { done: true, value: undefined };
+      if (reported || (finished && !failed)) return { done: true, value: undefined };
+      if (failed) return report();
       const step = await it.next();
+      if (failed) return report();
       if (step.done === true) {
         finished = true;
+        unwatch();
         return step;
       }
-      if (await valid().catch(() => false)) return step;
-      await end();
-      const why = auth.keyId === null ? 'API keys exist now' : `API key ${auth.keyId} was revoked`;
-      return {
-        done: false,
-        value: {
-          errors: [
-            new GraphQLError(`authentication required: ${why}; the subscription ended`, {
-              extensions: { code: 'UNAUTHENTICATED' },
-            }),
-          ],
-        },
-      };
+      if (!(await valid().catch(() => false))) return report();
+      return step;
     },
     return: end,
     async throw(error?: unknown) {
       finished = true;
+      unwatch();
       if (it.throw !== undefined) return it.throw(error);
       await it.return?.();
       throw error;
