@@ -8,6 +8,7 @@ import type { WeftError } from '../core/errors.js';
 import { nodeCount } from '../core/graph/index.js';
 import { createEngine, type Engine, projectLog } from '../engine/index.js';
 import { importThreadLog } from '../engine/transfer.js';
+import { TENANT_NAME } from '../server/auth/keys.js';
 import { isMigrationError, migrate } from '../store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
 import { createReadQueries } from '../store/read-model/queries.js';
@@ -146,7 +147,7 @@ async function readExport(file: string): Promise<{ threadId: string; entries: un
 }
 
 export async function runImport(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['thread-id'] });
+  const args = parseArgs(argv, { values: ['thread-id', 'tenant'] });
   const [file, extra] = args.positionals;
   if (file === undefined || extra !== undefined) {
     throw new UsageError("import takes one file ('-' for stdin)");
@@ -167,7 +168,11 @@ export async function runImport(argv: string[]): Promise<number> {
   }
   const threadId = (args.options.get('thread-id') as string | undefined) ?? parsed.threadId;
   return withDatabase('import', async ({ engine }) => {
-    const imported = await importThreadLog(engine, threadId, parsed.entries);
+    const tenant = args.options.get('tenant') as string | undefined;
+    if (tenant !== undefined && !TENANT_NAME.test(tenant)) {
+      throw new UsageError(`--tenant ${tenant} is not a tenant name (letters, digits, . _ -)`);
+    }
+    const imported = await importThreadLog(engine, threadId, parsed.entries, tenant);
     if (!imported.ok) {
       console.error(`weft import: refused, nothing written. ${describeError(imported.error)}`);
       return 1;
@@ -186,7 +191,7 @@ async function threadIds(db: Opened, positionals: string[]): Promise<string[]> {
   const ids: string[] = [];
   let after: { createdAt: Date; id: string } | undefined;
   for (;;) {
-    const page = await queries.listThreads({ take: 500, after });
+    const page = await queries.listThreads({ tenantId: undefined, take: 500, after });
     ids.push(...page.map((t) => t.id));
     const last = page.at(-1);
     if (last === undefined || page.length < 500) return ids;

@@ -1,6 +1,7 @@
 /** The `weft` command line, callable in process (tests) and from main.ts. */
 import { UsageError } from './args.js';
 import { runExport, runImport, runReplay, runVerify } from './data-commands.js';
+import { runKeys } from './keys-command.js';
 import { runProjection } from './projection-command.js';
 import { runMigrate, runServe } from './server-commands.js';
 
@@ -9,10 +10,15 @@ const USAGE = `Usage: weft <command> [options]
 Commands:
   serve                          apply migrations, then serve GraphQL (PORT, HOST, DATABASE_URL)
   migrate                        apply pending database migrations
+  keys create --tenant T --scopes read,write[,approve,admin] [--name N]
+                                 create an API key (printed once; only its hash is stored)
+  keys list [--tenant T]         list keys (ids, tenants, scopes, status; never secrets)
+  keys revoke <id>               revoke a key at once (also for open subscriptions)
   export <threadId> [--at N] [--out FILE]
                                  write the thread's log (entries [0, N)) as JSON lines
-  import <file|-> [--thread-id ID]
+  import <file|-> [--thread-id ID] [--tenant T]
                                  create a thread from an exported log, byte for byte
+                                 (in tenant T; default: default)
   verify <threadId>... [--strict | --no-strict]
                                  replay each log and check every state hash (strict: default)
   replay [<threadId>...] [--all] replay logs and compare with the stored read models
@@ -28,6 +34,7 @@ Exit codes: 0 ok, 1 failed, 2 usage or configuration error.`;
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   serve: runServe,
   migrate: runMigrate,
+  keys: runKeys,
   export: runExport,
   import: runImport,
   verify: runVerify,
@@ -41,10 +48,6 @@ export async function runCli(argv: string[]): Promise<number> {
   if (command === 'help' || command === '--help' || command === '-h') {
     console.log(USAGE);
     return 0;
-  }
-  if (command === 'keys') {
-    console.error('weft keys: API keys arrive with tenants (DESIGN §7) and are not built yet.');
-    return 1;
   }
   const run = COMMANDS[command];
   if (run === undefined) {

@@ -6,6 +6,7 @@ import { migrate } from '../store/migrate/index.js';
 import { createDeadlineCommands } from './deadlines.js';
 import { createRuntime } from './engine.js';
 import { createRunCommands } from './run-commands.js';
+import { checkThread } from './tenancy.js';
 import { createThreadCommands } from './thread-commands.js';
 import type { Engine, EngineOptions } from './types.js';
 
@@ -19,23 +20,41 @@ export {
 } from './deadlines.js';
 export { type ProjectedLog, projectLog } from './project-log.js';
 export { createReads, type Reads } from './reads.js';
+export { canSee, DEFAULT_TENANT, threadTenant } from './tenancy.js';
 export type * from './types.js';
 
 /** Opens an engine on a migrated database (`databaseUrl`) or a given thread store. */
 export function createEngine(options: EngineOptions): Engine {
   const rt = createRuntime(options);
   const deadlines = createDeadlineCommands(rt, options);
-  return {
-    ...createThreadCommands(rt),
-    ...createRunCommands(rt),
-    ...deadlines.commands,
-    getState: (threadId: string) => rt.load(threadId, true),
-    store: rt.store,
-    close: async () => {
-      await deadlines.close();
-      await rt.store.close();
-    },
+  const close = async () => {
+    await deadlines.close();
+    await rt.store.close();
   };
+  const scopes = new Map<string, Engine>();
+  const engineFor = (tenant: string | undefined): Engine => ({
+    ...createThreadCommands(rt, tenant),
+    ...createRunCommands(rt, tenant),
+    ...deadlines.commands,
+    async getState(threadId: string) {
+      const visible = await checkThread(rt.store, threadId, tenant);
+      return visible.ok ? rt.load(threadId, true) : visible;
+    },
+    tenant,
+    forTenant,
+    store: rt.store,
+    close,
+  });
+  function forTenant(tenant: string): Engine {
+    let scoped = scopes.get(tenant);
+    if (scoped === undefined) {
+      scoped = engineFor(tenant);
+      if (scopes.size >= 10_000) scopes.delete(scopes.keys().next().value!);
+      scopes.set(tenant, scoped);
+    }
+    return scoped;
+  }
+  return engineFor(undefined);
 }
 
 /**

@@ -26,6 +26,7 @@ import {
 } from '../core/projection/index.js';
 import type { WorkflowState } from '../core/run/index.js';
 import type { NodeTaint, NodeUsage, ThreadSpend } from '../core/thread/index.js';
+import type { ThreadStore } from '../store/read-model/index.js';
 import {
   type NodeWithParents,
   openReadQueries,
@@ -34,10 +35,12 @@ import {
   type ThreadListQuery,
 } from '../store/read-model/queries.js';
 import type { LogEntryRow, RunRow, ThreadRow } from '../store/read-model/rows.js';
+import { canSee, DEFAULT_TENANT } from './tenancy.js';
 import type { Engine, StateAt } from './types.js';
 
 export interface ThreadView {
   id: string;
+  tenantId: string;
   createdAt: Date;
   updatedAt: Date;
   metadata: JsonValue;
@@ -156,9 +159,10 @@ export interface Reads {
   runs(keys: readonly NodeKey[]): Promise<Array<RunView | undefined>>;
   /**
    * The run with this id: in `threadId` when given, else in the thread that started it (a fork
-   * holds a copy under the same id). VALIDATION_FAILED when that is ambiguous.
+   * holds a copy under the same id). VALIDATION_FAILED when that is ambiguous. With `tenant`,
+   * only runs of that tenant's threads count (another tenant's run is not found).
    */
-  findRun(runId: string, threadId?: string): Promise<Result<RunView | undefined>>;
+  findRun(runId: string, threadId?: string, tenant?: string): Promise<Result<RunView | undefined>>;
   listRuns(query: RunListQuery): Promise<RunView[]>;
   /** Node ids reached by each walk over the thread's in-memory graph, in walk order. */
   walks(keys: readonly WalkKey[]): Promise<Array<string[]>>;
@@ -179,6 +183,7 @@ const parse = <T>(text: string): T => JSON.parse(text) as T;
 export function toThreadView(row: ThreadRow): ThreadView {
   return {
     id: row.id,
+    tenantId: row.tenantId ?? DEFAULT_TENANT,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     metadata: parse(row.metadata),
@@ -358,12 +363,15 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
 
     runs: async (keys) => inKeyOrder(keys, (await q.runs(keys)).map(toRunView), byNode, byNode),
 
-    async findRun(runId, threadId) {
+    async findRun(runId, threadId, tenant) {
       if (threadId !== undefined) {
+        if (!(await canSee(engine.store, threadId, tenant))) return ok(undefined);
         const [row] = await q.runs([{ threadId, id: runId }]);
         return ok(row === undefined ? undefined : toRunView(row));
       }
-      const places = await q.runPlaces(runId);
+      const places = (await q.runPlaces(runId)).filter(
+        (p) => tenant === undefined || p.tenantId === tenant,
+      );
       const held = new Set(places.map((p) => p.threadId));
       const homes = places.filter((p) => p.forkedFromId === null || !held.has(p.forkedFromId));
       if (homes.length === 0) return ok(undefined);
@@ -459,5 +467,91 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
     async close() {
       if (owned) await q.close();
     },
+  };
+}
+
+/**
+ * The read API as `tenant` sees it (DESIGN §7): lists are filtered by tenant in SQL; a read of
+ * another tenant's thread (or of its nodes, runs, events, state) answers exactly as one of a
+ * thread that does not exist — undefined, empty, or NOT_FOUND. Every call goes to `reads`.
+ * `close()` does nothing: the shared read API is closed by its owner.
+ */
+export function scopeReads(reads: Reads, store: ThreadStore, tenant: string): Reads {
+  const sees = (threadId: string) => canSee(store, threadId, tenant);
+  const notFound = (id: string): Result<never> =>
+    err({ code: 'NOT_FOUND', message: `thread ${id} does not exist`, entity: 'Thread', id });
+
+  /** Answers keys of visible threads through `read`, the others with `none()`, in key order. */
+  async function keyed<K extends { threadId: string }, V>(
+    keys: readonly K[],
+    read: (keys: readonly K[]) => Promise<V[]>,
+    none: () => V,
+  ): Promise<V[]> {
+    const threads = [...new Set(keys.map((k) => k.threadId))];
+    const verdicts = await Promise.all(threads.map(sees));
+    const visible = new Set(threads.filter((_, i) => verdicts[i]));
+    if (visible.size === threads.length) return read(keys);
+    const allowed = keys.filter((k) => visible.has(k.threadId));
+    const answers = allowed.length === 0 ? [] : await read(allowed);
+    let next = 0;
+    return keys.map((k) => (visible.has(k.threadId) ? answers[next++]! : none()));
+  }
+
+  const ifVisible = async <T>(threadId: string, read: () => Promise<T>, none: T): Promise<T> =>
+    (await sees(threadId)) ? read() : none;
+  const orNotFound = async <T>(threadId: string, read: () => Promise<Result<T>>) =>
+    (await sees(threadId)) ? read() : notFound(threadId);
+
+  return {
+    threads: async (ids) =>
+      (await reads.threads(ids)).map((t) => (t?.tenantId === tenant ? t : undefined)),
+    listThreads: (query) => reads.listThreads({ ...query, tenantId: tenant }),
+    nodes: (keys) =>
+      keyed(
+        keys,
+        (k) => reads.nodes(k),
+        () => undefined,
+      ),
+    nodePage: (query) => ifVisible(query.threadId, () => reads.nodePage(query), []),
+    nodeCount: (threadId) => ifVisible(threadId, () => reads.nodeCount(threadId), 0),
+    children: (keys) =>
+      keyed(
+        keys,
+        (k) => reads.children(k),
+        () => [],
+      ),
+    resourceVersions: (keys) =>
+      keyed(
+        keys,
+        (k) => reads.resourceVersions(k),
+        () => [],
+      ),
+    resources: (threadId) => ifVisible(threadId, () => reads.resources(threadId), []),
+    memory: (threadId, filter) => ifVisible(threadId, () => reads.memory(threadId, filter), []),
+    events: (threadId, afterIndex, take) =>
+      ifVisible(threadId, () => reads.events(threadId, afterIndex, take), []),
+    runs: (keys) =>
+      keyed(
+        keys,
+        (k) => reads.runs(k),
+        () => undefined,
+      ),
+    findRun: (runId, threadId) => reads.findRun(runId, threadId, tenant),
+    listRuns: (query) => reads.listRuns({ ...query, tenantId: tenant }),
+    walks: (keys) =>
+      keyed(
+        keys,
+        (k) => reads.walks(k),
+        () => [],
+      ),
+    spend: (threadId) => orNotFound(threadId, () => reads.spend(threadId)),
+    stateAt: (threadId, index) => orNotFound(threadId, () => reads.stateAt(threadId, index)),
+    verify: (threadId, strict) => orNotFound(threadId, () => reads.verify(threadId, strict)),
+    diff: async (a, b) => {
+      for (const id of [a, b]) if (!(await sees(id))) return notFound(id);
+      return reads.diff(a, b);
+    },
+    projection: (threadId, input) => orNotFound(threadId, () => reads.projection(threadId, input)),
+    close: async () => undefined,
   };
 }

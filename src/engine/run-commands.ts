@@ -15,6 +15,7 @@ import {
 } from '../core/thread/index.js';
 import { checkId, checkIndex, checkSize, firstFailure, invalid } from './checks.js';
 import type { IdempotencyClaim, Runtime } from './engine.js';
+import { checkThread, tenantScope } from './tenancy.js';
 import type {
   CancelRunInput,
   DispatchInput,
@@ -76,7 +77,19 @@ const runNotFound = (runId: string) => ({
   id: runId,
 });
 
-export function createRunCommands(rt: Runtime) {
+/**
+ * The run commands for `tenant` (undefined: the system, every tenant). A tenant sees only the
+ * runs of its threads: a run id is unique within a tenant, and another tenant's run is NOT_FOUND
+ * like a run that does not exist.
+ */
+export function createRunCommands(rt: Runtime, tenant?: string) {
+  const scoped = (scope: string) => tenantScope(scope, tenant);
+  /** The threads holding `runId` that this caller may see. */
+  const runThreads = async (runId: string) =>
+    (await rt.store.findRunThreads(runId)).filter(
+      (p) => tenant === undefined || p.tenantId === tenant,
+    );
+
   /**
    * The thread a run command applies to. A run id repeats in forks of the thread that started
    * it; without `threadId` the command goes to that starting thread (the one whose fork source
@@ -88,7 +101,7 @@ export function createRunCommands(rt: Runtime) {
       threadId === undefined ? ok(undefined) : checkId(threadId, '$.threadId'),
     );
     if (!checked.ok) return checked;
-    const places = await rt.store.findRunThreads(runId);
+    const places = await runThreads(runId);
     if (threadId !== undefined) {
       return places.some((p) => p.threadId === threadId) ? ok(threadId) : err(runNotFound(runId));
     }
@@ -104,9 +117,9 @@ export function createRunCommands(rt: Runtime) {
     );
   }
 
-  /** A caller-chosen run id must be new everywhere, so that run ids stay global. */
+  /** A caller-chosen run id must be new in the caller's tenant (everywhere, for the system). */
   async function checkNewRunId(runId: string): Promise<Result<void>> {
-    const places = await rt.store.findRunThreads(runId);
+    const places = await runThreads(runId);
     if (places.length === 0) return ok(undefined);
     return err(
       invalid(
@@ -124,7 +137,7 @@ export function createRunCommands(rt: Runtime) {
     checks: Result<unknown>[],
     plan: (state: ThreadState, now: string) => Result<ThreadEvent>,
   ): Promise<Result<RunResult>> {
-    return rt.idempotent(scope, input.idempotencyKey, request(input), async (claim) => {
+    return rt.idempotent(scoped(scope), input.idempotencyKey, request(input), async (claim) => {
       const checked = firstFailure(...checks, checkIndex(expectedIndex, '$.expectedIndex'));
       if (!checked.ok) return checked;
       const located = await locateRun(input.runId, input.threadId);
@@ -138,7 +151,7 @@ export function createRunCommands(rt: Runtime) {
 
   return {
     startRun: (input: StartRunInput): Promise<Result<RunResult>> =>
-      rt.idempotent('startRun', input.idempotencyKey, request(input), async (claim) => {
+      rt.idempotent(scoped('startRun'), input.idempotencyKey, request(input), async (claim) => {
         const runId = input.runId ?? rt.ids.next();
         const checked = firstFailure(
           checkId(input.threadId, '$.threadId'),
@@ -146,6 +159,8 @@ export function createRunCommands(rt: Runtime) {
           checkSize(input.memory, '$.memory', rt.maxPayloadBytes),
         );
         if (!checked.ok) return checked;
+        const visible = await checkThread(rt.store, input.threadId, tenant);
+        if (!visible.ok) return visible;
         if (input.runId !== undefined) {
           const fresh = await checkNewRunId(runId);
           if (!fresh.ok) return fresh;
@@ -227,21 +242,32 @@ export function createRunCommands(rt: Runtime) {
       ),
 
     importWorkflowState: (input: ImportWorkflowStateInput): Promise<Result<RunResult>> =>
-      rt.idempotent('importWorkflowState', input.idempotencyKey, request(input), async (claim) => {
-        const checked = firstFailure(
-          checkId(input.threadId, '$.threadId'),
-          checkSize(input.state, '$.state', DEFAULT_IMPORT_LIMITS.maxBytes),
-        );
-        if (!checked.ok) return checked;
-        const runId = (input.state as { run_id?: unknown } | null)?.run_id;
-        if (typeof runId === 'string') {
-          const fresh = await checkNewRunId(runId);
-          if (!fresh.ok) return fresh;
-        }
-        return startOn(rt, input.threadId, claim, typeof runId === 'string' ? runId : '', (state) =>
-          planImportWorkflowState(state, input.state),
-        );
-      }),
+      rt.idempotent(
+        scoped('importWorkflowState'),
+        input.idempotencyKey,
+        request(input),
+        async (claim) => {
+          const checked = firstFailure(
+            checkId(input.threadId, '$.threadId'),
+            checkSize(input.state, '$.state', DEFAULT_IMPORT_LIMITS.maxBytes),
+          );
+          if (!checked.ok) return checked;
+          const visible = await checkThread(rt.store, input.threadId, tenant);
+          if (!visible.ok) return visible;
+          const runId = (input.state as { run_id?: unknown } | null)?.run_id;
+          if (typeof runId === 'string') {
+            const fresh = await checkNewRunId(runId);
+            if (!fresh.ok) return fresh;
+          }
+          return startOn(
+            rt,
+            input.threadId,
+            claim,
+            typeof runId === 'string' ? runId : '',
+            (state) => planImportWorkflowState(state, input.state),
+          );
+        },
+      ),
   };
 }
 

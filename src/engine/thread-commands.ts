@@ -17,6 +17,7 @@ import { mergeChanges, projectEntry } from '../store/read-model/index.js';
 import { checkId, checkIndex, checkSize, firstFailure, invalid } from './checks.js';
 import { type Runtime, threadNotFound } from './engine.js';
 import { projectLog } from './project-log.js';
+import { checkThread, newThreadTenant, tenantScope, threadTenant } from './tenancy.js';
 import type {
   AppendNodesInput,
   AppendNodesResult,
@@ -43,7 +44,9 @@ function request<T extends { idempotencyKey?: string }>(input: T): Omit<T, 'idem
   return rest;
 }
 
-export function createThreadCommands(rt: Runtime) {
+/** The thread commands for `tenant` (undefined: the system, every tenant; see tenancy.ts). */
+export function createThreadCommands(rt: Runtime, tenant?: string) {
+  const scoped = (scope: string) => tenantScope(scope, tenant);
   /** The first entry of a new thread (thread_created or state_imported). */
   async function startThread<T>(
     scope: string,
@@ -51,7 +54,7 @@ export function createThreadCommands(rt: Runtime) {
     plan: (threadId: string) => Result<ThreadEvent>,
     respond: (c: Committed, threadId: string) => T,
   ): Promise<Result<T>> {
-    return rt.idempotent(scope, input.idempotencyKey, request(input), async (claim) => {
+    return rt.idempotent(scoped(scope), input.idempotencyKey, request(input), async (claim) => {
       const threadId = input.threadId === undefined ? rt.ids.next() : input.threadId;
       const checked = firstFailure(
         checkId(threadId, '$.threadId'),
@@ -66,6 +69,7 @@ export function createThreadCommands(rt: Runtime) {
       if (!committed.ok) return committed;
       const { entry, state, effects } = committed.value;
       const changes = projectEntry(initial, state, effects, entry, threadId);
+      changes.thread.tenantId = newThreadTenant(tenant);
       const response = respond(committed.value, threadId);
       return rt.newThread(threadId, changes, state, claim, response, now, {
         entries: [entry],
@@ -103,7 +107,7 @@ export function createThreadCommands(rt: Runtime) {
       ),
 
     appendNodes: (input: AppendNodesInput): Promise<Result<AppendNodesResult>> =>
-      rt.idempotent('appendNodes', input.idempotencyKey, request(input), async (claim) => {
+      rt.idempotent(scoped('appendNodes'), input.idempotencyKey, request(input), async (claim) => {
         const nodes: unknown = input.nodes;
         const checked = firstFailure(
           checkId(input.threadId, '$.threadId'),
@@ -118,6 +122,8 @@ export function createThreadCommands(rt: Runtime) {
           ),
         );
         if (!checked.ok) return checked;
+        const visible = await checkThread(rt.store, input.threadId, tenant);
+        if (!visible.ok) return visible;
         return rt.onThread(input.threadId, input.expectedIndex, claim, {
           plan: (state, now) => planAppendNodes(state, input.nodes, now),
           respond: (c) => ({
@@ -130,12 +136,14 @@ export function createThreadCommands(rt: Runtime) {
       }),
 
     remember: (input: RememberInput): Promise<Result<RememberResult>> =>
-      rt.idempotent('remember', input.idempotencyKey, request(input), async (claim) => {
+      rt.idempotent(scoped('remember'), input.idempotencyKey, request(input), async (claim) => {
         const checked = firstFailure(
           checkId(input.threadId, '$.threadId'),
           checkSize(input.content, '$.content', rt.maxPayloadBytes),
         );
         if (!checked.ok) return checked;
+        const visible = await checkThread(rt.store, input.threadId, tenant);
+        if (!visible.ok) return visible;
         const remembered = {
           type: input.type,
           key: input.key,
@@ -158,11 +166,13 @@ export function createThreadCommands(rt: Runtime) {
       }),
 
     forkThread: (input: ForkThreadInput): Promise<Result<ForkThreadResult>> =>
-      rt.idempotent('forkThread', input.idempotencyKey, request(input), (claim) =>
-        fork(rt, input, claim),
+      rt.idempotent(scoped('forkThread'), input.idempotencyKey, request(input), (claim) =>
+        fork(rt, input, claim, tenant),
       ),
 
     async verify(threadId: string, options: { strict?: boolean } = {}) {
+      const visible = await checkThread(rt.store, threadId, tenant);
+      if (!visible.ok) return visible;
       const entries = await rt.store.readEntries(threadId);
       if (entries.length === 0) return err(threadNotFound(threadId));
       const machine = createThreadMachine(rt.machineOptions);
@@ -172,6 +182,8 @@ export function createThreadCommands(rt: Runtime) {
     async stateAt(threadId: string, index?: number): Promise<Result<StateAt>> {
       const checked = checkIndex(index, '$.index');
       if (!checked.ok) return checked;
+      const visible = await checkThread(rt.store, threadId, tenant);
+      if (!visible.ok) return visible;
       const latest = await rt.load(threadId, true);
       if (!latest.ok) return latest;
       const at = index ?? latest.value.length;
@@ -201,6 +213,7 @@ async function fork(
   rt: Runtime,
   input: ForkThreadInput,
   claim: Parameters<Runtime['newThread']>[3],
+  tenant: string | undefined,
 ): Promise<Result<ForkThreadResult>> {
   const newThreadId = input.newThreadId ?? rt.ids.next();
   const checked = firstFailure(
@@ -209,6 +222,8 @@ async function fork(
     checkIndex(input.upToIndex, '$.upToIndex'),
   );
   if (!checked.ok) return checked;
+  const visible = await checkThread(rt.store, input.threadId, tenant);
+  if (!visible.ok) return visible;
   const source = await rt.load(input.threadId, true);
   if (!source.ok) return source;
   const upToIndex = input.upToIndex ?? source.value.length;
@@ -238,6 +253,10 @@ async function fork(
     copiedChanges!,
     projectEntry(copied, state, effects, entry, newThreadId),
   ]);
+  // A fork belongs to its source's tenant (the caller's, for a tenant's call).
+  changes.thread.tenantId = newThreadTenant(
+    tenant ?? (await threadTenant(rt.store, input.threadId)),
+  );
   const response: ForkThreadResult = {
     threadId: newThreadId,
     logIndex: entry.index,

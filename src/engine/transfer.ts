@@ -6,6 +6,7 @@
 import { err, ok, type Result } from '../core/errors.js';
 import { type LogEntry, validateEntry } from '../core/log/index.js';
 import { projectLog } from './project-log.js';
+import { newThreadTenant } from './tenancy.js';
 import type { Engine } from './types.js';
 
 export interface ImportedLog {
@@ -29,6 +30,8 @@ export async function importThreadLog(
   engine: Engine,
   threadId: string,
   entries: readonly unknown[],
+  /** The tenant of the new thread (default `default`; an engine acting for a tenant: its own). */
+  tenant?: string,
 ): Promise<Result<ImportedLog>> {
   if (entries.length === 0) return err(invalid('$', 'the log has no entries'));
   const checked: LogEntry[] = [];
@@ -42,7 +45,9 @@ export async function importThreadLog(
   }
   const projected = projectLog(threadId, checked);
   if (!projected.ok) return projected;
-  const written = await engine.store.commit(projected.value.changes!);
+  const changes = projected.value.changes!;
+  changes.thread.tenantId = newThreadTenant(engine.tenant ?? tenant);
+  const written = await engine.store.commit(changes);
   if (!written.ok) {
     if (written.error.code === 'CONFLICT') {
       return err({

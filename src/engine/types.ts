@@ -259,6 +259,15 @@ export interface Engine {
   stateAt(threadId: string, index?: number): Promise<Result<StateAt>>;
   /** The latest state (from the cache when current). */
   getState(threadId: string): Promise<Result<ThreadState>>;
+  /** The tenant this engine acts for; undefined: the system (every tenant). */
+  readonly tenant: string | undefined;
+  /**
+   * The same engine acting for `tenant` (DESIGN §7): its commands and reads see only that
+   * tenant's threads and runs (another tenant's are NOT_FOUND, exactly like ones that do not
+   * exist), new threads belong to it, and idempotency keys are per tenant.
+   */
+  forTenant(tenant: string): Engine;
+  /** The raw store: every tenant's data (system use only). */
   readonly store: ThreadStore;
   close(): Promise<void>;
 }

@@ -3,26 +3,34 @@
  * typings. It defines no types; each domain file (thread.ts, node.ts, run.ts, …) adds its own,
  * and schema.ts imports them all.
  *
- * Auth: scope-auth arrives with tenants (DESIGN §7). It goes first in `plugins` (so it wraps
- * every other plugin's resolvers), with `scopeAuth: { authScopes: (ctx) => ctx.scopes }` and an
- * `AuthScopes` entry in the builder's type parameters; nothing else here needs to change.
+ * Auth (DESIGN §7): scope-auth goes first in `plugins`, so it wraps every other plugin's
+ * resolvers. The root types carry the scope of their fields (Query and Subscription: `read`,
+ * Mutation: `write`; a field may ask for another, e.g. resolveApproval: `approve`), so every
+ * field is checked, a new one included. Subscriptions are authorised when they are created. A
+ * caller without a valid key fails with UNAUTHENTICATED, one without the scope with FORBIDDEN.
  */
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
 import DataloaderPlugin from '@pothos/plugin-dataloader';
 import ErrorsPlugin from '@pothos/plugin-errors';
 import RelayPlugin from '@pothos/plugin-relay';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ValidationPlugin from '@pothos/plugin-validation';
 import { GraphQLError } from 'graphql';
 import type { JsonValue } from '../core/json.js';
-import type { GraphQLContext } from './context.js';
+import type { GraphQLContext, Scope } from './context.js';
 import { validationErrorOf } from './error-classes.js';
 
 /** Limits of one operation (complexity plugin); connection fields multiply by `first`. */
 export const COMPLEXITY_LIMITS = { complexity: 50_000, depth: 15, breadth: 400 } as const;
 
+/** Whether the caller has `scope` (`admin` has them all). */
+const grants = (ctx: GraphQLContext, scope: Scope): boolean =>
+  ctx.auth.authenticated && (ctx.auth.scopes.has(scope) || ctx.auth.scopes.has('admin'));
+
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
+  AuthScopes: Record<Scope, boolean>;
   Scalars: {
     JSON: { Input: JsonValue; Output: unknown };
     DateTime: { Input: Date; Output: Date | string };
@@ -32,8 +40,34 @@ export const builder = new SchemaBuilder<{
   DefaultEdgesNullability: false;
   DefaultNodeNullability: false;
 }>({
-  plugins: [ErrorsPlugin, ValidationPlugin, RelayPlugin, DataloaderPlugin, ComplexityPlugin],
+  plugins: [
+    ScopeAuthPlugin,
+    ErrorsPlugin,
+    ValidationPlugin,
+    RelayPlugin,
+    DataloaderPlugin,
+    ComplexityPlugin,
+  ],
   defaultFieldNullability: false,
+  scopeAuth: {
+    authorizeOnSubscribe: true,
+    authScopes: (ctx) => ({
+      read: grants(ctx, 'read'),
+      write: grants(ctx, 'write'),
+      approve: grants(ctx, 'approve'),
+      admin: grants(ctx, 'admin'),
+    }),
+    unauthorizedError: (_parent, ctx, info) =>
+      ctx.auth.authenticated
+        ? new GraphQLError(
+            `this API key may not use ${info.parentType.name}.${info.fieldName}: it lacks the scope (${[...ctx.auth.scopes].join(', ') || 'none'} granted)`,
+            { extensions: { code: 'FORBIDDEN' } },
+          )
+        : new GraphQLError(
+            `authentication required: ${ctx.auth.reason ?? 'send Authorization: Bearer <API key>'}`,
+            { extensions: { code: 'UNAUTHENTICATED' } },
+          ),
+  },
   errors: {
     // Input validation failures of mutations become the typed ValidationError of their union.
     unsafelyHandleInputErrors: true,

@@ -1,13 +1,62 @@
 /**
- * The per-request context: the engine (the only writer), the read API and this request's
- * DataLoaders. A loader lives for one request, so nothing cached outlives it.
+ * The per-request context: who is calling (`auth`), the engine (the only writer) and the read API
+ * acting for the caller's tenant, and this request's DataLoaders. A loader lives for one request,
+ * so nothing cached outlives it.
  */
 import DataLoader from 'dataloader';
 import type { Engine } from '../engine/index.js';
-import type { NodeKey, NodeView, Reads, RunView, ThreadView, WalkKey } from '../engine/reads.js';
+import {
+  type NodeKey,
+  type NodeView,
+  type Reads,
+  type RunView,
+  scopeReads,
+  type ThreadView,
+  type WalkKey,
+} from '../engine/reads.js';
+import { DEFAULT_TENANT } from '../engine/tenancy.js';
+
+/** What an API key may do (DESIGN §7). `admin` includes the other three. */
+export const SCOPES = ['read', 'write', 'approve', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** The caller of one operation. */
+export interface AuthInfo {
+  /** Whether the caller is allowed in at all (open mode, or a valid key). */
+  authenticated: boolean;
+  /** The tenant whose threads the operation sees. */
+  tenant: string;
+  scopes: ReadonlySet<Scope>;
+  /** The API key's id; null in open mode or when unauthenticated. */
+  keyId: string | null;
+  /** Why the caller is not authenticated (missing, malformed, unknown or revoked key). */
+  reason?: string;
+}
+
+/** Open mode (no API keys configured, loopback only): the default tenant with every scope. */
+export const OPEN_AUTH: AuthInfo = {
+  authenticated: true,
+  tenant: DEFAULT_TENANT,
+  scopes: new Set(SCOPES),
+  keyId: null,
+};
+
+/** A caller without a valid key: no scopes, and a tenant no thread belongs to. */
+export function unauthenticated(reason: string): AuthInfo {
+  return {
+    authenticated: false,
+    tenant: '\u0000unauthenticated',
+    scopes: new Set(),
+    keyId: null,
+    reason,
+  };
+}
 
 export interface GraphQLContext {
+  auth: AuthInfo;
+  /** The engine acting for `auth.tenant`. */
   engine: Engine;
+  /** The read API as `auth.tenant` sees it. */
   reads: Reads;
   loaders: Loaders;
 }
@@ -55,6 +104,44 @@ export function primeNodes(ctx: GraphQLContext, nodes: readonly NodeView[]): Nod
   return [...nodes];
 }
 
-export function createContext(deps: { engine: Engine; reads: Reads }): GraphQLContext {
-  return { engine: deps.engine, reads: deps.reads, loaders: createLoaders(deps.reads) };
+/** Where a context keeps the unscoped engine and reads, to scope them again for its caller. */
+const UNSCOPED = Symbol('weft.unscoped');
+
+interface Unscoped {
+  [UNSCOPED]?: { engine: Engine; reads: Reads };
+}
+
+/**
+ * The context of one operation for `auth` (default: open mode): engine, reads and loaders all
+ * act for `auth.tenant`. `engine` and `reads` are the shared, unscoped ones.
+ */
+export function createContext(deps: {
+  engine: Engine;
+  reads: Reads;
+  auth?: AuthInfo;
+}): GraphQLContext {
+  const auth = deps.auth ?? OPEN_AUTH;
+  const engine = deps.engine.forTenant(auth.tenant);
+  const reads = scopeReads(deps.reads, deps.engine.store, auth.tenant);
+  const context: GraphQLContext & Unscoped = {
+    auth,
+    engine,
+    reads,
+    loaders: createLoaders(reads),
+  };
+  context[UNSCOPED] = { engine: deps.engine, reads: deps.reads };
+  return context;
+}
+
+/** The fields of a context made by createContext, acting for `auth` instead. */
+export function contextFor(
+  context: GraphQLContext,
+  auth: AuthInfo,
+): Pick<GraphQLContext, 'auth' | 'engine' | 'reads' | 'loaders'> {
+  const unscoped = (context as Unscoped)[UNSCOPED];
+  if (unscoped === undefined) {
+    throw new Error('contextFor: the context was not made by createContext');
+  }
+  const { auth: _a, engine, reads, loaders } = createContext({ ...unscoped, auth });
+  return { auth, engine, reads, loaders };
 }

@@ -156,6 +156,7 @@ async function runPage(
   const size = pageSize(args.first);
   const after = decodeCursor(args.after, isRunCursor);
   const rows = await ctx.reads.listRuns({
+    tenantId: ctx.auth.tenant,
     take: size + 1,
     after:
       after === undefined
@@ -373,6 +374,9 @@ builder.mutationFields((t) => ({
   }),
   resolveApproval: t.field({
     type: ResolveApprovalSuccess,
+    // Approving is its own scope: a `write` key cannot decide for a human.
+    authScopes: { approve: true },
+    skipTypeScopes: true,
     args: { input: t.arg({ type: ResolveApprovalInput, required: true }) },
     errors: errors('ResolveApprovalResult'),
     resolve: async (_r, { input }, ctx) => {

@@ -22,9 +22,13 @@ import './projection.js';
 
 builder.queryType({
   description: 'Reads. Failures carry extensions.code NOT_FOUND or BAD_USER_INPUT.',
+  // Every query needs the `read` scope (DESIGN §7).
+  authScopes: { read: true },
 });
 builder.mutationType({
   description: 'Writes, through the engine. Expected failures are typed members of each XResult.',
+  // Every mutation needs the `write` scope unless it names another (resolveApproval: approve).
+  authScopes: { write: true },
 });
 
 /** The schema, types sorted by name (the printed SDL in schema/schema.graphql is this). */

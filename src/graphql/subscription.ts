@@ -93,6 +93,7 @@ const toEventView = (e: ThreadEventPayload): EventView => ({
 });
 
 builder.subscriptionType({
+  authScopes: { read: true },
   description:
     'Realtime, over graphql-ws (WebSocket) and SSE on /graphql. Every event carries its log ' +
     'index; resubscribe with the last one seen (afterIndex / afterSequence) to continue with ' +

@@ -149,6 +149,7 @@ builder.queryFields((t) => ({
       const size = pageSize(args.first);
       const after = decodeCursor(args.after, isThreadCursor);
       const rows = await ctx.reads.listThreads({
+        tenantId: ctx.auth.tenant,
         take: size + 1,
         after: after === undefined ? undefined : { createdAt: new Date(after.c), id: after.id },
         forkedFromId: args.filter?.forkedFrom ?? undefined,

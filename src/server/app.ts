@@ -20,6 +20,7 @@ import type { Engine } from '../engine/index.js';
 import { createReads, type Reads } from '../engine/reads.js';
 import { createContext, type GraphQLContext } from '../graphql/context.js';
 import { schema as defaultSchema } from '../graphql/schema.js';
+import { type Authenticator, openAuthenticator, useAuth } from './auth/index.js';
 import type { ServerConfig } from './config.js';
 import { useSharedSubscriptions } from './events/shared-execution.js';
 import {
@@ -55,7 +56,9 @@ export interface AppDeps {
   engine: Engine;
   /** Default: a read API on the engine and `config.databaseUrl`. */
   reads?: Reads;
-  /** Extra yoga/envelop plugins (pub/sub, auth, metrics …), after the built-in ones. */
+  /** Who may call (API keys, tenants). Default: open — every caller is tenant `default` with every scope. */
+  auth?: Authenticator;
+  /** Extra yoga/envelop plugins (pub/sub, metrics …), after the built-in ones. */
   plugins?: Plugin[];
   /** Extra context fields for every operation (HTTP and WebSocket). */
   extendContext?: () => Record<string, unknown>;
@@ -147,6 +150,7 @@ export function buildApp(deps: AppDeps): App {
       useFragmentCycleCode(),
       ...armorPlugins(config.limits, { blockFieldSuggestions: !config.introspection }),
       ...(config.introspection ? [] : [useNoIntrospection()]),
+      useAuth(deps.auth ?? openAuthenticator()),
       useSharedSubscriptions(),
       ...(deps.plugins ?? []),
     ],

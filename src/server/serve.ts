@@ -6,7 +6,8 @@
 import { startDeadlineScheduler } from '../engine/index.js';
 import { parseDatabaseUrl } from '../store/migrate/index.js';
 import { type App, buildApp } from './app.js';
-import { isLoopbackHost, type ServerConfig } from './config.js';
+import { serverAuth } from './auth/startup.js';
+import type { ServerConfig } from './config.js';
 import { openEngineWithEvents } from './events/index.js';
 
 export class StartupRefused extends Error {
@@ -18,13 +19,9 @@ export async function startServer(
   config: ServerConfig,
   log: (line: string) => void = console.log,
 ): Promise<App & { close(): Promise<void> }> {
-  if (!isLoopbackHost(config.host) && !config.allowOpen) {
-    throw new StartupRefused(
-      `HOST=${config.host} is not a loopback address and no API keys are configured, so anyone ` +
-        'who can reach it could read and write every thread. Bind HOST=127.0.0.1, or set ' +
-        'WEFT_ALLOW_OPEN=true to serve without keys on purpose (API keys arrive with tenants).',
-    );
-  }
+  // API keys (DESIGN §7–8): required when any exists; else open on loopback only, or refused.
+  const auth = await serverAuth(config);
+  if ('refused' in auth) throw new StartupRefused(auth.refused);
   const target = parseDatabaseUrl(config.databaseUrl);
   // Every commit wakes subscribers through the hub (fanned out through Redis when REDIS_URL is
   // set); the deadline scheduler times out overdue runs, once, whichever instance sees them.
@@ -49,6 +46,7 @@ export async function startServer(
     config,
     engine,
     log,
+    auth: auth.authenticator,
     extendContext: () => ({ events: hub }),
     subscriptionStats: () => hub.stats(),
   });
@@ -69,6 +67,7 @@ export async function startServer(
       await hub.close(); // ends open streams first, so SSE responses finish within the grace period
       await app.stop(1000); // only streams remain, and the hub has just ended them
       await closeEngine();
+      await auth.authenticator.close();
     })();
     return closing;
   };
@@ -85,10 +84,6 @@ export async function startServer(
       `tokens ${config.limits.maxTokens}, aliases ${config.limits.maxAliases}, ` +
       `batch ${config.limits.maxBatch}, body ${config.maxBodyBytes} bytes`,
   );
-  if (isLoopbackHost(config.host)) {
-    log('weft: no API keys configured: running open, bound to loopback only');
-  } else {
-    log(`weft: WARNING: serving without API keys on ${config.host} (WEFT_ALLOW_OPEN=true)`);
-  }
+  log(auth.banner);
   return Object.assign(app, { close });
 }

@@ -122,12 +122,12 @@ describe('weft CLI', { timeout: 400_000 }, () => {
     expect(port.err).toContain('PORT must be an integer from 0 to 65535 (got "eighty")');
   });
 
-  it('exits 2 on an unknown command or option, 1 on keys (not built yet)', async () => {
+  it('exits 2 on an unknown command, option or keys action', async () => {
     expect((await weftIn(['frobnicate'])).code).toBe(2);
     const option = await weftIn(['verify', 't1', '--frob']);
     expect(option.code).toBe(2);
     expect(option.err).toContain('unknown option --frob');
-    expect((await weftIn(['keys', 'list'])).code).toBe(1);
+    expect((await weftIn(['keys', 'frob'])).code).toBe(2);
   });
 
   it('export → import round-trips a thread byte for byte; import refuses a taken id', async () => {

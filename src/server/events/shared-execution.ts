@@ -15,9 +15,9 @@
  * committed state of that event and nothing cached by one subscriber reaches another.
  *
  * Authorisation: the caller identity in the key comes from `identify(context)`. The default
- * takes `principal`, `tenantId` and `scopes` from the context (whichever are present); an auth
- * plugin that puts what identifies the caller there gets per-caller sharing for free, or passes
- * its own `identify`. `identify` returning undefined turns sharing off for that subscriber (it
+ * takes `principal`, `tenantId` and `scopes` from the context (whichever are present) and the
+ * auth plugin's `auth` (tenant, scopes, key id), so executions are shared per API key only; an
+ * auth plugin may pass its own `identify`. `identify` returning undefined turns sharing off for that subscriber (it
  * is then executed exactly as graphql-yoga would).
  */
 
@@ -48,6 +48,17 @@ export function defaultIdentify(context: Record<string, unknown>): string | unde
   const identity: Record<string, unknown> = {};
   for (const field of IDENTITY_FIELDS) {
     if (context[field] !== undefined) identity[field] = context[field];
+  }
+  // The auth plugin's caller (src/server/auth): tenant, scopes and key, so nothing is shared
+  // between keys.
+  const auth = (context as Partial<GraphQLContext>).auth;
+  if (auth !== undefined) {
+    identity.auth = {
+      authenticated: auth.authenticated,
+      tenant: auth.tenant,
+      scopes: [...auth.scopes].sort(),
+      keyId: auth.keyId,
+    };
   }
   try {
     return canonicalJson(identity);

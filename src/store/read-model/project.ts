@@ -20,7 +20,10 @@ import type {
   ThreadRow,
 } from './rows.js';
 
-/** Every run belongs to this tenant until tenancy arrives (the column's default). */
+/**
+ * The tenant of threads created without one (and of every row from before tenancy). A run row's
+ * `tenantId` is a placeholder: the store writes the tenant of the run's thread.
+ */
 export const DEFAULT_TENANT = 'default';
 
 /**

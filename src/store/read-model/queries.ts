@@ -19,6 +19,8 @@ export interface NodeKey {
 }
 
 export interface ThreadListQuery {
+  /** Only threads of this tenant (undefined: every tenant, for system callers). */
+  tenantId: string | undefined;
   /** Rows to return (the caller asks for one more to learn whether a next page exists). */
   take: number;
   /** Keyset cursor: the (createdAt, id) of the last row of the previous page. */
@@ -37,6 +39,8 @@ export interface NodePageQuery {
 }
 
 export interface RunListQuery {
+  /** Only runs of this tenant (undefined: every tenant, for system callers). */
+  tenantId: string | undefined;
   take: number;
   after?: { createdAt: Date; threadId: string; id: string } | undefined;
   threadId?: string | undefined;
@@ -47,6 +51,7 @@ export interface RunListQuery {
 export interface RunPlace {
   threadId: string;
   forkedFromId: string | null;
+  tenantId: string;
 }
 
 export interface ReadQueries {
@@ -119,6 +124,7 @@ export function createReadQueries(weft: WeftPrisma, owned = false): ReadQueries 
       prisma.thread.findMany({
         where: {
           AND: [
+            q.tenantId === undefined ? {} : { tenantId: q.tenantId },
             q.forkedFromId === undefined ? {} : { forkedFromId: q.forkedFromId },
             q.createdAfter === undefined ? {} : { createdAt: { gt: q.createdAfter } },
             q.createdBefore === undefined ? {} : { createdAt: { lt: q.createdBefore } },
@@ -235,15 +241,20 @@ export function createReadQueries(weft: WeftPrisma, owned = false): ReadQueries 
     async runPlaces(runId) {
       const rows = await prisma.run.findMany({
         where: { id: runId },
-        select: { threadId: true, thread: { select: { forkedFromId: true } } },
+        select: { threadId: true, thread: { select: { forkedFromId: true, tenantId: true } } },
       });
-      return rows.map((r) => ({ threadId: r.threadId, forkedFromId: r.thread.forkedFromId }));
+      return rows.map((r) => ({
+        threadId: r.threadId,
+        forkedFromId: r.thread.forkedFromId,
+        tenantId: r.thread.tenantId,
+      }));
     },
 
     listRuns: (q) =>
       prisma.run.findMany({
         where: {
           AND: [
+            q.tenantId === undefined ? {} : { tenantId: q.tenantId },
             q.threadId === undefined ? {} : { threadId: q.threadId },
             q.statuses === undefined ? {} : { status: { in: [...q.statuses] } },
             q.after === undefined

@@ -16,6 +16,8 @@ export interface LogEntryRow {
 
 export interface ThreadRow {
   id: string;
+  /** The tenant owning the thread; written when the row is created (default `default`), never changed. */
+  tenantId?: string;
   createdAt: Date;
   updatedAt: Date;
   metadata: string;

@@ -4,6 +4,7 @@
  * SQLite and Postgres share `INSERT … ON CONFLICT (…) DO UPDATE SET … = excluded.…`.
  */
 import { Prisma } from '../../generated/prisma-sqlite/client.js';
+import { DEFAULT_TENANT } from './project.js';
 import type {
   LogEntryRow,
   NodeParentRow,
@@ -46,12 +47,12 @@ async function insertRows<T>(
 }
 
 const THREAD_COLUMNS =
-  '"id", "created_at", "updated_at", "metadata", "node_types", "allow_dynamic_node_types", "log_length", "state_hash", "frontier", "forked_from_id", "forked_up_to_index"';
+  '"id", "tenant_id", "created_at", "updated_at", "metadata", "node_types", "allow_dynamic_node_types", "log_length", "state_hash", "frontier", "forked_from_id", "forked_up_to_index"';
 
 export const insertThread = (db: RawExecutor, t: ThreadRow) => insertThreads(db, [t]);
 
 export const insertThreads = (db: RawExecutor, rows: readonly ThreadRow[]) =>
-  insertRows(db, `INSERT INTO "thread" (${THREAD_COLUMNS})`, 11, rows, threadValues);
+  insertRows(db, `INSERT INTO "thread" (${THREAD_COLUMNS})`, 12, rows, threadValues);
 
 export const updateThread = (db: RawExecutor, t: ThreadRow) =>
   db.$executeRaw(sql`UPDATE "thread" SET "updated_at" = ${t.updatedAt}, "metadata" = ${t.metadata},
@@ -62,6 +63,7 @@ export const updateThread = (db: RawExecutor, t: ThreadRow) =>
 
 const threadValues = (t: ThreadRow) => [
   t.id,
+  t.tenantId ?? DEFAULT_TENANT,
   t.createdAt,
   t.updatedAt,
   t.metadata,
@@ -181,7 +183,8 @@ export const upsertRuns = (db: RawExecutor, rows: readonly RunRow[]) =>
     (r) => [
       r.threadId,
       r.id,
-      r.tenantId,
+      // A run belongs to the tenant of its thread (created earlier in the same transaction).
+      sql`(SELECT "tenant_id" FROM "thread" WHERE "id" = ${r.threadId})`,
       r.status,
       r.goal,
       r.createdAt,

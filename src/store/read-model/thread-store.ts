@@ -45,6 +45,8 @@ export interface IdempotencyRecord {
 export interface RunLocation {
   threadId: string;
   forkedFromId: string | null;
+  /** The tenant of the holding thread. */
+  tenantId: string;
 }
 
 /**
@@ -71,6 +73,8 @@ export interface ThreadStore {
   getLogLength(threadId: string): Promise<number | undefined>;
   /** Every thread holding a run with this id (the starting thread and its forks). */
   findRunThreads(runId: string): Promise<RunLocation[]>;
+  /** The tenant owning the thread; undefined for an unknown thread. */
+  getThreadTenant(threadId: string): Promise<string | undefined>;
   findIdempotencyRecord(scope: string, key: string): Promise<IdempotencyRecord | undefined>;
   /** Writes entries and read models (and the idempotency record) in one transaction. */
   commit(
@@ -520,9 +524,21 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
     async findRunThreads(runId) {
       const rows = await prisma.run.findMany({
         where: { id: runId },
-        select: { threadId: true, thread: { select: { forkedFromId: true } } },
+        select: { threadId: true, thread: { select: { forkedFromId: true, tenantId: true } } },
       });
-      return rows.map((r) => ({ threadId: r.threadId, forkedFromId: r.thread.forkedFromId }));
+      return rows.map((r) => ({
+        threadId: r.threadId,
+        forkedFromId: r.thread.forkedFromId,
+        tenantId: r.thread.tenantId,
+      }));
+    },
+
+    async getThreadTenant(threadId) {
+      const row = await prisma.thread.findUnique({
+        where: { id: threadId },
+        select: { tenantId: true },
+      });
+      return row?.tenantId;
     },
 
     async findIdempotencyRecord(scope, key) {

@@ -1,0 +1,130 @@
+/**
+ * Who is calling: an `Authorization: Bearer <key>` (HTTP and SSE) or the graphql-ws
+ * `connectionParams.authorization` becomes the caller's tenant and scopes (DESIGN §7–8).
+ *
+ * - `keys`: every operation needs a valid, unrevoked key.
+ * - `open` (no keys configured, loopback HOST): callers without a key act as the `default`
+ *   tenant with every scope. A key, when sent, is still checked. Open mode ends by itself as soon
+ *   as a key exists (checked at most once a second), without a restart.
+ *
+ * Keys are looked up on every request (a primary-key read), and again before each subscription
+ * event (concurrent checks of one key share one read), so a revoked key stops at once.
+ */
+import { type AuthInfo, OPEN_AUTH, unauthenticated } from '../../graphql/context.js';
+import { createPrisma, type WeftPrisma } from '../../store/prisma/index.js';
+import { type ApiKeyStore, apiKeys } from './keys.js';
+
+export type AuthMode = 'open' | 'keys';
+
+export interface Authenticator {
+  readonly mode: AuthMode;
+  /** The caller of a request carrying `authorization` (the header value, or undefined). */
+  authenticate(authorization: string | undefined): Promise<AuthInfo>;
+  /** Whether `auth` may still receive events (its key not revoked since). */
+  stillValid(auth: AuthInfo): Promise<boolean>;
+  /** How often (ms) idle subscriptions are checked too, so a revoked key's ones end without an event. */
+  readonly revalidateMs: number;
+  close(): Promise<void>;
+}
+
+/** No keys, no database: every caller is the default tenant with every scope (buildApp's default). */
+export function openAuthenticator(): Authenticator {
+  return {
+    mode: 'open',
+    authenticate: async () => OPEN_AUTH,
+    stillValid: async () => true,
+    revalidateMs: 0,
+    close: async () => undefined,
+  };
+}
+
+export interface KeyAuthenticatorOptions {
+  /** The database holding the keys, or an open key store. */
+  databaseUrl?: string;
+  keys?: ApiKeyStore;
+  mode: AuthMode;
+  /** How long open mode trusts "no keys exist" (ms). Default 1,000. */
+  openCheckMs?: number;
+  /** How often idle subscriptions are re-checked (ms; 0: only at their events). Default 5,000. */
+  revalidateMs?: number;
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+export function createAuthenticator(options: KeyAuthenticatorOptions): Authenticator {
+  const weft: WeftPrisma | undefined =
+    options.keys === undefined
+      ? createPrisma(
+          options.databaseUrl ?? missing('createAuthenticator needs databaseUrl or keys'),
+        )
+      : undefined;
+  const keys = options.keys ?? apiKeys(weft!);
+  const inFlight = new Map<string, Promise<boolean>>();
+  const openCheckMs = options.openCheckMs ?? 1000;
+  let stillOpen: { until: number; value: Promise<boolean> } | undefined;
+  let mode: AuthMode = options.mode;
+
+  /** Open mode lasts while no key exists. */
+  const isOpen = async (): Promise<boolean> => {
+    if (mode !== 'open') return false;
+    const now = Date.now();
+    if (stillOpen === undefined || stillOpen.until < now) {
+      stillOpen = { until: now + openCheckMs, value: keys.countActive().then((n) => n === 0) };
+    }
+    const open = await stillOpen.value;
+    if (!open) mode = 'keys';
+    return open;
+  };
+
+  const active = (keyId: string): Promise<boolean> => {
+    let check = inFlight.get(keyId);
+    if (check === undefined) {
+      check = keys.isActive(keyId).finally(() => inFlight.delete(keyId));
+      inFlight.set(keyId, check);
+    }
+    return check;
+  };
+
+  return {
+    revalidateMs: options.revalidateMs ?? 5000,
+    get mode() {
+      return mode;
+    },
+    async authenticate(authorization) {
+      if (authorization === undefined || authorization.trim() === '') {
+        if (await isOpen()) return OPEN_AUTH;
+        return unauthenticated(
+          'send an API key as Authorization: Bearer <key> (over graphql-ws: connectionParams.authorization); create one with `weft keys create --tenant <name> --scopes read,write`',
+        );
+      }
+      const bearer = BEARER.exec(authorization);
+      if (bearer === null) {
+        return unauthenticated('the Authorization header must be "Bearer <API key>"');
+      }
+      const checked = await keys.check(bearer[1]!);
+      if (!checked.ok) {
+        return unauthenticated(
+          checked.reason === 'revoked' ? 'this API key was revoked' : 'this is not a valid API key',
+        );
+      }
+      return {
+        authenticated: true,
+        tenant: checked.key.tenant,
+        scopes: new Set(checked.key.scopes),
+        keyId: checked.key.id,
+      };
+    },
+    async stillValid(auth) {
+      if (!auth.authenticated) return false;
+      // An open-mode caller lasts as long as open mode does.
+      return auth.keyId === null ? isOpen() : active(auth.keyId);
+    },
+    async close() {
+      await weft?.prisma.$disconnect();
+    },
+  };
+}
+
+function missing(message: string): never {
+  throw new Error(message);
+}

@@ -1,0 +1,163 @@
+/**
+ * The yoga/envelop plugin that authenticates every operation — HTTP, SSE and graphql-ws alike —
+ * and scopes its context to the caller's tenant (engine, reads, loaders, event hub). Scopes are
+ * then checked field by field by Pothos scope-auth (src/graphql/builder.ts). An open
+ * subscription is checked again before each event: once its key is revoked it gets one
+ * UNAUTHENTICATED error and ends.
+ */
+import { type ExecutionResult, GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { type AuthInfo, contextFor, type GraphQLContext } from '../../graphql/context.js';
+import type { EventHub } from '../events/types.js';
+import type { Authenticator } from './authenticator.js';
+import { scopeHub } from './hub.js';
+
+type InitialContext = Partial<GraphQLContext> & {
+  request?: { headers?: { get?(name: string): string | null } };
+  req?: { headers?: Record<string, string | string[] | undefined> };
+  connectionParams?: Readonly<Record<string, unknown>>;
+  events?: EventHub;
+};
+
+/** The Authorization of an operation: HTTP header, graphql-ws connectionParams, or the upgrade request. */
+export function authorizationOf(context: InitialContext): string | undefined {
+  const fromHeader = context.request?.headers?.get?.('authorization');
+  if (typeof fromHeader === 'string') return fromHeader;
+  const params = context.connectionParams;
+  if (params !== undefined) {
+    for (const name of ['authorization', 'Authorization']) {
+      const value = params[name];
+      if (typeof value === 'string') return value;
+    }
+  }
+  const upgrade = context.req?.headers?.authorization;
+  return typeof upgrade === 'string' ? upgrade : undefined;
+}
+
+export function useAuth(authenticator: Authenticator): Plugin {
+  const watch = watcher(authenticator);
+  return {
+    async onContextBuilding({ context, extendContext }) {
+      const initial = context as InitialContext;
+      const auth = await authenticator.authenticate(authorizationOf(initial));
+      const scoped = contextFor(context as unknown as GraphQLContext, auth);
+      const events = initial.events;
+      extendContext({
+        ...scoped,
+        ...(events === undefined
+          ? {}
+          : { events: scopeHub(events, scoped.engine.store, auth.tenant) }),
+      } as never);
+    },
+    onSubscribe() {
+      return {
+        onSubscribeResult({ args, result, setResult }) {
+          const auth = (args.contextValue as unknown as Partial<GraphQLContext>).auth;
+          if (auth === undefined || !isAsyncIterable(result)) return;
+          setResult(guarded(result, () => authenticator.stillValid(auth), auth, watch));
+        },
+      };
+    },
+  };
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<ExecutionResult> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function'
+  );
+}
+
+/** Open subscriptions re-checked every `revalidateMs` (one check per subscription, while any is open). */
+type Watch = (check: () => Promise<boolean>, revoke: () => void) => () => void;
+
+function watcher(authenticator: Authenticator): Watch {
+  const watched = new Map<() => Promise<boolean>, () => void>();
+  let timer: NodeJS.Timeout | undefined;
+  const sweep = async () => {
+    for (const [check, revoke] of [...watched]) {
+      if (!(await check().catch(() => true))) revoke();
+    }
+  };
+  return (check, revoke) => {
+    if (authenticator.revalidateMs <= 0) return () => undefined;
+    watched.set(check, revoke);
+    timer ??= setInterval(() => void sweep(), authenticator.revalidateMs).unref();
+    return () => {
+      watched.delete(check);
+      if (watched.size === 0 && timer !== undefined) {
+        clearInterval(timer);
+        timer = undefined;
+      }
+    };
+  };
+}
+
+/**
+ * The events of `source` while `valid()` holds; then one UNAUTHENTICATED error, and the end. An
+ * idle subscription is checked by `watch` too, and ends the same way when its key is revoked.
+ */
+function guarded(
+  source: AsyncIterable<ExecutionResult>,
+  valid: () => Promise<boolean>,
+  auth: AuthInfo,
+  watch: Watch,
+): AsyncIterableIterator<ExecutionResult> {
+  const it = source[Symbol.asyncIterator]();
+  let finished = false;
+  let failed = false;
+  let reported = false;
+  const end = async (): Promise<IteratorResult<ExecutionResult>> => {
+    finished = true;
+    unwatch();
+    await it.return?.();
+    return { done: true, value: undefined };
+  };
+  // Revoked while idle: ending the source wakes a pending next(), which then reports it.
+  const unwatch = watch(valid, () => {
+    failed = true;
+    void end();
+  });
+  const report = async (): Promise<IteratorResult<ExecutionResult>> => {
+    reported = true;
+    await end();
+    const why = auth.keyId === null ? 'API keys exist now' : `API key ${auth.keyId} was revoked`;
+    return {
+      done: false,
+      value: {
+        errors: [
+          new GraphQLError(`authentication required: ${why}; the subscription ended`, {
+            extensions: { code: 'UNAUTHENTICATED' },
+          }),
+        ],
+      },
+    };
+  };
+  return {
+    async next() {
+      if (reported || (finished && !failed)) return { done: true, value: undefined };
+      if (failed) return report();
+      const step = await it.next();
+      if (failed) return report();
+      if (step.done === true) {
+        finished = true;
+        unwatch();
+        return step;
+      }
+      if (!(await valid().catch(() => false))) return report();
+      return step;
+    },
+    return: end,
+    async throw(error?: unknown) {
+      finished = true;
+      unwatch();
+      if (it.throw !== undefined) return it.throw(error);
+      await it.return?.();
+      throw error;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}

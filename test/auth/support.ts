@@ -1,0 +1,191 @@
+/**
+ * An app that requires API keys, on a fresh SQLite file: the engine publishes to an event hub
+ * (subscriptions over SSE in process, and graphql-ws once `listen()` opened a port), keys are
+ * created in the same database, and requests carry `Authorization: Bearer <key>`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+import { createEngine, type Engine } from '../../src/engine/index.js';
+import { type App, buildApp } from '../../src/server/app.js';
+import {
+  type ApiKeyStore,
+  type Authenticator,
+  type AuthMode,
+  apiKeys,
+  createAuthenticator,
+} from '../../src/server/auth/index.js';
+import { loadConfig } from '../../src/server/config.js';
+import { createEventHub, type EventHub } from '../../src/server/events/index.js';
+import { migrate } from '../../src/store/migrate/index.js';
+import { createPrisma, type WeftPrisma } from '../../src/store/prisma/index.js';
+import { openThreadStore } from '../../src/store/read-model/index.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read response data loosely
+export type Json = any;
+
+export interface Response {
+  status: number;
+  data?: Json;
+  errors?: Array<{ message: string; extensions?: Json }>;
+}
+
+export interface AuthApp {
+  app: App;
+  engine: Engine;
+  hub: EventHub;
+  keys: ApiKeyStore;
+  authenticator: Authenticator;
+  databaseUrl: string;
+  /** A key for `tenant` with `scopes` (created in the database). */
+  key(tenant: string, scopes: string[]): Promise<{ id: string; key: string }>;
+  gql(
+    key: string | undefined,
+    query: string,
+    variables?: Record<string, unknown>,
+  ): Promise<Response>;
+  /** A subscription over SSE in process: resolves once the server answered the request. */
+  sse(
+    key: string | undefined,
+    query: string,
+    variables?: Record<string, unknown>,
+  ): Promise<AsyncIterableIterator<Response>>;
+  /** Listens on a free loopback port; resolves with the GraphQL URL. */
+  listen(): Promise<string>;
+  close(): Promise<void>;
+}
+
+let root: string | undefined;
+let n = 0;
+
+afterAll(() => {
+  if (root !== undefined) rmSync(root, { recursive: true, force: true });
+});
+
+export async function freshDatabase(): Promise<string> {
+  root ??= mkdtempSync(join(tmpdir(), 'weft-auth-'));
+  const url = `file:${join(root, `db-${++n}.db`)}`;
+  await migrate(url);
+  return url;
+}
+
+export async function createAuthApp(options: { mode?: AuthMode } = {}): Promise<AuthApp> {
+  const databaseUrl = await freshDatabase();
+  const store = openThreadStore(databaseUrl);
+  const hub = createEventHub({ store });
+  await hub.ready;
+  const engine = createEngine({ store, publisher: hub });
+  const db: WeftPrisma = createPrisma(databaseUrl);
+  const keys = apiKeys(db);
+  const authenticator = createAuthenticator({
+    keys,
+    mode: options.mode ?? 'keys',
+    openCheckMs: 0,
+    revalidateMs: 50,
+  });
+  const config = loadConfig({ DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1' });
+  const app = buildApp({
+    config,
+    engine,
+    auth: authenticator,
+    extendContext: () => ({ events: hub }),
+  });
+  const headers = (key: string | undefined): Record<string, string> =>
+    key === undefined ? {} : { authorization: `Bearer ${key}` };
+  return {
+    app,
+    engine,
+    hub,
+    keys,
+    authenticator,
+    databaseUrl,
+    async key(tenant, scopes) {
+      const created = await keys.create({ tenant, scopes: scopes as never });
+      return { id: created.id, key: created.key };
+    },
+    async gql(key, query, variables) {
+      const response = await app.yoga.fetch('http://weft.test/graphql', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          ...headers(key),
+        },
+        body: JSON.stringify({ query, variables }),
+      });
+      return { status: response.status, ...(await response.json()) };
+    },
+    async sse(key, query, variables = {}) {
+      const controller = new AbortController();
+      const response = await app.yoga.fetch('http://weft.test/graphql', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+          ...headers(key),
+        },
+        body: JSON.stringify({ query, variables }),
+        signal: controller.signal,
+      });
+      return sseEvents(response, controller);
+    },
+    listen: () => app.start(),
+    async close() {
+      await app.stop();
+      await hub.close();
+      await engine.close();
+      await db.prisma.$disconnect();
+    },
+  };
+}
+
+/** The `next` payloads of an SSE response; `return()` aborts it. */
+function sseEvents(response: Response | globalThis.Response, controller: AbortController) {
+  const body = (response as globalThis.Response).body;
+  async function* run(): AsyncGenerator<Response> {
+    if (body === null) return;
+    const decoder = new TextDecoder();
+    let buffered = '';
+    try {
+      for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+        buffered += decoder.decode(chunk, { stream: true });
+        for (let end = buffered.indexOf('\n\n'); end >= 0; end = buffered.indexOf('\n\n')) {
+          const block = buffered.slice(0, end);
+          buffered = buffered.slice(end + 2);
+          const lines = block.split('\n');
+          const event = lines
+            .find((l) => l.startsWith('event:'))
+            ?.slice(6)
+            .trim();
+          const data = lines
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5).trimStart())
+            .join('\n');
+          if (event === 'complete') return;
+          if (data !== '') yield { status: 200, ...JSON.parse(data) };
+        }
+      }
+    } catch (error) {
+      if (!controller.signal.aborted) throw error;
+    }
+  }
+  const generator = run();
+  return {
+    next: () => generator.next(),
+    async return() {
+      controller.abort();
+      return generator.return(undefined);
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  } as AsyncIterableIterator<Response>;
+}
+
+/** The first payload of a stream (fails when it ends first). */
+export async function first(stream: AsyncIterableIterator<Response>): Promise<Response> {
+  const step = await stream.next();
+  if (step.done === true) throw new Error('the subscription ended without a payload');
+  return step.value;
+}
