@@ -3,7 +3,7 @@ import type { LogEntry } from '../../core/log/index.js';
 import { Prisma } from '../../generated/prisma-sqlite/client.js';
 import { parseDatabaseUrl } from '../migrate/database-url.js';
 import { isUniqueViolation } from '../prisma/errors.js';
-import { createPrisma, createSqlitePrisma, type WeftPrisma } from '../prisma/index.js';
+import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
 import { type DueRun, type DueRunQuery, findDueRuns } from './deadlines.js';
 import { createGroupWriter, type Settled, type WriterStats } from './group-commit.js';
@@ -27,6 +27,7 @@ import {
   upsertRuns,
   upsertSnapshots,
 } from './sql.js';
+import { openSqliteWriteConnection } from './sqlite-writer.js';
 
 const { sql } = Prisma;
 
@@ -104,7 +105,12 @@ export type ReadModelDump = Record<
 >;
 
 export interface ThreadStoreOptions {
-  /** Interactive transaction limits. Default: wait up to 10 s, run up to 60 s. */
+  /**
+   * Interactive transaction limits of a Prisma-driven writer (Postgres, or `createThreadStore`
+   * on SQLite). Default: wait up to 10 s, run up to 60 s. `openThreadStore` writes SQLite
+   * through its own better-sqlite3 connection (sqlite-writer.ts), whose transactions run
+   * synchronously and wait for another process's lock up to the busy timeout.
+   */
   transaction?: { maxWait?: number; timeout?: number };
   /**
    * Group commit: concurrent commits share one transaction (one fsync), each in its own
@@ -180,10 +186,11 @@ export function openThreadStore(
 export function createThreadStore(weft: WeftPrisma, options: ThreadStoreOptions = {}): ThreadStore {
   const prisma = weft.prisma as unknown as SqlitePrismaClient;
   const grouped = options.groupCommit ?? weft.provider === 'sqlite';
+  const txOptions = { maxWait: 10_000, timeout: 60_000, ...options.transaction };
   return buildThreadStore(
     weft,
     createWriter(
-      prisma,
+      (work) => prisma.$transaction((tx) => work(tx as unknown as RawExecutor), txOptions),
       { ...options, groupCommit: grouped },
       weft.provider === 'sqlite' || grouped !== false,
     ),
@@ -196,9 +203,9 @@ const sqliteWriters = new Map<string, { writer: Writer; users: number }>();
 function acquireSqliteWriter(path: string, options: ThreadStoreOptions): Writer {
   let shared = sqliteWriters.get(path);
   if (shared === undefined) {
-    const client = createSqlitePrisma(path);
+    const connection = openSqliteWriteConnection(path);
     const writer = createWriter(
-      client,
+      (work) => connection.transaction(work),
       { ...options, groupCommit: options.groupCommit ?? true },
       true,
     );
@@ -208,7 +215,7 @@ function acquireSqliteWriter(path: string, options: ThreadStoreOptions): Writer 
         ...writer,
         release: async () => {
           await writer.release();
-          await client.$disconnect();
+          connection.close();
         },
       },
     };
@@ -230,17 +237,19 @@ function acquireSqliteWriter(path: string, options: ThreadStoreOptions): Writer 
   };
 }
 
+/** Runs `work` in one database transaction: committed when it resolves, rolled back when it throws. */
+type Transactor = <T>(work: (tx: RawExecutor) => Promise<T>) => Promise<T>;
+
 /**
- * The writer on `prisma`. Serialised (`queued`): commits go through a group writer, batched up to
- * maxBatch per transaction. Otherwise (Postgres without group commit): each commit runs its own
- * transaction at once, concurrently with others.
+ * The writer on `inTransaction`. Serialised (`queued`): commits go through a group writer,
+ * batched up to maxBatch per transaction. Otherwise (Postgres without group commit): each commit
+ * runs its own transaction at once, concurrently with others.
  */
 function createWriter(
-  prisma: SqlitePrismaClient,
+  inTransaction: Transactor,
   options: ThreadStoreOptions,
   queued: boolean,
 ): Writer {
-  const txOptions = { maxWait: 10_000, timeout: 60_000, ...options.transaction };
   const maxBatch = maxBatchOf(options.groupCommit);
   let transactions = 0;
   let merged = 0;
@@ -256,10 +265,7 @@ function createWriter(
     if (items.length === 1) {
       const item = items[0]!;
       try {
-        await prisma.$transaction(
-          (tx) => write(tx as unknown as RawExecutor, item.changes, item.record),
-          txOptions,
-        );
+        await inTransaction((tx) => write(tx, item.changes, item.record));
         return [{ ok: true, value: 'written' }];
       } catch (error) {
         if (error instanceof Rejected) return [{ ok: true, value: error.reason }];
@@ -268,8 +274,7 @@ function createWriter(
     }
     const outcomes: Settled<WriteOutcome>[] = [];
     const distinct = new Set(items.map((i) => i.changes.threadId)).size === items.length;
-    await prisma.$transaction(async (client) => {
-      const tx = client as unknown as RawExecutor;
+    await inTransaction(async (tx) => {
       if (distinct) {
         // Fast path: every item's rows in one multi-row statement per table. Any failure (a
         // conflict, a constraint) rolls the group back to here and the items go one by one.
@@ -299,7 +304,7 @@ function createWriter(
         }
         await tx.$executeRaw(sql`RELEASE SAVEPOINT weft_item`);
       }
-    }, txOptions);
+    });
     return outcomes;
   };
 
