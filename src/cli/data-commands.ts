@@ -10,7 +10,7 @@ import { createEngine, type Engine, projectLog } from '../engine/index.js';
 import { importThreadLog } from '../engine/transfer.js';
 import { isMigrationError, migrate } from '../store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
-import { createReadQueries, readEntryTexts } from '../store/read-model/queries.js';
+import { createReadQueries } from '../store/read-model/queries.js';
 import { intOption, parseArgs, UsageError } from './args.js';
 import { configOrExit } from './server-commands.js';
 
@@ -35,7 +35,10 @@ async function open(command: string): Promise<Opened | number> {
     }
     throw error;
   }
-  const engine = createEngine({ databaseUrl: config.databaseUrl });
+  const engine = createEngine({
+    databaseUrl: config.databaseUrl,
+    storeOptions: { encryptionKey: config.encryptionKey },
+  });
   const prisma = createPrisma(config.databaseUrl);
   return {
     engine,
@@ -77,7 +80,7 @@ export function runExport(argv: string[]): Promise<number> {
   }
   const at = intOption(args, 'at');
   const out = args.options.get('out');
-  return withDatabase('export', async ({ engine, prisma }) => {
+  return withDatabase('export', async ({ engine }) => {
     const length = await engine.store.getLogLength(threadId);
     if (length === undefined) {
       console.error(`weft export: thread ${threadId} does not exist`);
@@ -87,7 +90,7 @@ export function runExport(argv: string[]): Promise<number> {
       console.error(`weft export: --at must be from 1 to ${length} (the thread's log length)`);
       return 2;
     }
-    const texts = await readEntryTexts(prisma, threadId, 0, at ?? length);
+    const texts = await engine.store.readEntryTexts(threadId, 0, at ?? length);
     const header = JSON.stringify({
       format: EXPORT_FORMAT,
       version: 1,
@@ -182,7 +185,7 @@ export async function runImport(argv: string[]): Promise<number> {
 /** The thread ids named on the command line, or every thread with `--all` / none named. */
 async function threadIds(db: Opened, positionals: string[]): Promise<string[]> {
   if (positionals.length > 0) return positionals;
-  const queries = createReadQueries(db.prisma);
+  const queries = createReadQueries(db.prisma, false, db.engine.store.codec);
   const ids: string[] = [];
   let after: { createdAt: Date; id: string } | undefined;
   for (;;) {
@@ -233,7 +236,7 @@ export function runReplay(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { flags: ['all'] });
   return withDatabase('replay', async (db) => {
     let failed = 0;
-    const queries = createReadQueries(db.prisma);
+    const queries = createReadQueries(db.prisma, false, db.engine.store.codec);
     const ids = await threadIds(db, args.positionals);
     for (const id of ids) {
       const entries = await db.engine.store.readEntries(id);

@@ -34,6 +34,7 @@ export async function startServer(
     close: closeEngine,
   } = await openEngineWithEvents(config.databaseUrl, {
     redisUrl: config.redisUrl,
+    engine: { storeOptions: { encryptionKey: config.encryptionKey } },
   });
   const app = buildApp({ config, engine, log, extendContext: () => ({ events: hub }) });
   const deadlines = startDeadlineScheduler(engine, {

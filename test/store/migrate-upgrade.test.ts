@@ -4,7 +4,7 @@
  * checked snapshots) with nothing lost — the read models, the log read back byte-identical, a
  * strict verification — and the result matches the Prisma schema.
  */
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -45,7 +45,7 @@ function migrationsUpTo(last: string): string {
   cpSync(PRISMA_DIR, dir, { recursive: true });
   for (const provider of ['sqlite', 'postgres'] as const) {
     const migrations = migrationsDir(provider, dir);
-    for (const name of ['0003_compact_storage_and_snapshots']) {
+    for (const name of readdirSync(migrations)) {
       if (name > last) rmSync(join(migrations, name), { recursive: true, force: true });
     }
   }
@@ -200,7 +200,7 @@ async function upgradeAndCheck(
   expect(before.applied.at(-1)).toBe('0002_runs_keyed_by_thread');
   await writeOldLayout(insert, changes);
   const after = await migrate(url);
-  expect(after.applied).toEqual(['0003_compact_storage_and_snapshots']);
+  expect(after.applied[0]).toBe('0003_compact_storage_and_snapshots');
 
   // The migrated database matches the schema.
   const factory = introspection();

@@ -1,6 +1,7 @@
 import { err, ok, type Result, type WeftError } from '../../core/errors.js';
 import type { LogEntry } from '../../core/log/index.js';
 import { Prisma } from '../../generated/prisma-sqlite/client.js';
+import { checkKeyMarker, createFieldCodec, type FieldCodec } from '../crypto/index.js';
 import { parseDatabaseUrl } from '../migrate/database-url.js';
 import { isUniqueViolation } from '../prisma/errors.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
@@ -87,6 +88,18 @@ export interface ThreadStore {
   writerStats(): StoreWriterStats;
   /** Runs whose approval or execution deadline is at or before `now` (candidates only). */
   findDueRuns(query: DueRunQuery): Promise<DueRun[]>;
+  /**
+   * How payload columns are sealed and opened (encryption at rest; the identity without a key).
+   * Readers of those columns outside the store open them with it.
+   */
+  readonly codec: FieldCodec;
+  /**
+   * Resolves once the database's encryption marker agrees with the store's key (marking an
+   * unmarked database when a key is set); rejects with an EncryptionError (ENCRYPTION_KEY_MISSING
+   * or ENCRYPTION_KEY_MISMATCH) otherwise. Every read and commit waits for it; call it at open
+   * to fail early.
+   */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -121,6 +134,12 @@ export interface ThreadStoreOptions {
    * on one SQLite file share one writer, with the settings of the first one opened.
    */
   groupCommit?: boolean | { maxBatch?: number };
+  /**
+   * Encryption at rest: the 32-byte AES-256-GCM key payload columns are sealed with (see
+   * src/store/crypto). Without it, values are stored in plain text, and a database holding
+   * encrypted data is refused (ENCRYPTION_KEY_MISSING).
+   */
+  encryptionKey?: Uint8Array | undefined;
 }
 
 const DEFAULT_MAX_BATCH = 256;
@@ -132,9 +151,10 @@ const maxBatchOf = (option: ThreadStoreOptions['groupCommit']): number =>
       ? (option.maxBatch ?? DEFAULT_MAX_BATCH)
       : DEFAULT_MAX_BATCH;
 
-/** One commit as the writer sees it. */
+/** One commit as the writer sees it: its rows as stored (packed, sealed). */
 interface WriteItem {
   changes: ReadModelChanges;
+  entries: StoredEntryRow[];
   record: IdempotencyRecord | undefined;
 }
 
@@ -175,7 +195,11 @@ export function openThreadStore(
   const target = parseDatabaseUrl(databaseUrl);
   const weft = createPrisma(databaseUrl);
   if (target.provider !== 'sqlite') return createThreadStore(weft, options);
-  return buildThreadStore(weft, acquireSqliteWriter(target.path, options));
+  return buildThreadStore(
+    weft,
+    acquireSqliteWriter(target.path, options),
+    createFieldCodec(options.encryptionKey),
+  );
 }
 
 /**
@@ -194,6 +218,7 @@ export function createThreadStore(weft: WeftPrisma, options: ThreadStoreOptions 
       { ...options, groupCommit: grouped },
       weft.provider === 'sqlite' || grouped !== false,
     ),
+    createFieldCodec(options.encryptionKey),
   );
 }
 
@@ -265,7 +290,7 @@ function createWriter(
     if (items.length === 1) {
       const item = items[0]!;
       try {
-        await inTransaction((tx) => write(tx, item.changes, item.record));
+        await inTransaction((tx) => write(tx, item));
         return [{ ok: true, value: 'written' }];
       } catch (error) {
         if (error instanceof Rejected) return [{ ok: true, value: error.reason }];
@@ -293,7 +318,7 @@ function createWriter(
       for (const item of items) {
         await tx.$executeRaw(sql`SAVEPOINT weft_item`);
         try {
-          await write(tx, item.changes, item.record);
+          await write(tx, item);
           outcomes.push({ ok: true, value: 'written' });
         } catch (error) {
           // If even this fails, the transaction is unusable: the group is retried item by item.
@@ -359,10 +384,11 @@ function createWriter(
 }
 
 /** Writes one commit's entries and read models (and idempotency record) on `tx`. */
-async function write(tx: RawExecutor, c: ReadModelChanges, record?: IdempotencyRecord) {
+async function write(tx: RawExecutor, item: WriteItem) {
+  const { changes: c, record } = item;
   // The first statement writes, so a SQLite transaction holds the write lock from the start.
   if (c.created) await guarded('conflict', () => insertThread(tx, c.thread));
-  await guarded('conflict', () => insertEntries(tx, storedEntries(c.entries, c.nodes)));
+  await guarded('conflict', () => insertEntries(tx, item.entries));
   if (record !== undefined) {
     await guarded('idempotency', () =>
       tx.$executeRaw(sql`INSERT INTO "idempotency_record" ("scope", "key", "request_hash", "response", "thread_id", "created_at")
@@ -389,10 +415,12 @@ async function write(tx: RawExecutor, c: ReadModelChanges, record?: IdempotencyR
 /**
  * The entries as stored: packed (without the payloads of the nodes each one created, which the
  * node rows of the same transaction hold) where that applies, else as text. See packed-entry.ts.
+ * Packing works on the plain texts; sealing (encryption at rest) comes after.
  */
 function storedEntries(
   entries: readonly LogEntryRow[],
   nodes: readonly NodeRow[],
+  codec: FieldCodec,
 ): StoredEntryRow[] {
   const byEntry = new Map<number, Array<{ sequence: number; payload: string }>>();
   for (const node of nodes) {
@@ -405,8 +433,42 @@ function storedEntries(
   }
   return entries.map((row) => {
     const packed = packEntry(row.entry, byEntry.get(row.index) ?? []);
-    return packed === null ? { ...row, packed: null } : { ...row, entry: '', packed };
+    return packed === null
+      ? { ...row, entry: codec.sealText(row.entry), packed: null }
+      : { ...row, entry: '', packed: codec.sealBytes(packed) };
   });
+}
+
+/**
+ * One commit as stored: entries packed, then every payload column sealed with `codec` (node
+ * payloads, entry bodies, snapshots, run goals and states, the idempotency response). With the
+ * plain codec only the packing happens; the caller's objects are never changed.
+ */
+function storedItem(
+  changes: ReadModelChanges,
+  record: IdempotencyRecord | undefined,
+  codec: FieldCodec,
+): WriteItem {
+  const entries = storedEntries(changes.entries, changes.nodes, codec);
+  if (!codec.encrypted) return { changes, entries, record };
+  const sealed: ReadModelChanges = {
+    ...changes,
+    nodes: changes.nodes.map((n) => ({ ...n, payload: codec.sealText(n.payload) })),
+    runs: changes.runs.map((r) => ({
+      ...r,
+      goal: codec.sealText(r.goal),
+      state: codec.sealText(r.state),
+    })),
+  };
+  if (changes.snapshots !== undefined) {
+    sealed.snapshots = changes.snapshots.map((s) => ({ ...s, state: codec.sealText(s.state) }));
+  }
+  return {
+    changes: sealed,
+    entries,
+    record:
+      record === undefined ? undefined : { ...record, response: codec.sealText(record.response) },
+  };
 }
 
 /**
@@ -419,7 +481,7 @@ async function writeMerged(tx: RawExecutor, items: readonly WriteItem[]): Promis
   if (created.length > 0) await insertThreads(tx, created);
   await insertEntries(
     tx,
-    all.flatMap((c) => storedEntries(c.entries, c.nodes)),
+    items.flatMap((i) => i.entries),
   );
   const records = items.flatMap((i) => (i.record === undefined ? [] : [i.record]));
   if (records.length > 0) await insertIdempotencyRecords(tx, records);
@@ -459,8 +521,31 @@ async function writeMerged(tx: RawExecutor, items: readonly WriteItem[]): Promis
   if (updated.length > 0) await updateThreads(tx, updated);
 }
 
-function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
+const KEY_ID_SETTING = 'encryption_key_id';
+
+/** See ThreadStore.ready: the database's encryption marker checked (and set) against `codec`. */
+async function checkEncryptionMarker(prisma: SqlitePrismaClient, codec: FieldCodec) {
+  const read = async () =>
+    (
+      await prisma.$queryRaw<Array<{ value: string }>>(
+        sql`SELECT "value" FROM "weft_setting" WHERE "key" = ${KEY_ID_SETTING}`,
+      )
+    )[0]?.value ?? null;
+  if (!checkKeyMarker(codec, await read())) return;
+  await prisma.$executeRaw(
+    sql`INSERT INTO "weft_setting" ("key", "value") VALUES (${KEY_ID_SETTING}, ${codec.keyId}) ON CONFLICT ("key") DO NOTHING`,
+  );
+  // Another process may have marked it first, with another key.
+  checkKeyMarker(codec, await read());
+}
+
+function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): ThreadStore {
   const prisma = weft.prisma as unknown as SqlitePrismaClient;
+  let checked: Promise<void> | undefined;
+  const ready = () => {
+    checked ??= checkEncryptionMarker(prisma, codec);
+    return checked;
+  };
 
   const getLogLength = async (threadId: string) => {
     const row = await prisma.thread.findUnique({
@@ -475,14 +560,19 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
     from = 0,
     to = 2_147_483_647,
   ): Promise<string[]> => {
+    await ready();
     const rows = await prisma.$queryRaw<Array<{ entry: string; packed: Uint8Array | null }>>(
       sql`SELECT "entry", "packed" FROM "log_entry" WHERE "thread_id" = ${threadId} AND "log_index" >= ${from} AND "log_index" < ${to} ORDER BY "log_index"`,
     );
-    const texts = await entryTexts(rows, async (min, max) => {
+    const opened = rows.map((r) => ({
+      entry: codec.openText(r.entry),
+      packed: r.packed === null ? null : codec.openBytes(r.packed),
+    }));
+    const texts = await entryTexts(opened, async (min, max) => {
       const nodes = await prisma.$queryRaw<Array<{ sequence: number; payload: string }>>(
         sql`SELECT "sequence", "payload" FROM "node" WHERE "thread_id" = ${threadId} AND "sequence" >= ${min} AND "sequence" <= ${max}`,
       );
-      return new Map(nodes.map((n) => [Number(n.sequence), n.payload]));
+      return new Map(nodes.map((n) => [Number(n.sequence), codec.openText(n.payload)]));
     });
     return texts;
   };
@@ -512,12 +602,13 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
     readEntryTexts,
 
     async findSnapshots(threadId, atMost, limit = 1) {
+      await ready();
       const rows = await prisma.snapshot.findMany({
         where: { threadId, index: { lte: atMost } },
         orderBy: { index: 'desc' },
         take: limit,
       });
-      return rows;
+      return rows.map((row) => ({ ...row, state: codec.openText(row.state) }));
     },
 
     getLogLength,
@@ -531,15 +622,17 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
     },
 
     async findIdempotencyRecord(scope, key) {
+      await ready();
       const row = await prisma.idempotencyRecord.findUnique({
         where: { scope_key: { scope, key } },
       });
-      return row ?? undefined;
+      return row === null ? undefined : { ...row, response: codec.openText(row.response) };
     },
 
     async commit(changes, commitOptions = {}) {
       if (changes.entries.length === 0) return ok(undefined);
-      const outcome = await writer.submit({ changes, record: commitOptions.idempotency });
+      await ready();
+      const outcome = await writer.submit(storedItem(changes, commitOptions.idempotency, codec));
       if (outcome === 'written') return ok(undefined);
       if (outcome === 'conflict') return err(await conflict(changes));
       const key = commitOptions.idempotency?.key ?? '';
@@ -550,7 +643,13 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
       });
     },
 
-    dumpReadModels: (threadIds) => dumpReadModels(prisma, threadIds),
+    dumpReadModels: async (threadIds) => {
+      await ready();
+      return dumpReadModels(prisma, codec, threadIds);
+    },
+
+    codec,
+    ready,
 
     writerStats: () => writer.stats(),
 
@@ -579,6 +678,7 @@ const plain = (row: object): Record<string, unknown> =>
 
 async function dumpReadModels(
   prisma: SqlitePrismaClient,
+  codec: FieldCodec,
   threadIds?: readonly string[],
 ): Promise<ReadModelDump> {
   const where = threadIds === undefined ? {} : { threadId: { in: [...threadIds] } };
@@ -601,10 +701,14 @@ async function dumpReadModels(
   }));
   return {
     thread: thread.map(plain).sort(byKeys('id')),
-    node: node.map(plain).sort(byKeys('threadId', 'id')),
+    node: node
+      .map((n) => plain({ ...n, payload: codec.openText(n.payload) }))
+      .sort(byKeys('threadId', 'id')),
     node_parent: edges.sort(byKeys('threadId', 'childId', 'parentId')),
     resource_head: resourceHead.map(plain).sort(byKeys('threadId', 'resourceKey')),
-    run: run.map(plain).sort(byKeys('threadId', 'id')),
+    run: run
+      .map((r) => plain({ ...r, goal: codec.openText(r.goal), state: codec.openText(r.state) }))
+      .sort(byKeys('threadId', 'id')),
     run_spend: runSpend.map(plain).sort(byKeys('threadId', 'runId', 'dimension', 'key')),
   };
 }
