@@ -64,6 +64,10 @@ export function openSqliteWriteConnection(path: string): SqliteWriteConnection {
   };
 
   const executor: RawExecutor = {
+    runText(text, values) {
+      for (let i = 0; i < values.length; i++) values[i] = bind(values[i]);
+      return prepared(text).run(values).changes;
+    },
     $executeRaw(query) {
       try {
         return Promise.resolve(prepared(query.sql).run(...args(query)).changes);
