@@ -123,7 +123,7 @@ function nodesEntryTexts(
     text += payloads[i]! + part.slice(tail.length);
   }
   const byId = new Map<string, string>();
-  recorded.forEach((node, i) => byId.set(node.id, payloads[i]!));
+  for (let i = 0; i < recorded.length; i++) byId.set(recorded[i]!.id, payloads[i]!);
   return { text, payloads: byId };
 }
 
