@@ -34,10 +34,6 @@ const CONCURRENT_ROUNDS = 5;
 /** WEFT_BENCH_LONG_THREAD: a smaller (d) thread while developing; the target is for 100,000. */
 const LONG_THREAD = Number(process.env.WEFT_BENCH_LONG_THREAD ?? 100_000);
 const STATE_AT_SAMPLES = 21;
-/** WEFT_BENCH_STORE_FIGURES: only these figures, e.g. `d` or `a,e` (default all). */
-const FIGURES = new Set(
-  (process.env.WEFT_BENCH_STORE_FIGURES ?? 'a,b,c,d,e').split(',').map((f) => f.trim()),
-);
 const POSTGRES_URL =
   process.env.WEFT_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -77,22 +73,26 @@ function must<T>(result: { ok: true; value: T } | { ok: false; error: { message:
 const engineOn = (url: string, storeOptions: ThreadStoreOptions = {}): Engine =>
   createEngine({ store: openThreadStore(url, storeOptions) });
 
-/** Appends BATCHES batches of BATCH nodes (after one warm-up batch) and returns nodes/s. */
+/**
+ * Appends BATCHES batches of BATCH nodes (after one warm-up batch) and returns nodes/s and the
+ * time of each measured batch.
+ */
 async function engineBatches(
   engine: Engine,
   label: string,
-): Promise<{ threadId: string; nodesPerSec: number }> {
+): Promise<{ threadId: string; nodesPerSec: number; batchMs: number[] }> {
   const { threadId } = must(await engine.createThread({}));
   must(await engine.appendNodes({ threadId, nodes: nodesOf(payloads(BATCH, 999)) }));
-  let ms = 0;
+  const batchMs: number[] = [];
   for (let b = 0; b < BATCHES; b++) {
     const nodes = nodesOf(payloads(BATCH, b + 1));
     const start = performance.now();
     must(await engine.appendNodes({ threadId, nodes }));
-    ms += performance.now() - start;
+    batchMs.push(performance.now() - start);
   }
+  const ms = batchMs.reduce((a, b) => a + b, 0);
   progress(`${label}: ${BATCHES} × ${fmt(BATCH)} nodes through the engine in ${fmt(ms)} ms`);
-  return { threadId, nodesPerSec: (BATCHES * BATCH * 1000) / ms };
+  return { threadId, nodesPerSec: (BATCHES * BATCH * 1000) / ms, batchMs };
 }
 
 /**
@@ -176,8 +176,11 @@ function insertText(table: string, columns: string[], rows: number, dollar: bool
 
 const CHUNK = 500;
 
-/** (a) baseline: the same rows into a fresh database with raw better-sqlite3, one transaction per batch. */
-function rawSqlite(path: string, threadId: string, batches: BatchRows[]): number {
+/**
+ * (a) baseline: the same rows into a fresh database with raw better-sqlite3, one transaction per
+ * batch (prepared statements reused). Returns the time of each batch after the first.
+ */
+function rawSqlite(path: string, threadId: string, batches: BatchRows[]): number[] {
   const db = new Database(path);
   for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
   const now = new Date().toISOString();
@@ -210,11 +213,14 @@ function rawSqlite(path: string, threadId: string, batches: BatchRows[]): number
     update.run(...b.thread, threadId);
   });
   writeBatch(batches[0]!);
-  const start = performance.now();
-  for (const b of batches.slice(1)) writeBatch(b);
-  const ms = performance.now() - start;
+  const batchMs: number[] = [];
+  for (const b of batches.slice(1)) {
+    const start = performance.now();
+    writeBatch(b);
+    batchMs.push(performance.now() - start);
+  }
   db.close();
-  return ((batches.length - 1) * BATCH * 1000) / ms;
+  return batchMs;
 }
 
 /** (c) baseline: the same rows with raw `pg` multi-row inserts, one transaction per batch. */
@@ -258,40 +264,72 @@ const ratioRow = (measure: string, ratio: number, target: number): Row => ({
   verdict: ratio >= target ? 'ok' : 'MISSED',
 });
 
+/**
+ * Rounds of figure (a), engine and raw interleaved (engine, raw, engine, raw, …) so that a load
+ * change on the machine hits both sides alike; the figure compares the median batch times over
+ * all rounds.
+ */
+const SQLITE_ROUNDS = 5;
+
+const median = (values: number[]) => percentile(values, 50);
+
 async function benchSqliteBatches(root: string, rows: Row[]): Promise<string> {
-  const url = `file:${join(root, 'batches.db')}`;
-  await migrate(url);
-  const engine = engineOn(url);
-  const { threadId, nodesPerSec } = await engineBatches(engine, 'sqlite');
-  await engine.close();
-  const db = new Database(url.slice('file:'.length), { readonly: true });
-  const batches = await storedBatches(
-    async (sql, params) =>
-      db.prepare(sql.replace(/\$\d+/g, '?')).all(...params) as Record<string, unknown>[],
-    threadId,
+  const engineMs: number[] = [];
+  const rawMs: number[] = [];
+  const ratios: number[] = [];
+  let firstUrl = '';
+  let batches: BatchRows[] = [];
+  let firstThread = '';
+  for (let round = 0; round < SQLITE_ROUNDS; round++) {
+    const url = `file:${join(root, `batches-${round}.db`)}`;
+    await migrate(url);
+    const engine = engineOn(url);
+    const measured = await engineBatches(engine, `sqlite round ${round + 1}/${SQLITE_ROUNDS}`);
+    await engine.close();
+    if (round === 0) {
+      // The baseline writes exactly the rows the engine stored in the first round.
+      firstUrl = url;
+      firstThread = measured.threadId;
+      const db = new Database(url.slice('file:'.length), { readonly: true });
+      batches = await storedBatches(
+        async (sql, params) =>
+          db.prepare(sql.replace(/\$\d+/g, '?')).all(...params) as Record<string, unknown>[],
+        measured.threadId,
+      );
+      db.close();
+      const warmUrl = `file:${join(root, 'raw-warm.db')}`;
+      await migrate(warmUrl);
+      rawSqlite(warmUrl.slice('file:'.length), firstThread, batches); // warm-up
+    }
+    const rawUrl = `file:${join(root, `raw-${round}.db`)}`;
+    await migrate(rawUrl);
+    const raw = rawSqlite(rawUrl.slice('file:'.length), firstThread, batches);
+    engineMs.push(...measured.batchMs);
+    rawMs.push(...raw);
+    ratios.push(median(raw) / median(measured.batchMs));
+    progress(
+      `sqlite round ${round + 1}: median batch raw ${fmt(median(raw), 1)} ms, engine ${fmt(median(measured.batchMs), 1)} ms`,
+    );
+  }
+  const raw = (BATCH * 1000) / median(rawMs);
+  const nodesPerSec = (BATCH * 1000) / median(engineMs);
+  progress(
+    `sqlite: raw better-sqlite3 ${fmt(raw)} nodes/s, engine ${fmt(nodesPerSec)} nodes/s (medians of ${SQLITE_ROUNDS} interleaved rounds; per-round ratios ${ratios.map((r) => `${fmt(r * 100, 1)}%`).join(', ')})`,
   );
-  db.close();
-  const rawUrl = `file:${join(root, 'raw.db')}`;
-  await migrate(rawUrl);
-  rawSqlite(rawUrl.slice('file:'.length), threadId, batches); // warm-up into a throwaway thread
-  const rawUrl2 = `file:${join(root, 'raw2.db')}`;
-  await migrate(rawUrl2);
-  const raw = rawSqlite(rawUrl2.slice('file:'.length), threadId, batches);
-  progress(`sqlite: raw better-sqlite3 ${fmt(raw)} nodes/s, engine ${fmt(nodesPerSec)} nodes/s`);
   rows.push({
-    measure: '(a) SQLite raw better-sqlite3, 1,000-node batches',
+    measure: `(a) SQLite raw better-sqlite3, 1,000-node batches (median of ${SQLITE_ROUNDS} × ${BATCHES})`,
     value: `${fmt(raw)} nodes/s`,
     target: 'baseline',
     verdict: '',
   });
   rows.push({
-    measure: '(a) SQLite engine appendNodes, 1,000-node batches',
+    measure: `(a) SQLite engine appendNodes, 1,000-node batches (median of ${SQLITE_ROUNDS} × ${BATCHES})`,
     value: `${fmt(nodesPerSec)} nodes/s`,
     target: '',
     verdict: '',
   });
   rows.push(ratioRow('(a) SQLite engine vs raw', nodesPerSec / raw, 0.25));
-  return url;
+  return firstUrl;
 }
 
 async function concurrentAppends(
@@ -491,19 +529,44 @@ function benchBytes(url: string, rows: Row[]): void {
   });
 }
 
-export async function runStoreBench(): Promise<void> {
+/**
+ * `--figures=a,e` (or WEFT_BENCH_STORE_FIGURES=a,e) runs only the named figures (a and e share
+ * their database). Default: all.
+ */
+function selectedFigures(argv: readonly string[]): Set<string> {
+  const arg =
+    argv.find((a) => a.startsWith('--figures=')) ??
+    (process.env.WEFT_BENCH_STORE_FIGURES === undefined
+      ? undefined
+      : `--figures=${process.env.WEFT_BENCH_STORE_FIGURES}`);
+  const all = ['a', 'b', 'c', 'd', 'e'];
+  if (arg === undefined) return new Set(all);
+  const picked = arg
+    .slice('--figures='.length)
+    .split(',')
+    .filter((f) => f !== '');
+  const unknown = picked.filter((f) => !all.includes(f));
+  if (unknown.length > 0)
+    throw new Error(`--figures takes letters among a–e, got ${unknown.join(', ')}`);
+  return new Set(picked);
+}
+
+export async function runStoreBench(
+  argv: readonly string[] = process.argv.slice(2),
+): Promise<void> {
+  const figures = selectedFigures(argv);
   const root = mkdtempSync(join(tmpdir(), 'weft-bench-store-'));
   const rows: Row[] = [];
   const started = performance.now();
   try {
     progress(`files under ${root} (synchronous=FULL)`);
-    if (FIGURES.has('a') || FIGURES.has('e')) {
+    if (figures.has('a') || figures.has('e')) {
       const batchesUrl = await benchSqliteBatches(root, rows);
-      if (FIGURES.has('e')) benchBytes(batchesUrl, rows);
+      if (figures.has('e')) benchBytes(batchesUrl, rows);
     }
-    if (FIGURES.has('b')) await benchGroupCommit(root, rows);
-    if (FIGURES.has('c')) await benchPostgres(rows);
-    if (FIGURES.has('d')) await benchStateAt(root, rows);
+    if (figures.has('b')) await benchGroupCommit(root, rows);
+    if (figures.has('c')) await benchPostgres(rows);
+    if (figures.has('d')) await benchStateAt(root, rows);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -36,7 +36,10 @@ async function open(command: string): Promise<Opened | number> {
     }
     throw error;
   }
-  const engine = createEngine({ databaseUrl: config.databaseUrl });
+  const engine = createEngine({
+    databaseUrl: config.databaseUrl,
+    storeOptions: { encryptionKey: config.encryptionKey },
+  });
   const prisma = createPrisma(config.databaseUrl);
   return {
     engine,
@@ -187,7 +190,7 @@ export async function runImport(argv: string[]): Promise<number> {
 /** The thread ids named on the command line, or every thread with `--all` / none named. */
 async function threadIds(db: Opened, positionals: string[]): Promise<string[]> {
   if (positionals.length > 0) return positionals;
-  const queries = createReadQueries(db.prisma);
+  const queries = createReadQueries(db.prisma, false, db.engine.store.codec);
   const ids: string[] = [];
   let after: { createdAt: Date; id: string } | undefined;
   for (;;) {
@@ -238,7 +241,7 @@ export function runReplay(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { flags: ['all'] });
   return withDatabase('replay', async (db) => {
     let failed = 0;
-    const queries = createReadQueries(db.prisma);
+    const queries = createReadQueries(db.prisma, false, db.engine.store.codec);
     const ids = await threadIds(db, args.positionals);
     for (const id of ids) {
       const entries = await db.engine.store.readEntries(id);

@@ -39,7 +39,10 @@ export function runProjection(argv: string[]): Promise<number> {
   const explain = args.options.has('explain');
   const omitted = intOption(args, 'omitted') ?? DEFAULT_EXPLAIN_OMITTED;
   return withDatabase('projection', async (db) => {
-    const reads = createReads(db.engine, createReadQueries(db.prisma));
+    const reads = createReads(
+      db.engine,
+      createReadQueries(db.prisma, false, db.engine.store.codec),
+    );
     const result = await reads.projection(threadId, input);
     if (!result.ok) {
       const e = result.error;

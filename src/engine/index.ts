@@ -66,5 +66,12 @@ export async function openEngine(
   options: Omit<EngineOptions, 'databaseUrl' | 'store'> = {},
 ): Promise<Engine> {
   await migrate(databaseUrl);
-  return createEngine({ ...options, databaseUrl });
+  const engine = createEngine({ ...options, databaseUrl });
+  try {
+    await engine.store.ready(); // a missing or wrong encryption key fails here, at open
+  } catch (error) {
+    await engine.close();
+    throw error;
+  }
+  return engine;
 }

@@ -293,7 +293,8 @@ const invalid = (path: string, message: string): WeftError => ({
  * closes the queries it opened itself, not the engine.
  */
 export function createReads(engine: Engine, source: ReadQueries | { databaseUrl: string }): Reads {
-  const q = 'databaseUrl' in source ? openReadQueries(source.databaseUrl) : source;
+  const q =
+    'databaseUrl' in source ? openReadQueries(source.databaseUrl, engine.store.codec) : source;
   const owned = 'databaseUrl' in source;
   const byNode = (n: { threadId: string; id: string }) => nodeKey(n.threadId, n.id);
 

@@ -3,6 +3,7 @@
  * once, each line naming the variable, what it must be and what it was.
  */
 import { z } from 'zod';
+import { EncryptionError, parseEncryptionKey } from '../store/crypto/index.js';
 import { parseDatabaseUrl } from '../store/migrate/index.js';
 
 export const DEFAULT_DATABASE_URL = 'file:./data/weft.db';
@@ -66,6 +67,20 @@ const flag = (name: string, fallback: boolean) =>
     });
 
 const EnvSchema = z.object({
+  /** Encryption at rest (optional): 32 bytes as 64 hex digits or base64. */
+  WEFT_ENCRYPTION_KEY: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return undefined;
+      try {
+        return parseEncryptionKey(v);
+      } catch (error) {
+        const why = error instanceof EncryptionError ? error.message : String(error);
+        ctx.addIssue({ code: 'custom', message: `WEFT_ENCRYPTION_KEY: ${why}` });
+        return z.NEVER;
+      }
+    }),
   PORT: z
     .string()
     .optional()
@@ -190,6 +205,8 @@ export interface ServerConfig {
    * (default 8 s: inside Docker's 10 s between SIGTERM and SIGKILL).
    */
   shutdownGraceMs: number;
+  /** WEFT_ENCRYPTION_KEY: payloads and memory content encrypted at rest with it (AES-256-GCM). */
+  encryptionKey: Uint8Array | undefined;
 }
 
 export class ConfigError extends Error {
@@ -230,6 +247,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metrics: e.WEFT_METRICS,
     requestLog: e.WEFT_REQUEST_LOG,
     shutdownGraceMs: e.WEFT_SHUTDOWN_GRACE_MS,
+    encryptionKey: e.WEFT_ENCRYPTION_KEY,
   };
 }
 

@@ -154,6 +154,17 @@ export function instrumentEngine(engine: Engine, metrics: Metrics): Engine {
       }
     });
   }
+  // Operations act through a tenant's engine (engine.forTenant): time those writes too.
+  const tenants = new WeakMap<Engine, Engine>();
+  wrapped.set('forTenant', (tenant: string) => {
+    const scoped = engine.forTenant(tenant);
+    let instrumented = tenants.get(scoped);
+    if (instrumented === undefined) {
+      instrumented = instrumentEngine(scoped, metrics);
+      tenants.set(scoped, instrumented);
+    }
+    return instrumented;
+  });
   return new Proxy(engine, {
     get(target, prop, receiver) {
       return wrapped.get(prop) ?? Reflect.get(target, prop, receiver);

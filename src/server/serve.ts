@@ -32,6 +32,7 @@ export async function startServer(
   } = await openEngineWithEvents(config.databaseUrl, {
     redisUrl: config.redisUrl,
     engine: {
+      storeOptions: { encryptionKey: config.encryptionKey },
       maxPayloadBytes: config.limits.maxPayloadBytes,
       machineOptions: {
         importLimits: {

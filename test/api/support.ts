@@ -95,7 +95,10 @@ export async function createTestApp(
   });
   const calls = new Map<string, number>();
   const reads = counted(createReads(engine, { databaseUrl: url }), calls, options.failing);
-  const config = { ...loadConfig({ DATABASE_URL: url, PORT: '0', WEFT_REQUEST_LOG: 'off' }), ...options.config };
+  const config = {
+    ...loadConfig({ DATABASE_URL: url, PORT: '0', WEFT_REQUEST_LOG: 'off' }),
+    ...options.config,
+  };
   const app = buildApp({
     config,
     engine,

@@ -46,6 +46,7 @@ export async function openEngineWithEvents(
     },
   });
   try {
+    await store.ready(); // a missing or wrong encryption key fails here, at open
     await hub.ready;
   } catch (error) {
     await hub.close();

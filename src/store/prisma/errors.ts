@@ -6,7 +6,8 @@
  * which the append paths use) Prisma 7 reports `P2010` "Raw query failed" with the driver
  * adapter's classification in `meta.driverAdapterError.cause.kind` — the same on SQLite
  * (SQLITE_CONSTRAINT_PRIMARYKEY / _UNIQUE) and Postgres (23505). Matched structurally, so
- * neither generated client's error classes are needed.
+ * neither generated client's error classes are needed. better-sqlite3's own errors (the thread
+ * store writes SQLite through it directly) carry the SQLite code as `code`.
  */
 
 const UNIQUE_DRIVER_CODES: ReadonlySet<string> = new Set([
@@ -22,6 +23,8 @@ const field = (value: unknown, key: string): unknown =>
 export function isUniqueViolation(error: unknown): boolean {
   const code = field(error, 'code');
   if (code === 'P2002') return true;
+  // better-sqlite3's own error (the thread store's SQLite write connection): the code as is.
+  if (typeof code === 'string' && code.startsWith('SQLITE_')) return UNIQUE_DRIVER_CODES.has(code);
   if (code !== 'P2010') return false;
   const cause = field(field(field(error, 'meta'), 'driverAdapterError'), 'cause');
   if (field(cause, 'kind') === 'UniqueConstraintViolation') return true;

@@ -51,7 +51,11 @@ export function packEntry(text: string, created: readonly CreatedPayload[]): Uin
   const pieces: string[] = [];
   let cursor = 0;
   for (const node of created) {
-    const at = text.indexOf(PAYLOAD_KEY + node.payload, cursor);
+    // The payload key, then this node's payload text (checked in place: no concatenated needle).
+    let at = text.indexOf(PAYLOAD_KEY, cursor);
+    while (at >= 0 && !text.startsWith(node.payload, at + PAYLOAD_KEY.length)) {
+      at = text.indexOf(PAYLOAD_KEY, at + 1);
+    }
     if (at < 0) return null;
     const start = at + PAYLOAD_KEY.length;
     pieces.push(text.slice(cursor, start));

@@ -8,7 +8,7 @@ import {
 } from '../../core/graph/index.js';
 import type { LogEntry } from '../../core/log/index.js';
 import type { Spend, WorkflowState } from '../../core/run/index.js';
-import type { NodeMeta, ThreadEffect, ThreadState } from '../../core/thread/index.js';
+import type { NodeMeta, RecordedNode, ThreadEffect, ThreadState } from '../../core/thread/index.js';
 import type {
   NodeFlagChange,
   NodeParentRow,
@@ -45,12 +45,20 @@ export function projectEntry(
   }
   const newIds = new Set(created.map((c) => c.node.id));
   const frontier = new Set(next.graph.frontier);
+  const texts = nodesEntryTexts(entry);
   const nodes: NodeRow[] = [];
   const nodeParents: NodeParentRow[] = [];
   const touchedKeys = new Set<string>();
   for (const { node, meta } of created) {
     nodes.push(
-      nodeRow(threadId, node, meta, frontier.has(node.id), isCurrent(next.graph, node.id)),
+      nodeRow(
+        threadId,
+        node,
+        meta,
+        frontier.has(node.id),
+        isCurrent(next.graph, node.id),
+        texts?.payloads.get(node.id),
+      ),
     );
     node.parents.forEach((parentId, position) => {
       const parentSeq = getNode(next.graph, parentId)?.sequence;
@@ -62,7 +70,7 @@ export function projectEntry(
   return {
     threadId,
     created: prev.length === 0,
-    entries: [logEntryRow(threadId, entry)],
+    entries: [logEntryRow(threadId, entry, texts?.text)],
     thread: threadRow(threadId, next, entry),
     nodes,
     nodeParents,
@@ -72,15 +80,54 @@ export function projectEntry(
   };
 }
 
-export function logEntryRow(threadId: string, entry: LogEntry) {
+/** `text`: canonicalJson(entry) when the caller has it already. */
+export function logEntryRow(threadId: string, entry: LogEntry, text?: string) {
   return {
     threadId,
     index: entry.index,
     entryId: entry.id,
     type: entry.event.type,
     recordedAt: new Date(entry.recordedAt),
-    entry: canonicalJson(entry),
+    entry: text ?? canonicalJson(entry),
   };
+}
+
+/** Stands for a node's payload in an entry skeleton (see nodesEntryTexts). */
+const PAYLOAD_MARK = '\u0000weft-payload:';
+/** How the mark appears in canonical text: JSON escapes the NUL. */
+const PAYLOAD_MARK_TEXT = canonicalJson(PAYLOAD_MARK).slice(0, -1);
+
+/**
+ * The canonical text of a `nodes_appended` entry and of each new node's payload (by node id),
+ * canonicalising every payload once: the entry is written as a skeleton with a mark in place of
+ * each payload, and the payload texts are spliced in — which is canonicalJson(entry) exactly,
+ * since a payload's place and its key order do not depend on its value. Undefined (the caller
+ * canonicalises as usual) for other entries, or if the marks are not found exactly once each.
+ */
+function nodesEntryTexts(
+  entry: LogEntry,
+): { text: string; payloads: Map<string, string> } | undefined {
+  const event = entry.event as unknown as { type: string; nodes?: unknown };
+  if (event.type !== 'nodes_appended' || !Array.isArray(event.nodes)) return undefined;
+  const recorded = event.nodes as RecordedNode[];
+  if (recorded.length < 2) return undefined;
+  const payloads = recorded.map((node) => canonicalJson(node.payload));
+  const skeleton = canonicalJson({
+    ...entry,
+    event: { ...event, nodes: recorded.map((node, i) => ({ ...node, payload: PAYLOAD_MARK + i })) },
+  });
+  const parts = skeleton.split(PAYLOAD_MARK_TEXT);
+  if (parts.length !== recorded.length + 1) return undefined;
+  let text = parts[0]!;
+  for (let i = 0; i < recorded.length; i++) {
+    const part = parts[i + 1]!;
+    const tail = `${i}"`;
+    if (!part.startsWith(tail)) return undefined;
+    text += payloads[i]! + part.slice(tail.length);
+  }
+  const byId = new Map<string, string>();
+  for (let i = 0; i < recorded.length; i++) byId.set(recorded[i]!.id, payloads[i]!);
+  return { text, payloads: byId };
 }
 
 function threadRow(threadId: string, state: ThreadState, entry: LogEntry): ThreadRow {
@@ -107,13 +154,14 @@ function nodeRow(
   meta: NodeMeta,
   isFrontier: boolean,
   current: boolean,
+  payloadText?: string,
 ): NodeRow {
   return {
     threadId,
     id: node.id,
     sequence: node.sequence,
     kind: node.kind,
-    payload: canonicalJson(node.payload),
+    payload: payloadText ?? canonicalJson(node.payload),
     createdAt: new Date(node.createdAt),
     resourceKey: node.resourceKey ?? null,
     logIndex: meta.logIndex,

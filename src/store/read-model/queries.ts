@@ -4,6 +4,7 @@
  * DataLoader batch is a bounded number of database calls whatever its size. Rows come back as
  * stored (canonical JSON as text); the engine's read API (src/engine/reads.ts) parses them.
  */
+import { type FieldCodec, PLAIN_CODEC } from '../crypto/index.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
 import type { LogEntryRow, NodeRow, ResourceHeadRow, RunRow, ThreadRow } from './rows.js';
@@ -92,7 +93,7 @@ type PrismaNode = Omit<NodeRow, 'parentIds'> & {
   parents: Array<{ parent: { id: string }; position: number }>;
 };
 
-const withParents = ({ parents, ...row }: PrismaNode): NodeWithParents => ({
+const withParentIds = ({ parents, ...row }: PrismaNode): NodeWithParents => ({
   ...row,
   parentIds: [...parents].sort((a, b) => a.position - b.position).map((p) => p.parent.id),
 });
@@ -102,13 +103,30 @@ const PARENTS = {
   parents: { select: { position: true, parent: { select: { id: true } } } },
 } as const;
 
-export function openReadQueries(databaseUrl: string): ReadQueries {
-  return createReadQueries(createPrisma(databaseUrl), true);
+export function openReadQueries(databaseUrl: string, codec: FieldCodec = PLAIN_CODEC): ReadQueries {
+  return createReadQueries(createPrisma(databaseUrl), true, codec);
 }
 
-/** Read queries on a client; `owned`: `close()` disconnects it. */
-export function createReadQueries(weft: WeftPrisma, owned = false): ReadQueries {
+/**
+ * Read queries on a client; `owned`: `close()` disconnects it. `codec` opens the payload columns
+ * (encryption at rest: pass the thread store's `codec`).
+ */
+export function createReadQueries(
+  weft: WeftPrisma,
+  owned = false,
+  codec: FieldCodec = PLAIN_CODEC,
+): ReadQueries {
   const prisma = weft.prisma as unknown as SqlitePrismaClient;
+  const withParents = (row: PrismaNode): NodeWithParents => {
+    const node = withParentIds(row);
+    node.payload = codec.openText(node.payload);
+    return node;
+  };
+  const openRun = (run: RunRow): RunRow => ({
+    ...run,
+    goal: codec.openText(run.goal),
+    state: codec.openText(run.state),
+  });
   const nodesIn = async (threadId: string, ids: readonly string[]) =>
     (
       await prisma.node.findMany({
@@ -219,12 +237,14 @@ export function createReadQueries(weft: WeftPrisma, owned = false): ReadQueries 
         .sort((a, b) => a.node.sequence - b.node.sequence);
     },
 
-    entries: (threadId, afterIndex, take) =>
-      prisma.logEntry.findMany({
-        where: { threadId, index: { gt: afterIndex } },
-        orderBy: { index: 'asc' },
-        take,
-      }),
+    entries: async (threadId, afterIndex, take) =>
+      (
+        await prisma.logEntry.findMany({
+          where: { threadId, index: { gt: afterIndex } },
+          orderBy: { index: 'asc' },
+          take,
+        })
+      ).map((row) => ({ ...row, entry: codec.openText(row.entry) })),
 
     async runs(keys) {
       const groups = byThread(keys);
@@ -235,7 +255,7 @@ export function createReadQueries(weft: WeftPrisma, owned = false): ReadQueries 
           }),
         ),
       );
-      return found.flat();
+      return found.flat().map(openRun);
     },
 
     async runPlaces(runId) {
@@ -250,31 +270,33 @@ export function createReadQueries(weft: WeftPrisma, owned = false): ReadQueries 
       }));
     },
 
-    listRuns: (q) =>
-      prisma.run.findMany({
-        where: {
-          AND: [
-            q.tenantId === undefined ? {} : { tenantId: q.tenantId },
-            q.threadId === undefined ? {} : { threadId: q.threadId },
-            q.statuses === undefined ? {} : { status: { in: [...q.statuses] } },
-            q.after === undefined
-              ? {}
-              : {
-                  OR: [
-                    { createdAt: { gt: q.after.createdAt } },
-                    { createdAt: q.after.createdAt, threadId: { gt: q.after.threadId } },
-                    {
-                      createdAt: q.after.createdAt,
-                      threadId: q.after.threadId,
-                      id: { gt: q.after.id },
-                    },
-                  ],
-                },
-          ],
-        },
-        orderBy: [{ createdAt: 'asc' }, { threadId: 'asc' }, { id: 'asc' }],
-        take: q.take,
-      }),
+    listRuns: async (q) =>
+      (
+        await prisma.run.findMany({
+          where: {
+            AND: [
+              q.tenantId === undefined ? {} : { tenantId: q.tenantId },
+              q.threadId === undefined ? {} : { threadId: q.threadId },
+              q.statuses === undefined ? {} : { status: { in: [...q.statuses] } },
+              q.after === undefined
+                ? {}
+                : {
+                    OR: [
+                      { createdAt: { gt: q.after.createdAt } },
+                      { createdAt: q.after.createdAt, threadId: { gt: q.after.threadId } },
+                      {
+                        createdAt: q.after.createdAt,
+                        threadId: q.after.threadId,
+                        id: { gt: q.after.id },
+                      },
+                    ],
+                  },
+            ],
+          },
+          orderBy: [{ createdAt: 'asc' }, { threadId: 'asc' }, { id: 'asc' }],
+          take: q.take,
+        })
+      ).map(openRun),
 
     async close() {
       if (owned) await prisma.$disconnect();

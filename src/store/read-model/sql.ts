@@ -23,6 +23,27 @@ const { sql, join, raw } = Prisma;
 export interface RawExecutor {
   $executeRaw(query: Sql): Promise<number>;
   $queryRaw<T = unknown>(query: Sql): Promise<T>;
+  /**
+   * Optional fast path (the SQLite write connection): runs a statement text with `?`
+   * placeholders on flat values, its prepared statement kept per text. Multi-row inserts use it
+   * when present, instead of building a Prisma.Sql of thousands of fragments.
+   */
+  runText?(text: string, values: unknown[]): number;
+}
+
+/** `?`-placeholder texts of multi-row statements, by head, columns, rows and tail (few distinct). */
+const texts = new Map<string, string>();
+
+function placeholderText(head: string, columns: number, rows: number, tail: string): string {
+  const key = `${rows}\u0000${columns}\u0000${head}\u0000${tail}`;
+  let text = texts.get(key);
+  if (text === undefined) {
+    const tuple = `(${Array.from({ length: columns }, () => '?').join(', ')})`;
+    text = `${head} VALUES ${Array.from({ length: rows }, () => tuple).join(', ')}${tail}`;
+    if (texts.size >= 512) texts.clear();
+    texts.set(key, text);
+  }
+  return text;
 }
 
 /**
@@ -40,6 +61,18 @@ async function insertRows<T>(
   tail = '',
 ): Promise<void> {
   const chunk = Math.max(1, Math.floor(PARAMETERS_PER_STATEMENT / columns));
+  if (db.runText !== undefined) {
+    for (let i = 0; i < rows.length; i += chunk) {
+      const end = Math.min(rows.length, i + chunk);
+      const flat: unknown[] = [];
+      for (let r = i; r < end; r++) {
+        const row = values(rows[r]!);
+        for (let c = 0; c < row.length; c++) flat.push(row[c]);
+      }
+      db.runText(placeholderText(head, columns, end - i, tail), flat);
+    }
+    return;
+  }
   for (let i = 0; i < rows.length; i += chunk) {
     const tuples = rows.slice(i, i + chunk).map((row) => sql`(${join(values(row))})`);
     await db.$executeRaw(sql`${raw(head)} VALUES ${join(tuples)}${raw(tail)}`);

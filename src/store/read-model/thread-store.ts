@@ -1,9 +1,10 @@
 import { err, ok, type Result, type WeftError } from '../../core/errors.js';
 import type { LogEntry } from '../../core/log/index.js';
 import { Prisma } from '../../generated/prisma-sqlite/client.js';
+import { checkKeyMarker, createFieldCodec, type FieldCodec } from '../crypto/index.js';
 import { parseDatabaseUrl } from '../migrate/database-url.js';
 import { isUniqueViolation } from '../prisma/errors.js';
-import { createPrisma, createSqlitePrisma, type WeftPrisma } from '../prisma/index.js';
+import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
 import { type DueRun, type DueRunQuery, findDueRuns } from './deadlines.js';
 import { createGroupWriter, type Settled, type WriterStats } from './group-commit.js';
@@ -27,6 +28,7 @@ import {
   upsertRuns,
   upsertSnapshots,
 } from './sql.js';
+import { openSqliteWriteConnection } from './sqlite-writer.js';
 
 const { sql } = Prisma;
 
@@ -90,6 +92,18 @@ export interface ThreadStore {
   writerStats(): StoreWriterStats;
   /** Runs whose approval or execution deadline is at or before `now` (candidates only). */
   findDueRuns(query: DueRunQuery): Promise<DueRun[]>;
+  /**
+   * How payload columns are sealed and opened (encryption at rest; the identity without a key).
+   * Readers of those columns outside the store open them with it.
+   */
+  readonly codec: FieldCodec;
+  /**
+   * Resolves once the database's encryption marker agrees with the store's key (marking an
+   * unmarked database when a key is set); rejects with an EncryptionError (ENCRYPTION_KEY_MISSING
+   * or ENCRYPTION_KEY_MISMATCH) otherwise. Every read and commit waits for it; call it at open
+   * to fail early.
+   */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -108,7 +122,12 @@ export type ReadModelDump = Record<
 >;
 
 export interface ThreadStoreOptions {
-  /** Interactive transaction limits. Default: wait up to 10 s, run up to 60 s. */
+  /**
+   * Interactive transaction limits of a Prisma-driven writer (Postgres, or `createThreadStore`
+   * on SQLite). Default: wait up to 10 s, run up to 60 s. `openThreadStore` writes SQLite
+   * through its own better-sqlite3 connection (sqlite-writer.ts), whose transactions run
+   * synchronously and wait for another process's lock up to the busy timeout.
+   */
   transaction?: { maxWait?: number; timeout?: number };
   /**
    * Group commit: concurrent commits share one transaction (one fsync), each in its own
@@ -119,6 +138,12 @@ export interface ThreadStoreOptions {
    * on one SQLite file share one writer, with the settings of the first one opened.
    */
   groupCommit?: boolean | { maxBatch?: number };
+  /**
+   * Encryption at rest: the 32-byte AES-256-GCM key payload columns are sealed with (see
+   * src/store/crypto). Without it, values are stored in plain text, and a database holding
+   * encrypted data is refused (ENCRYPTION_KEY_MISSING).
+   */
+  encryptionKey?: Uint8Array | undefined;
 }
 
 const DEFAULT_MAX_BATCH = 256;
@@ -130,9 +155,10 @@ const maxBatchOf = (option: ThreadStoreOptions['groupCommit']): number =>
       ? (option.maxBatch ?? DEFAULT_MAX_BATCH)
       : DEFAULT_MAX_BATCH;
 
-/** One commit as the writer sees it. */
+/** One commit as the writer sees it: its rows as stored (packed, sealed). */
 interface WriteItem {
   changes: ReadModelChanges;
+  entries: StoredEntryRow[];
   record: IdempotencyRecord | undefined;
 }
 
@@ -173,7 +199,11 @@ export function openThreadStore(
   const target = parseDatabaseUrl(databaseUrl);
   const weft = createPrisma(databaseUrl);
   if (target.provider !== 'sqlite') return createThreadStore(weft, options);
-  return buildThreadStore(weft, acquireSqliteWriter(target.path, options));
+  return buildThreadStore(
+    weft,
+    acquireSqliteWriter(target.path, options),
+    createFieldCodec(options.encryptionKey),
+  );
 }
 
 /**
@@ -184,13 +214,15 @@ export function openThreadStore(
 export function createThreadStore(weft: WeftPrisma, options: ThreadStoreOptions = {}): ThreadStore {
   const prisma = weft.prisma as unknown as SqlitePrismaClient;
   const grouped = options.groupCommit ?? weft.provider === 'sqlite';
+  const txOptions = { maxWait: 10_000, timeout: 60_000, ...options.transaction };
   return buildThreadStore(
     weft,
     createWriter(
-      prisma,
+      (work) => prisma.$transaction((tx) => work(tx as unknown as RawExecutor), txOptions),
       { ...options, groupCommit: grouped },
       weft.provider === 'sqlite' || grouped !== false,
     ),
+    createFieldCodec(options.encryptionKey),
   );
 }
 
@@ -200,9 +232,9 @@ const sqliteWriters = new Map<string, { writer: Writer; users: number }>();
 function acquireSqliteWriter(path: string, options: ThreadStoreOptions): Writer {
   let shared = sqliteWriters.get(path);
   if (shared === undefined) {
-    const client = createSqlitePrisma(path);
+    const connection = openSqliteWriteConnection(path);
     const writer = createWriter(
-      client,
+      (work) => connection.transaction(work),
       { ...options, groupCommit: options.groupCommit ?? true },
       true,
     );
@@ -212,7 +244,7 @@ function acquireSqliteWriter(path: string, options: ThreadStoreOptions): Writer 
         ...writer,
         release: async () => {
           await writer.release();
-          await client.$disconnect();
+          connection.close();
         },
       },
     };
@@ -234,17 +266,19 @@ function acquireSqliteWriter(path: string, options: ThreadStoreOptions): Writer 
   };
 }
 
+/** Runs `work` in one database transaction: committed when it resolves, rolled back when it throws. */
+type Transactor = <T>(work: (tx: RawExecutor) => Promise<T>) => Promise<T>;
+
 /**
- * The writer on `prisma`. Serialised (`queued`): commits go through a group writer, batched up to
- * maxBatch per transaction. Otherwise (Postgres without group commit): each commit runs its own
- * transaction at once, concurrently with others.
+ * The writer on `inTransaction`. Serialised (`queued`): commits go through a group writer,
+ * batched up to maxBatch per transaction. Otherwise (Postgres without group commit): each commit
+ * runs its own transaction at once, concurrently with others.
  */
 function createWriter(
-  prisma: SqlitePrismaClient,
+  inTransaction: Transactor,
   options: ThreadStoreOptions,
   queued: boolean,
 ): Writer {
-  const txOptions = { maxWait: 10_000, timeout: 60_000, ...options.transaction };
   const maxBatch = maxBatchOf(options.groupCommit);
   let transactions = 0;
   let merged = 0;
@@ -260,10 +294,7 @@ function createWriter(
     if (items.length === 1) {
       const item = items[0]!;
       try {
-        await prisma.$transaction(
-          (tx) => write(tx as unknown as RawExecutor, item.changes, item.record),
-          txOptions,
-        );
+        await inTransaction((tx) => write(tx, item));
         return [{ ok: true, value: 'written' }];
       } catch (error) {
         if (error instanceof Rejected) return [{ ok: true, value: error.reason }];
@@ -272,8 +303,7 @@ function createWriter(
     }
     const outcomes: Settled<WriteOutcome>[] = [];
     const distinct = new Set(items.map((i) => i.changes.threadId)).size === items.length;
-    await prisma.$transaction(async (client) => {
-      const tx = client as unknown as RawExecutor;
+    await inTransaction(async (tx) => {
       if (distinct) {
         // Fast path: every item's rows in one multi-row statement per table. Any failure (a
         // conflict, a constraint) rolls the group back to here and the items go one by one.
@@ -292,7 +322,7 @@ function createWriter(
       for (const item of items) {
         await tx.$executeRaw(sql`SAVEPOINT weft_item`);
         try {
-          await write(tx, item.changes, item.record);
+          await write(tx, item);
           outcomes.push({ ok: true, value: 'written' });
         } catch (error) {
           // If even this fails, the transaction is unusable: the group is retried item by item.
@@ -303,7 +333,7 @@ function createWriter(
         }
         await tx.$executeRaw(sql`RELEASE SAVEPOINT weft_item`);
       }
-    }, txOptions);
+    });
     return outcomes;
   };
 
@@ -358,10 +388,11 @@ function createWriter(
 }
 
 /** Writes one commit's entries and read models (and idempotency record) on `tx`. */
-async function write(tx: RawExecutor, c: ReadModelChanges, record?: IdempotencyRecord) {
+async function write(tx: RawExecutor, item: WriteItem) {
+  const { changes: c, record } = item;
   // The first statement writes, so a SQLite transaction holds the write lock from the start.
   if (c.created) await guarded('conflict', () => insertThread(tx, c.thread));
-  await guarded('conflict', () => insertEntries(tx, storedEntries(c.entries, c.nodes)));
+  await guarded('conflict', () => insertEntries(tx, item.entries));
   if (record !== undefined) {
     await guarded('idempotency', () =>
       tx.$executeRaw(sql`INSERT INTO "idempotency_record" ("scope", "key", "request_hash", "response", "thread_id", "created_at")
@@ -388,10 +419,12 @@ async function write(tx: RawExecutor, c: ReadModelChanges, record?: IdempotencyR
 /**
  * The entries as stored: packed (without the payloads of the nodes each one created, which the
  * node rows of the same transaction hold) where that applies, else as text. See packed-entry.ts.
+ * Packing works on the plain texts; sealing (encryption at rest) comes after.
  */
 function storedEntries(
   entries: readonly LogEntryRow[],
   nodes: readonly NodeRow[],
+  codec: FieldCodec,
 ): StoredEntryRow[] {
   const byEntry = new Map<number, Array<{ sequence: number; payload: string }>>();
   for (const node of nodes) {
@@ -404,8 +437,42 @@ function storedEntries(
   }
   return entries.map((row) => {
     const packed = packEntry(row.entry, byEntry.get(row.index) ?? []);
-    return packed === null ? { ...row, packed: null } : { ...row, entry: '', packed };
+    return packed === null
+      ? { ...row, entry: codec.sealText(row.entry), packed: null }
+      : { ...row, entry: '', packed: codec.sealBytes(packed) };
   });
+}
+
+/**
+ * One commit as stored: entries packed, then every payload column sealed with `codec` (node
+ * payloads, entry bodies, snapshots, run goals and states, the idempotency response). With the
+ * plain codec only the packing happens; the caller's objects are never changed.
+ */
+function storedItem(
+  changes: ReadModelChanges,
+  record: IdempotencyRecord | undefined,
+  codec: FieldCodec,
+): WriteItem {
+  const entries = storedEntries(changes.entries, changes.nodes, codec);
+  if (!codec.encrypted) return { changes, entries, record };
+  const sealed: ReadModelChanges = {
+    ...changes,
+    nodes: changes.nodes.map((n) => ({ ...n, payload: codec.sealText(n.payload) })),
+    runs: changes.runs.map((r) => ({
+      ...r,
+      goal: codec.sealText(r.goal),
+      state: codec.sealText(r.state),
+    })),
+  };
+  if (changes.snapshots !== undefined) {
+    sealed.snapshots = changes.snapshots.map((s) => ({ ...s, state: codec.sealText(s.state) }));
+  }
+  return {
+    changes: sealed,
+    entries,
+    record:
+      record === undefined ? undefined : { ...record, response: codec.sealText(record.response) },
+  };
 }
 
 /**
@@ -418,7 +485,7 @@ async function writeMerged(tx: RawExecutor, items: readonly WriteItem[]): Promis
   if (created.length > 0) await insertThreads(tx, created);
   await insertEntries(
     tx,
-    all.flatMap((c) => storedEntries(c.entries, c.nodes)),
+    items.flatMap((i) => i.entries),
   );
   const records = items.flatMap((i) => (i.record === undefined ? [] : [i.record]));
   if (records.length > 0) await insertIdempotencyRecords(tx, records);
@@ -458,8 +525,31 @@ async function writeMerged(tx: RawExecutor, items: readonly WriteItem[]): Promis
   if (updated.length > 0) await updateThreads(tx, updated);
 }
 
-function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
+const KEY_ID_SETTING = 'encryption_key_id';
+
+/** See ThreadStore.ready: the database's encryption marker checked (and set) against `codec`. */
+async function checkEncryptionMarker(prisma: SqlitePrismaClient, codec: FieldCodec) {
+  const read = async () =>
+    (
+      await prisma.$queryRaw<Array<{ value: string }>>(
+        sql`SELECT "value" FROM "weft_setting" WHERE "key" = ${KEY_ID_SETTING}`,
+      )
+    )[0]?.value ?? null;
+  if (!checkKeyMarker(codec, await read())) return;
+  await prisma.$executeRaw(
+    sql`INSERT INTO "weft_setting" ("key", "value") VALUES (${KEY_ID_SETTING}, ${codec.keyId}) ON CONFLICT ("key") DO NOTHING`,
+  );
+  // Another process may have marked it first, with another key.
+  checkKeyMarker(codec, await read());
+}
+
+function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): ThreadStore {
   const prisma = weft.prisma as unknown as SqlitePrismaClient;
+  let checked: Promise<void> | undefined;
+  const ready = () => {
+    checked ??= checkEncryptionMarker(prisma, codec);
+    return checked;
+  };
 
   const getLogLength = async (threadId: string) => {
     const row = await prisma.thread.findUnique({
@@ -474,14 +564,19 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
     from = 0,
     to = 2_147_483_647,
   ): Promise<string[]> => {
+    await ready();
     const rows = await prisma.$queryRaw<Array<{ entry: string; packed: Uint8Array | null }>>(
       sql`SELECT "entry", "packed" FROM "log_entry" WHERE "thread_id" = ${threadId} AND "log_index" >= ${from} AND "log_index" < ${to} ORDER BY "log_index"`,
     );
-    const texts = await entryTexts(rows, async (min, max) => {
+    const opened = rows.map((r) => ({
+      entry: codec.openText(r.entry),
+      packed: r.packed === null ? null : codec.openBytes(r.packed),
+    }));
+    const texts = await entryTexts(opened, async (min, max) => {
       const nodes = await prisma.$queryRaw<Array<{ sequence: number; payload: string }>>(
         sql`SELECT "sequence", "payload" FROM "node" WHERE "thread_id" = ${threadId} AND "sequence" >= ${min} AND "sequence" <= ${max}`,
       );
-      return new Map(nodes.map((n) => [Number(n.sequence), n.payload]));
+      return new Map(nodes.map((n) => [Number(n.sequence), codec.openText(n.payload)]));
     });
     return texts;
   };
@@ -511,12 +606,13 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
     readEntryTexts,
 
     async findSnapshots(threadId, atMost, limit = 1) {
+      await ready();
       const rows = await prisma.snapshot.findMany({
         where: { threadId, index: { lte: atMost } },
         orderBy: { index: 'desc' },
         take: limit,
       });
-      return rows;
+      return rows.map((row) => ({ ...row, state: codec.openText(row.state) }));
     },
 
     getLogLength,
@@ -542,15 +638,17 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
     },
 
     async findIdempotencyRecord(scope, key) {
+      await ready();
       const row = await prisma.idempotencyRecord.findUnique({
         where: { scope_key: { scope, key } },
       });
-      return row ?? undefined;
+      return row === null ? undefined : { ...row, response: codec.openText(row.response) };
     },
 
     async commit(changes, commitOptions = {}) {
       if (changes.entries.length === 0) return ok(undefined);
-      const outcome = await writer.submit({ changes, record: commitOptions.idempotency });
+      await ready();
+      const outcome = await writer.submit(storedItem(changes, commitOptions.idempotency, codec));
       if (outcome === 'written') return ok(undefined);
       if (outcome === 'conflict') return err(await conflict(changes));
       const key = commitOptions.idempotency?.key ?? '';
@@ -561,7 +659,13 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer): ThreadStore {
       });
     },
 
-    dumpReadModels: (threadIds) => dumpReadModels(prisma, threadIds),
+    dumpReadModels: async (threadIds) => {
+      await ready();
+      return dumpReadModels(prisma, codec, threadIds);
+    },
+
+    codec,
+    ready,
 
     writerStats: () => writer.stats(),
 
@@ -590,6 +694,7 @@ const plain = (row: object): Record<string, unknown> =>
 
 async function dumpReadModels(
   prisma: SqlitePrismaClient,
+  codec: FieldCodec,
   threadIds?: readonly string[],
 ): Promise<ReadModelDump> {
   const where = threadIds === undefined ? {} : { threadId: { in: [...threadIds] } };
@@ -612,10 +717,14 @@ async function dumpReadModels(
   }));
   return {
     thread: thread.map(plain).sort(byKeys('id')),
-    node: node.map(plain).sort(byKeys('threadId', 'id')),
+    node: node
+      .map((n) => plain({ ...n, payload: codec.openText(n.payload) }))
+      .sort(byKeys('threadId', 'id')),
     node_parent: edges.sort(byKeys('threadId', 'childId', 'parentId')),
     resource_head: resourceHead.map(plain).sort(byKeys('threadId', 'resourceKey')),
-    run: run.map(plain).sort(byKeys('threadId', 'id')),
+    run: run
+      .map((r) => plain({ ...r, goal: codec.openText(r.goal), state: codec.openText(r.state) }))
+      .sort(byKeys('threadId', 'id')),
     run_spend: runSpend.map(plain).sort(byKeys('threadId', 'runId', 'dimension', 'key')),
   };
 }
