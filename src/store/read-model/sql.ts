@@ -65,11 +65,36 @@ async function insertRows<T>(
     for (let i = 0; i < rows.length; i += chunk) {
       const end = Math.min(rows.length, i + chunk);
       const flat: unknown[] = [];
+      // A value may be a Prisma.Sql expression (the run's tenant subquery): its text goes in
+      // the tuple instead of a `?`, its own values in its place.
+      let tuples: string[] | undefined;
       for (let r = i; r < end; r++) {
         const row = values(rows[r]!);
-        for (let c = 0; c < row.length; c++) flat.push(row[c]);
+        if (tuples === undefined && !row.some((v) => v instanceof Prisma.Sql)) {
+          for (let c = 0; c < row.length; c++) flat.push(row[c]);
+          continue;
+        }
+        tuples ??= Array.from({ length: r - i }, () =>
+          placeholderText('', columns, 1, '').slice(' VALUES '.length),
+        );
+        const parts: string[] = [];
+        for (const v of row) {
+          if (v instanceof Prisma.Sql) {
+            parts.push(v.sql);
+            flat.push(...v.values);
+          } else {
+            parts.push('?');
+            flat.push(v);
+          }
+        }
+        tuples.push(`(${parts.join(', ')})`);
       }
-      db.runText(placeholderText(head, columns, end - i, tail), flat);
+      db.runText(
+        tuples === undefined
+          ? placeholderText(head, columns, end - i, tail)
+          : `${head} VALUES ${tuples.join(', ')}${tail}`,
+        flat,
+      );
     }
     return;
   }
