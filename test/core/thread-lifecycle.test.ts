@@ -699,7 +699,7 @@ describe('planImportState', () => {
 });
 
 describe('thread_forked', () => {
-  it('replaying a fork prefix then recording the fork sets config.forkedFrom and its own createdAt', () => {
+  it('replaying a fork prefix then recording the fork sets config.forkedFrom', () => {
     const { s } = threadWithRun();
     const prefix = must(forkLog(s.entries, 2));
     const base = must(replay(s.machine, prefix, { verify: 'strict' })).state;
@@ -713,10 +713,8 @@ describe('thread_forked', () => {
     expect(state.config).toEqual({
       ...base.config,
       threadId: 't2',
-      createdAt: iso(T0 + DAY),
       forkedFrom: { threadId: 't1', upToIndex: 2 },
     });
-    expect(base.config!.createdAt).not.toBe(iso(T0 + DAY));
     expect(exportAgentState(state.graph)).toEqual(exportAgentState(base.graph));
     expect(state.length).toBe(3);
   });

@@ -237,8 +237,6 @@ function dispatchEvent(
       next.config = {
         ...state.config!,
         threadId: event.threadId,
-        // The fork is a new thread: created when its fork entry was recorded.
-        createdAt: ctx.entry.recordedAt,
         forkedFrom: { threadId: event.fromThreadId, upToIndex: event.upToIndex },
       };
       return ok(next);
