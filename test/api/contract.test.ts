@@ -471,10 +471,10 @@ describe('DESIGN §6 over HTTP', () => {
     const threads =
       await ok(`{ first: threads(first: 2) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } }
       forks: threads(filter: { forkedFrom: "t1" }) { edges { node { id } } } }`);
-    // Oldest first (ids break ties); a fork is created when it is forked, after the import.
+    // Oldest first; a fork keeps its source's creation time (it copies thread_created), ids break ties.
     expect(threads.first.edges.map((e: { node: { id: string } }) => e.node.id)).toEqual([
+      'fork',
       't1',
-      'copy',
     ]);
     expect(threads.forks.edges).toEqual([{ node: { id: 'fork' } }]);
     const rest = await ok(
@@ -483,7 +483,7 @@ describe('DESIGN §6 over HTTP', () => {
         a: threads.first.pageInfo.endCursor,
       },
     );
-    expect(rest.threads.edges).toEqual([{ node: { id: 'fork' } }]);
+    expect(rest.threads.edges).toEqual([{ node: { id: 'copy' } }]);
   });
 
   it('queries say NOT_FOUND and BAD_USER_INPUT in extensions.code', async () => {
