@@ -123,7 +123,9 @@ describe('thread machine properties (generated command sequences)', () => {
         const entries = session.entries;
         const index = Math.floor(at * entries.length);
         const tamper = (change: (target: LogEntry) => void) => {
-          const copy = structuredClone(entries);
+          // A copy as read back from storage: structuredClone would keep the arrays that entries
+          // share in memory (frozen parent lists) shared, so one edit would change two entries.
+          const copy = JSON.parse(JSON.stringify(entries)) as LogEntry[];
           change(copy[index]!);
           return copy;
         };
