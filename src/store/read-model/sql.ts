@@ -107,10 +107,18 @@ async function insertRows<T>(
 const THREAD_COLUMNS =
   '"id", "tenant_id", "created_at", "updated_at", "metadata", "node_types", "allow_dynamic_node_types", "log_length", "state_hash", "frontier", "forked_from_id", "forked_up_to_index"';
 
+const THREAD_COLUMN_COUNT = THREAD_COLUMNS.split(',').length;
+
 export const insertThread = (db: RawExecutor, t: ThreadRow) => insertThreads(db, [t]);
 
 export const insertThreads = (db: RawExecutor, rows: readonly ThreadRow[]) =>
-  insertRows(db, `INSERT INTO "thread" (${THREAD_COLUMNS})`, 12, rows, threadValues);
+  insertRows(
+    db,
+    `INSERT INTO "thread" (${THREAD_COLUMNS})`,
+    THREAD_COLUMN_COUNT,
+    rows,
+    threadValues,
+  );
 
 export const updateThread = (db: RawExecutor, t: ThreadRow) =>
   db.$executeRaw(sql`UPDATE "thread" SET "updated_at" = ${t.updatedAt}, "metadata" = ${t.metadata},
@@ -286,7 +294,7 @@ export const updateThreads = (db: RawExecutor, rows: readonly ThreadRow[]) =>
   insertRows(
     db,
     `INSERT INTO "thread" (${THREAD_COLUMNS})`,
-    11,
+    THREAD_COLUMN_COUNT,
     rows,
     threadValues,
     ` ON CONFLICT ("id") DO UPDATE SET ${[
