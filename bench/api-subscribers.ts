@@ -65,7 +65,12 @@ export async function runApiSubscribersBench(): Promise<void> {
       },
     },
   });
-  const config = loadConfig({ DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1' });
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    WEFT_REQUEST_LOG: process.env.WEFT_REQUEST_LOG ?? 'off',
+  });
   const app = buildApp({ config, engine, extendContext: () => ({ events: hub }) });
   const url = await app.start();
   try {

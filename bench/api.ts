@@ -68,7 +68,15 @@ export async function runApiBench(): Promise<void> {
   await migrate(databaseUrl);
   const engine = createEngine({ databaseUrl });
   const app = buildApp({
-    config: { ...loadConfig({ DATABASE_URL: databaseUrl, PORT: '0' }) },
+    // The server's defaults, but for the JSON request log unless WEFT_REQUEST_LOG says (the
+    // bench's own table would drown in it).
+    config: {
+      ...loadConfig({
+        DATABASE_URL: databaseUrl,
+        PORT: '0',
+        WEFT_REQUEST_LOG: process.env.WEFT_REQUEST_LOG ?? 'off',
+      }),
+    },
     engine,
   });
   const url = await app.start();
@@ -140,5 +148,7 @@ export async function runApiBench(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   // The realtime half: 1,000 graphql-ws subscribers on one thread.
-  await (await import('./api-subscribers.js')).runApiSubscribersBench();
+  if (process.env.WEFT_BENCH_API_SUBSCRIBERS !== 'off') {
+    await (await import('./api-subscribers.js')).runApiSubscribersBench();
+  }
 }
