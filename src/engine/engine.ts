@@ -180,7 +180,7 @@ export function createRuntime(options: EngineOptions) {
     ...options.machineOptions,
     importLimits: { maxPayloadBytes, ...options.machineOptions?.importLimits },
   };
-  const maxAttempts = Math.max(1, options.maxAttempts ?? 10);
+  const maxAttempts = Math.max(1, options.maxAttempts ?? 30);
   const snapshots: SnapshotPolicy | false =
     options.snapshots === false ? false : { ...DEFAULT_SNAPSHOT_POLICY, ...options.snapshots };
   const onSnapshotRejected =

@@ -41,7 +41,7 @@ export interface EngineOptions {
   maxPayloadBytes?: number;
   /** Threads whose latest state is kept in memory. Default 1,000. */
   cacheSize?: number;
-  /** Attempts of a command without expectedIndex that keeps losing races (jittered backoff between them). Default 10. */
+  /** Attempts of a command without expectedIndex that keeps losing races (jittered backoff between them, up to 100 ms each). Default 30. */
   maxAttempts?: number;
   /** When to store a snapshot of a thread's state (see SnapshotPolicy). Default 100 entries, 1,000 nodes, every 10th full. */
   snapshots?: SnapshotPolicy | false;
