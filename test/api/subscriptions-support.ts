@@ -120,32 +120,44 @@ export function sseSubscribe(
     if (!response.ok || response.body === null) {
       throw new Error(`SSE request failed: ${response.status} ${await response.text()}`);
     }
-    const decoder = new TextDecoder();
-    let buffered = '';
-    try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        buffered += decoder.decode(chunk, { stream: true });
-        for (let end = buffered.indexOf('\n\n'); end >= 0; end = buffered.indexOf('\n\n')) {
-          const block = buffered.slice(0, end);
-          buffered = buffered.slice(end + 2);
-          const lines = block.split('\n');
-          const event = lines
-            .find((l) => l.startsWith('event:'))
-            ?.slice(6)
-            .trim();
-          const data = lines
-            .filter((l) => l.startsWith('data:'))
-            .map((l) => l.slice(5).trimStart())
-            .join('\n');
-          if (event === 'complete') return;
-          if (data !== '') yield JSON.parse(data) as Payload;
-        }
-      }
-    } catch (error) {
-      if (!controller.signal.aborted) throw error;
-    }
+    yield* sseData(response.body, controller.signal) as AsyncGenerator<Payload>;
   }
-  const generator = run();
+  return abortable(run(), controller);
+}
+
+/** The parsed `data` of each event of an SSE body, until `complete`; quiet once `signal` aborted. */
+export async function* sseData(body: unknown, signal: AbortSignal): AsyncGenerator<unknown> {
+  const decoder = new TextDecoder();
+  let buffered = '';
+  try {
+    for await (const chunk of body as AsyncIterable<Uint8Array>) {
+      buffered += decoder.decode(chunk, { stream: true });
+      for (let end = buffered.indexOf('\n\n'); end >= 0; end = buffered.indexOf('\n\n')) {
+        const block = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        const lines = block.split('\n');
+        const event = lines
+          .find((l) => l.startsWith('event:'))
+          ?.slice(6)
+          .trim();
+        const data = lines
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5).trimStart())
+          .join('\n');
+        if (event === 'complete') return;
+        if (data !== '') yield JSON.parse(data);
+      }
+    }
+  } catch (error) {
+    if (!signal.aborted) throw error;
+  }
+}
+
+/** `generator` as an iterator whose `return()` also aborts `controller` (its request). */
+export function abortable<T>(
+  generator: AsyncGenerator<T>,
+  controller: AbortController,
+): AsyncIterableIterator<T> {
   return {
     next: () => generator.next(),
     async return() {

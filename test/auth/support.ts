@@ -21,6 +21,7 @@ import { createEventHub, type EventHub } from '../../src/server/events/index.js'
 import { migrate } from '../../src/store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../../src/store/prisma/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
+import { abortable, sseData } from '../api/subscriptions-support.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read response data loosely
 export type Json = any;
@@ -141,46 +142,18 @@ export async function createAuthApp(options: { mode?: AuthMode } = {}): Promise<
 }
 
 /** The `next` payloads of an SSE response; `return()` aborts it. */
-function sseEvents(response: Response | globalThis.Response, controller: AbortController) {
+function sseEvents(
+  response: Response | globalThis.Response,
+  controller: AbortController,
+): AsyncIterableIterator<Response> {
   const body = (response as globalThis.Response).body;
   async function* run(): AsyncGenerator<Response> {
     if (body === null) return;
-    const decoder = new TextDecoder();
-    let buffered = '';
-    try {
-      for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-        buffered += decoder.decode(chunk, { stream: true });
-        for (let end = buffered.indexOf('\n\n'); end >= 0; end = buffered.indexOf('\n\n')) {
-          const block = buffered.slice(0, end);
-          buffered = buffered.slice(end + 2);
-          const lines = block.split('\n');
-          const event = lines
-            .find((l) => l.startsWith('event:'))
-            ?.slice(6)
-            .trim();
-          const data = lines
-            .filter((l) => l.startsWith('data:'))
-            .map((l) => l.slice(5).trimStart())
-            .join('\n');
-          if (event === 'complete') return;
-          if (data !== '') yield { status: 200, ...JSON.parse(data) };
-        }
-      }
-    } catch (error) {
-      if (!controller.signal.aborted) throw error;
+    for await (const data of sseData(body, controller.signal)) {
+      yield { status: 200, ...(data as object) } as Response;
     }
   }
-  const generator = run();
-  return {
-    next: () => generator.next(),
-    async return() {
-      controller.abort();
-      return generator.return(undefined);
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  } as AsyncIterableIterator<Response>;
+  return abortable(run(), controller);
 }
 
 /** The first payload of a stream (fails when it ends first). */

@@ -13,7 +13,6 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { type Client, createClient } from 'graphql-ws';
 import { Redis } from 'ioredis';
@@ -27,6 +26,7 @@ import {
   type FreshDatabase,
   freshDatabase,
   loggedNodes,
+  postJson as post,
 } from './support.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -98,41 +98,6 @@ async function spawnServer(name: Instance, databaseUrl: string): Promise<ServerP
     void exited.then(() => reject(new Error(`server ${name} ended before serving: ${stderr}`)));
   });
   return { name, child, url, exited, stderr: () => stderr };
-}
-
-type PostResult = { ok: true; body: Record<string, unknown> } | { ok: false; error: string };
-
-/** One POST over a fresh connection (no keep-alive): the parsed body, or the network error. */
-function post(url: string, body: unknown): Promise<PostResult> {
-  return new Promise((resolve) => {
-    const text = JSON.stringify(body);
-    const req = httpRequest(url, {
-      method: 'POST',
-      agent: false,
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json',
-        'content-length': String(Buffer.byteLength(text)),
-      },
-    });
-    req.on('response', (res) => {
-      let data = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => {
-        data += c;
-      });
-      res.on('end', () => {
-        try {
-          resolve({ ok: true, body: JSON.parse(data) as Record<string, unknown> });
-        } catch {
-          resolve({ ok: false, error: `unparsable answer (${res.statusCode}): ${data}` });
-        }
-      });
-      res.on('error', (error) => resolve({ ok: false, error: `cut off: ${error.message}` }));
-    });
-    req.on('error', (error) => resolve({ ok: false, error: error.message }));
-    req.end(text);
-  });
 }
 
 const APPEND =

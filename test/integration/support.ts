@@ -4,6 +4,7 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -167,4 +168,54 @@ export function loggedNodes(entries: LogEntry[]): Array<LoggedNode & { index: nu
         }))
       : [],
   );
+}
+
+/** One POST over a fresh connection (no keep-alive): status, headers and parsed body, or the network error. */
+export function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<
+  | { ok: true; status: number; requestId: string | undefined; body: Record<string, unknown> }
+  | { ok: false; error: string }
+> {
+  return new Promise((resolve) => {
+    const text = JSON.stringify(body);
+    const req = httpRequest(url, {
+      method: 'POST',
+      agent: false,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'content-length': String(Buffer.byteLength(text)),
+        ...headers,
+      },
+    });
+    req.on('response', (res) => {
+      let data = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        data += c;
+      });
+      res.on('end', () => {
+        let parsed: Record<string, unknown> = {};
+        try {
+          parsed = JSON.parse(data);
+        } catch {
+          resolve({ ok: false, error: `unparsable answer (${res.statusCode}): ${data}` });
+          return;
+        }
+        const id = res.headers['x-request-id'];
+        resolve({
+          ok: true,
+          status: res.statusCode ?? 0,
+          requestId: typeof id === 'string' ? id : undefined,
+          body: parsed,
+        });
+      });
+      res.on('error', (error) => resolve({ ok: false, error: `cut off: ${error.message}` }));
+    });
+    req.on('error', (error) => resolve({ ok: false, error: (error as Error).message }));
+    req.end(text);
+  });
 }

@@ -6,7 +6,6 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,60 +14,11 @@ import { createEngine } from '../../src/engine/index.js';
 import { loadConfig } from '../../src/server/config.js';
 import { startServer } from '../../src/server/serve.js';
 import { freshSqliteUrl } from '../api/support.js';
+import { postJson as post } from '../integration/support.js';
 import { createTestDatabase, describeWithPostgres, POSTGRES_URL } from '../support/services.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const quiet = () => undefined;
-
-/** One POST over a fresh connection (no keep-alive): status, headers and parsed body, or the network error. */
-function post(
-  url: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<
-  | { ok: true; status: number; requestId: string | undefined; body: Record<string, unknown> }
-  | { ok: false; error: string }
-> {
-  return new Promise((resolve) => {
-    const text = JSON.stringify(body);
-    const req = httpRequest(url, {
-      method: 'POST',
-      agent: false,
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json',
-        'content-length': String(Buffer.byteLength(text)),
-        ...headers,
-      },
-    });
-    req.on('response', (res) => {
-      let data = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => {
-        data += c;
-      });
-      res.on('end', () => {
-        let parsed: Record<string, unknown> = {};
-        try {
-          parsed = JSON.parse(data);
-        } catch {
-          resolve({ ok: false, error: `unparsable answer (${res.statusCode}): ${data}` });
-          return;
-        }
-        const id = res.headers['x-request-id'];
-        resolve({
-          ok: true,
-          status: res.statusCode ?? 0,
-          requestId: typeof id === 'string' ? id : undefined,
-          body: parsed,
-        });
-      });
-      res.on('error', (error) => resolve({ ok: false, error: `cut off: ${error.message}` }));
-    });
-    req.on('error', (error) => resolve({ ok: false, error: (error as Error).message }));
-    req.end(text);
-  });
-}
 
 /** A graphql-transport-ws subscriber: resolves `ready` on its first event; records the close. */
 function subscriber(url: string, query: string) {
