@@ -21,13 +21,14 @@ export interface Backend {
   cleanup(): Promise<void>;
 }
 
-export function sqliteBackend(): Backend {
+/** SQLite files in a fresh directory under `parent` (default: the OS temp directory). */
+export function sqliteBackend(parent = tmpdir()): Backend {
   let root: string | undefined;
   let n = 0;
   return {
     name: 'sqlite',
     async freshUrl() {
-      root ??= mkdtempSync(join(tmpdir(), 'weft-engine-'));
+      root ??= mkdtempSync(join(parent, 'weft-test-'));
       const url = `file:${join(root, `db-${++n}.db`)}`;
       await migrate(url);
       return url;

@@ -1,6 +1,5 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Result } from '../../src/core/errors.js';
 import { createEngine, type Engine, type EngineOptions } from '../../src/engine/index.js';
 import {
@@ -8,9 +7,9 @@ import {
   type EventHub,
   type EventHubOptions,
 } from '../../src/server/events/index.js';
-import { migrate } from '../../src/store/migrate/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
-import { createTestDatabase, REDIS_URL, type TestDatabase } from '../support/services.js';
+import { type Backend, postgresBackend, sqliteBackend } from '../engine/support.js';
+import { REDIS_URL } from '../support/services.js';
 
 /** An engine publishing to a hub, on one database. */
 export interface Node {
@@ -33,36 +32,14 @@ function scratchRoot(): string {
   return existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 }
 
-export function sqliteDatabases(): Databases {
-  let root: string | undefined;
-  let n = 0;
-  return {
-    async fresh() {
-      root ??= mkdtempSync(join(scratchRoot(), 'weft-events-'));
-      const url = `file:${join(root, `db-${++n}.db`)}`;
-      await migrate(url);
-      return url;
-    },
-    async cleanup() {
-      if (root !== undefined) rmSync(root, { recursive: true, force: true });
-    },
-  };
-}
+const databasesOf = (backend: Backend): Databases => ({
+  fresh: () => backend.freshUrl(),
+  cleanup: () => backend.cleanup(),
+});
 
-export function postgresDatabases(): Databases {
-  const databases: TestDatabase[] = [];
-  return {
-    async fresh() {
-      const db = await createTestDatabase();
-      databases.push(db);
-      await migrate(db.url);
-      return db.url;
-    },
-    async cleanup() {
-      await Promise.all(databases.splice(0).map((db) => db.drop()));
-    },
-  };
-}
+export const sqliteDatabases = (): Databases => databasesOf(sqliteBackend(scratchRoot()));
+
+export const postgresDatabases = (): Databases => databasesOf(postgresBackend());
 
 /**
  * An engine and its hub on `url` (each node opens its own store, as a separate instance would).
