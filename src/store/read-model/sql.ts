@@ -34,11 +34,14 @@ export interface RawExecutor {
 /** `?`-placeholder texts of multi-row statements, by head, columns, rows and tail (few distinct). */
 const texts = new Map<string, string>();
 
+const placeholderTuple = (columns: number) =>
+  `(${Array.from({ length: columns }, () => '?').join(', ')})`;
+
 function placeholderText(head: string, columns: number, rows: number, tail: string): string {
   const key = `${rows}\u0000${columns}\u0000${head}\u0000${tail}`;
   let text = texts.get(key);
   if (text === undefined) {
-    const tuple = `(${Array.from({ length: columns }, () => '?').join(', ')})`;
+    const tuple = placeholderTuple(columns);
     text = `${head} VALUES ${Array.from({ length: rows }, () => tuple).join(', ')}${tail}`;
     if (texts.size >= 512) texts.clear();
     texts.set(key, text);
@@ -74,9 +77,7 @@ async function insertRows<T>(
           for (let c = 0; c < row.length; c++) flat.push(row[c]);
           continue;
         }
-        tuples ??= Array.from({ length: r - i }, () =>
-          placeholderText('', columns, 1, '').slice(' VALUES '.length),
-        );
+        tuples ??= Array.from({ length: r - i }, () => placeholderTuple(columns));
         const parts: string[] = [];
         for (const v of row) {
           if (v instanceof Prisma.Sql) {
