@@ -6,8 +6,8 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { SCOPES, type Scope } from '../../graphql/context.js';
+import { type ApiKeyRow, apiKeyRows } from '../../store/api-keys/index.js';
 import type { WeftPrisma } from '../../store/prisma/index.js';
-import type { SqlitePrismaClient } from '../../store/prisma/sqlite.js';
 
 export const KEY_PREFIX = 'weft_';
 const KEY_TEXT = /^weft_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
@@ -56,17 +56,7 @@ export function parseScopes(text: string): Scope[] {
   return SCOPES.filter((s) => names.includes(s));
 }
 
-type Row = {
-  id: string;
-  tenantId: string;
-  scopes: string;
-  keyHash: string;
-  name: string | null;
-  createdAt: Date;
-  revokedAt: Date | null;
-};
-
-const infoOf = (row: Row): ApiKeyInfo => ({
+const infoOf = (row: ApiKeyRow): ApiKeyInfo => ({
   id: row.id,
   tenant: row.tenantId,
   scopes: parseScopes(row.scopes),
@@ -77,7 +67,7 @@ const infoOf = (row: Row): ApiKeyInfo => ({
 
 /** The key store on a migrated database. */
 export function apiKeys(weft: WeftPrisma) {
-  const prisma = weft.prisma as unknown as SqlitePrismaClient;
+  const rows = apiKeyRows(weft);
   return {
     async create(input: {
       tenant: string;
@@ -93,41 +83,36 @@ export function apiKeys(weft: WeftPrisma) {
       const scopes = parseScopes(input.scopes.join(','));
       const id = randomBytes(8).toString('hex');
       const key = `${KEY_PREFIX}${id}_${randomBytes(32).toString('base64url')}`;
-      const row = await prisma.apiKey.create({
-        data: {
-          id,
-          tenantId: input.tenant,
-          scopes: scopes.join(','),
-          keyHash: sha256(key),
-          name: input.name ?? null,
-          createdAt: input.now ?? new Date(),
-        },
+      const row = await rows.insert({
+        id,
+        tenantId: input.tenant,
+        scopes: scopes.join(','),
+        keyHash: sha256(key),
+        name: input.name ?? null,
+        createdAt: input.now ?? new Date(),
+        revokedAt: null,
       });
       return { ...infoOf(row), key };
     },
 
     /** Every key (of one tenant), oldest first; never the secret nor its hash. */
     async list(filter: { tenant?: string | undefined } = {}): Promise<ApiKeyInfo[]> {
-      const rows = await prisma.apiKey.findMany({
-        where: filter.tenant === undefined ? {} : { tenantId: filter.tenant },
-        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-      });
-      return rows.map(infoOf);
+      return (await rows.list(filter.tenant)).map(infoOf);
     },
 
     /** Revokes a key at once; false when there is no such key. Revoking twice keeps the first time. */
     async revoke(id: string, now: Date = new Date()): Promise<ApiKeyInfo | undefined> {
-      const row = await prisma.apiKey.findUnique({ where: { id } });
+      const row = await rows.find(id);
       if (row === null) return undefined;
       if (row.revokedAt !== null) return infoOf(row);
-      return infoOf(await prisma.apiKey.update({ where: { id }, data: { revokedAt: now } }));
+      return infoOf(await rows.revoke(id, now));
     },
 
     /** Checks a presented key text. */
     async check(text: string): Promise<KeyCheck> {
       const match = KEY_TEXT.exec(text);
       if (match === null) return { ok: false, reason: 'malformed' };
-      const row = await prisma.apiKey.findUnique({ where: { id: match[1]! } });
+      const row = await rows.find(match[1]!);
       const presented = Buffer.from(sha256(text), 'hex');
       // Compared even for an unknown id, so the answer takes the same work either way.
       const stored = Buffer.from(row?.keyHash ?? '0'.repeat(64), 'hex');
@@ -138,13 +123,10 @@ export function apiKeys(weft: WeftPrisma) {
     },
 
     /** Whether the key `id` exists and is not revoked (the per-event check of subscriptions). */
-    async isActive(id: string): Promise<boolean> {
-      const row = await prisma.apiKey.findUnique({ where: { id }, select: { revokedAt: true } });
-      return row !== null && row.revokedAt === null;
-    },
+    isActive: rows.isActive,
 
     /** Keys not revoked: with none, a loopback server runs open. */
-    countActive: () => prisma.apiKey.count({ where: { revokedAt: null } }),
+    countActive: rows.countActive,
   };
 }
 
