@@ -10,9 +10,11 @@
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
 export const SQLITE_PRAGMAS: readonly string[] = [
+  // First: switching a fresh file to WAL takes a lock another process may hold (two processes
+  // migrating one new file), and only a connection with a busy timeout waits for it.
+  `busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`,
   'journal_mode = WAL',
   'synchronous = FULL',
-  `busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`,
   'foreign_keys = ON',
 ];
 
