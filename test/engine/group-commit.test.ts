@@ -1,7 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSequentialIds, createSimulatedClock } from '../../src/core/ports.js';
 import { createEngine, type Engine, projectLog } from '../../src/engine/index.js';
-import { openThreadStore, type ThreadStore } from '../../src/store/read-model/index.js';
+import {
+  openThreadStore,
+  type ThreadStore,
+  type ThreadStoreOptions,
+} from '../../src/store/read-model/index.js';
 import { describeWithPostgres } from '../support/services.js';
 import { comparable, expectedReadModels, sortedLikeDump } from './oracle.js';
 import {
@@ -26,7 +30,7 @@ function suite(backend: Backend) {
   });
 
   /** A grouped store (the SQLite default; opted into on Postgres) and an engine on it. */
-  const open = async (groupCommit = true) => {
+  const open = async (groupCommit: ThreadStoreOptions['groupCommit'] = true) => {
     const url = await backend.freshUrl();
     const store = openThreadStore(url, { groupCommit });
     const engine = engineOn(store, 'id');
@@ -108,7 +112,8 @@ function suite(backend: Backend) {
   });
 
   it('a failing commit in a group fails alone; the others land', async () => {
-    const { store, engine } = await open();
+    // One transaction handed to the writer at a time: everything below forms one group.
+    const { store, engine } = await open({ inFlight: 1 });
     const threads = await createThreads(engine, 8);
     const [stale, taken] = threads as [string, string];
     // A second engine on the same store whose cache of `stale` falls behind.
@@ -142,9 +147,10 @@ function suite(backend: Backend) {
       ),
     ]);
     const after = store.writerStats();
-    // Everything above reached the writer together: one shared transaction, whose fast path
-    // (one statement per table for all) failed and fell back to one SAVEPOINT per commit.
-    expect(after.transactions - before.transactions).toBe(1);
+    // Everything above reached the writer together, as one group: the fast path's transaction
+    // (one statement per table for all) failed and rolled back whole, then a second one ran one
+    // SAVEPOINT per commit.
+    expect(after.transactions - before.transactions).toBe(2);
     expect(after.merged).toBe(before.merged);
     expect(after.largestBatch).toBeGreaterThanOrEqual(9);
 
@@ -259,6 +265,33 @@ function suite(backend: Backend) {
 describe('group commit [sqlite]', () => {
   const backend = useBackend(sqliteBackend());
   suite(backend);
+
+  it('the writer thread gets two transactions at once: a wave of commits is split in two', async () => {
+    const store = openThreadStore(await backend.freshUrl());
+    const engine = engineOnStore(store, 'w');
+    try {
+      const threads: string[] = [];
+      for (let i = 0; i < 32; i++) threads.push(must(await engine.createThread({})).threadId);
+      const before = store.writerStats();
+      // Every append reaches the writer in this turn of the event loop: 32 queued commits.
+      const results = await Promise.all(
+        threads.map((threadId) =>
+          engine.appendNodes({ threadId, nodes: [{ kind: 'system', payload: threadId }] }),
+        ),
+      );
+      for (const result of results) expect(must(result).logIndex).toBe(1);
+      const after = store.writerStats();
+      expect(after.batches - before.batches).toBe(2);
+      expect(after.transactions - before.transactions).toBe(2);
+      expect(after.merged - before.merged).toBe(2);
+      expect(after.largestBatch).toBe(16);
+      for (const threadId of threads) {
+        expect((await store.readEntries(threadId)).map((e) => e.index)).toEqual([0, 1]);
+      }
+    } finally {
+      await engine.close();
+    }
+  });
 
   it('stores opened on one SQLite file share one writer', async () => {
     const url = await backend.freshUrl();

@@ -1,7 +1,7 @@
 /**
- * Group commit: one serialised writer per database that drains everything queued into one
- * transaction (one fsync with SQLite's synchronous=FULL), in submission order, and gives each
- * submitter its own outcome. What a batch does inside its transaction — a SAVEPOINT per item, so
+ * Group commit: one writer per database that drains everything queued into one transaction
+ * (one fsync with SQLite's synchronous=FULL), in submission order, and gives each submitter its
+ * own outcome. What a batch does inside its transaction — a SAVEPOINT per item, so
  * that a failing item rolls back alone — is the `run` callback's business (thread-store.ts).
  */
 
@@ -29,6 +29,13 @@ export interface GroupWriter<I, R> {
 export interface GroupWriterOptions {
   /** Most items per batch. 1 = one transaction per item (no grouping, still serialised). */
   maxBatch: number;
+  /**
+   * Most batches handed to `run` at once (default 1: one at a time). With 2, the next batch
+   * forms and is handed on while the previous one commits — for a `run` that itself runs its
+   * transactions one after another, in the order it got them (the SQLite writer thread), so
+   * that the event loop never idles waiting for a commit while commands are queued.
+   */
+  inFlight?: number;
 }
 
 interface Pending<I, R> {
@@ -38,45 +45,72 @@ interface Pending<I, R> {
 }
 
 /**
- * A writer that runs one batch at a time. The first submission schedules a drain with
- * `setImmediate`, so commands that reach their commit in the same turn of the event loop share
- * a batch; whatever is submitted while a batch is in flight forms the next one. A batch whose
- * `run` throws rejects every item in it with that error (`run` decides whether to retry first).
+ * A writer that hands batches to `run`, at most `inFlight` at a time. The first submission
+ * schedules a batch with `setImmediate`, so commands that reach their commit in the same turn of
+ * the event loop share it; whatever is submitted while `inFlight` batches are out forms the next
+ * one. A batch whose `run` throws rejects every item in it with that error (`run` decides whether
+ * to retry first).
  */
 export function createGroupWriter<I, R>(
   run: (batch: readonly I[]) => Promise<Settled<R>[]>,
   options: GroupWriterOptions,
 ): GroupWriter<I, R> {
   const maxBatch = Math.max(1, Math.floor(options.maxBatch));
+  const inFlight = Math.max(1, Math.floor(options.inFlight ?? 1));
   const queue: Pending<I, R>[] = [];
   const stats: WriterStats = { items: 0, batches: 0, largestBatch: 0 };
-  let draining: Promise<void> | undefined;
+  let running = 0;
+  let scheduled = false;
+  let idlers: Array<() => void> = [];
 
-  async function drain(): Promise<void> {
-    while (queue.length > 0) {
-      const batch = queue.splice(0, maxBatch);
+  async function runBatch(batch: Pending<I, R>[]): Promise<void> {
+    let outcomes: Settled<R>[];
+    try {
+      outcomes = await run(batch.map((p) => p.item));
+    } catch (error) {
+      outcomes = batch.map(() => ({ ok: false, error }));
+    }
+    batch.forEach((pending, i) => {
+      stats.items++;
+      const outcome = outcomes[i] ?? { ok: false, error: new Error('group commit: no outcome') };
+      if (outcome.ok) pending.resolve(outcome.value);
+      else pending.reject(outcome.error);
+    });
+  }
+
+  function pump(): void {
+    while (running < inFlight && queue.length > 0) {
+      // What is queued is shared among the free slots: the first part can commit (and its
+      // commands move on) while the next ones still run.
+      const batch = queue.splice(
+        0,
+        Math.min(maxBatch, Math.ceil(queue.length / (inFlight - running))),
+      );
       stats.batches++;
       stats.largestBatch = Math.max(stats.largestBatch, batch.length);
-      let outcomes: Settled<R>[];
-      try {
-        outcomes = await run(batch.map((p) => p.item));
-      } catch (error) {
-        outcomes = batch.map(() => ({ ok: false, error }));
-      }
-      batch.forEach((pending, i) => {
-        stats.items++;
-        const outcome = outcomes[i] ?? { ok: false, error: new Error('group commit: no outcome') };
-        if (outcome.ok) pending.resolve(outcome.value);
-        else pending.reject(outcome.error);
+      running++;
+      void runBatch(batch).finally(() => {
+        running--;
+        // Submitted while the batches were out: the next batch, at once.
+        if (queue.length > 0 && !scheduled) pump();
+        wakeIfIdle();
       });
     }
   }
 
+  function wakeIfIdle(): void {
+    if (running > 0 || queue.length > 0 || scheduled) return;
+    const waiting = idlers;
+    idlers = [];
+    for (const wake of waiting) wake();
+  }
+
   function schedule(): void {
-    draining = new Promise<void>((done) => setImmediate(done)).then(drain).finally(() => {
-      draining = undefined;
-      // Submitted after the loop saw an empty queue but before this ran: drain again.
-      if (queue.length > 0) schedule();
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      pump();
+      wakeIfIdle();
     });
   }
 
@@ -84,12 +118,14 @@ export function createGroupWriter<I, R>(
     submit(item) {
       return new Promise<R>((resolve, reject) => {
         queue.push({ item, resolve, reject });
-        if (draining === undefined) schedule();
+        if (running < inFlight && !scheduled) schedule();
       });
     },
     stats: () => ({ ...stats }),
     async idle() {
-      while (draining !== undefined) await draining;
+      while (running > 0 || queue.length > 0 || scheduled) {
+        await new Promise<void>((wake) => idlers.push(wake));
+      }
     },
   };
 }

@@ -1,101 +1,128 @@
 /**
- * The write connection of a SQLite file: better-sqlite3 itself, not a Prisma client. The thread
- * store's writes are a handful of multi-row statements per commit; through Prisma each one paid
- * for the query interpreter, the driver adapter's argument mapping and a fresh `prepare` of a
- * statement with thousands of parameters. Here statements are prepared once per text and reused,
- * and a transaction runs `BEGIN IMMEDIATE … COMMIT` on the connection directly.
+ * The write connection of a SQLite file: better-sqlite3 itself, not a Prisma client, in a worker
+ * thread of its own (sqlite-writer-thread.cjs). Through Prisma each multi-row statement paid for
+ * the query interpreter, the driver adapter's argument mapping and a fresh `prepare`; on the main
+ * thread, the statements, the WAL writes of COMMIT and its fsync took a sixth of the event
+ * loop's time under concurrent appends. Here a commit's recorded script (write-script.ts) goes
+ * to the writer thread as one message and runs there whole, as one transaction, with statements
+ * prepared once per text, while the event loop serves other requests.
  *
  * Values are bound exactly as Prisma's better-sqlite3 adapter binds them (booleans 1/0, dates as
  * ISO-8601 text with `+00:00`, bytes as blobs), so Prisma reads these rows back unchanged.
  *
- * The statements of a transaction all complete synchronously: the transaction never waits on I/O
- * of the event loop while it holds the write lock, so a second connection of this process that
- * busy-waits for the lock cannot deadlock it.
+ * The thread never waits on the main thread while it holds the write lock, so another connection
+ * of this process that busy-waits for the lock (synchronously, on the main thread) cannot
+ * deadlock it. A result is delivered only after COMMIT returned, so only committed writes are
+ * acknowledged.
  */
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
-import type { Prisma } from '../../generated/prisma-sqlite/client.js';
+import { Worker } from 'node:worker_threads';
 import { SQLITE_PRAGMAS } from '../prisma/sqlite-pragmas.js';
-import type { RawExecutor } from './sql.js';
+import {
+  type BlockOutcome,
+  type RecordedStatement,
+  type ScriptRunner,
+  StatementFailure,
+} from './write-script.js';
 
-/** Prepared statements kept per connection (multi-row texts vary with the row count). */
-const STATEMENT_CACHE = 128;
+const require = createRequire(import.meta.url);
 
-export interface SqliteWriteConnection {
-  /** Runs `work` in one `BEGIN IMMEDIATE` transaction: COMMIT when it resolves, else ROLLBACK. */
-  transaction<T>(work: (tx: RawExecutor) => Promise<T>): Promise<T>;
-  close(): void;
+interface WireError {
+  message: string;
+  code?: string;
 }
+
+type WireOutcome = { ok: true } | { ok: false; statement: number; error: WireError };
+
+type Reply = { id: number; outcomes: WireOutcome[] } | { id: number; fatal: WireError };
+
+/** An error of the writer thread as a local Error carrying the SQLite code (SQLITE_…). */
+const errorOf = (wire: WireError): Error =>
+  Object.assign(new Error(wire.message), {
+    name: 'SqliteError',
+    ...(wire.code === undefined ? {} : { code: wire.code }),
+  });
 
 const bind = (value: unknown): unknown => {
   if (typeof value === 'boolean') return value ? 1 : 0;
   if (value instanceof Date) return value.toISOString().replace('Z', '+00:00');
   if (value === undefined) return null;
-  if (value instanceof Uint8Array && !Buffer.isBuffer(value)) {
-    return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-  }
   return value;
 };
 
-export function openSqliteWriteConnection(path: string): SqliteWriteConnection {
+const wire = (statements: readonly RecordedStatement[]) =>
+  statements.map((s) => ({ text: s.text, values: s.values.map(bind) }));
+
+/** Opens the writer thread of the SQLite file at `path` (created with its folder if missing). */
+export function openSqliteWriteConnection(path: string): ScriptRunner {
   mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
-  for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
-  const statements = new Map<string, Database.Statement>();
+  const worker = new Worker(new URL('./sqlite-writer-thread.cjs', import.meta.url), {
+    workerData: { path, driver: require.resolve('better-sqlite3'), pragmas: SQLITE_PRAGMAS },
+    // The thread is plain CommonJS: no loader (tsx) of the main thread is needed there.
+    execArgv: [],
+  });
+  const pending = new Map<number, { resolve(reply: Reply): void; reject(error: unknown): void }>();
+  let nextId = 0;
+  let stopped: Error | undefined;
+  let closing: Promise<void> | undefined;
+  // An idle writer thread does not keep the process alive; one with a transaction in flight does.
+  worker.unref();
 
-  const prepared = (text: string): Database.Statement => {
-    let statement = statements.get(text);
-    if (statement === undefined) {
-      statement = db.prepare(text);
-      if (statements.size >= STATEMENT_CACHE) {
-        statements.delete(statements.keys().next().value as string);
-      }
-      statements.set(text, statement);
-    }
-    return statement;
+  const fail = (error: Error) => {
+    stopped ??= error;
+    for (const { reject } of pending.values()) reject(error);
+    pending.clear();
   };
+  worker.on('message', (reply: Reply) => {
+    const waiting = pending.get(reply.id);
+    pending.delete(reply.id);
+    if (pending.size === 0) worker.unref();
+    waiting?.resolve(reply);
+  });
+  worker.on('error', (error) =>
+    fail(new Error(`SQLite writer thread failed: ${error.message}`, { cause: error })),
+  );
+  worker.on('exit', (code) => {
+    if (closing === undefined) fail(new Error(`SQLite writer thread exited (code ${code})`));
+  });
 
-  const args = (query: Prisma.Sql): unknown[] => {
-    const values = query.values;
-    const out = new Array<unknown>(values.length);
-    for (let i = 0; i < values.length; i++) out[i] = bind(values[i]);
-    return out;
-  };
+  const send = (mode: 'all' | 'each', blocks: ReadonlyArray<readonly RecordedStatement[]>) =>
+    new Promise<Reply>((resolve, reject) => {
+      if (stopped !== undefined) return reject(stopped);
+      if (closing !== undefined) return reject(new Error('SQLite writer closed'));
+      const id = nextId++;
+      if (pending.size === 0) worker.ref();
+      pending.set(id, { resolve, reject });
+      worker.postMessage({ id, mode, blocks: blocks.map(wire) });
+    });
 
-  const executor: RawExecutor = {
-    runText(text, values) {
-      for (let i = 0; i < values.length; i++) values[i] = bind(values[i]);
-      return prepared(text).run(values).changes;
-    },
-    $executeRaw(query) {
-      try {
-        return Promise.resolve(prepared(query.sql).run(...args(query)).changes);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    },
-    $queryRaw<T>(query: Prisma.Sql) {
-      try {
-        return Promise.resolve(prepared(query.sql).all(...args(query)) as T);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    },
+  const outcomesOf = (reply: Reply): WireOutcome[] => {
+    if ('fatal' in reply) throw errorOf(reply.fatal);
+    return reply.outcomes;
   };
 
   return {
-    async transaction(work) {
-      db.exec('BEGIN IMMEDIATE');
-      try {
-        const result = await work(executor);
-        db.exec('COMMIT');
-        return result;
-      } catch (error) {
-        if (db.inTransaction) db.exec('ROLLBACK');
-        throw error;
+    async runAll(statements) {
+      const [outcome] = outcomesOf(await send('all', [statements]));
+      if (outcome !== undefined && !outcome.ok) {
+        throw new StatementFailure(outcome.statement, errorOf(outcome.error));
       }
     },
-    close: () => db.close(),
+    async runEach(blocks) {
+      return outcomesOf(await send('each', blocks)).map(
+        (o): BlockOutcome => (o.ok ? o : { ...o, error: errorOf(o.error) }),
+      );
+    },
+    close() {
+      closing ??= new Promise<void>((done) => {
+        if (stopped !== undefined) return done();
+        worker.once('exit', () => done());
+        worker.ref();
+        worker.postMessage({ close: true });
+      });
+      return closing;
+    },
   };
 }

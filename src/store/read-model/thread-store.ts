@@ -29,6 +29,15 @@ import {
   upsertSnapshots,
 } from './sql.js';
 import { openSqliteWriteConnection } from './sqlite-writer.js';
+import {
+  type GuardReason,
+  prismaScriptRunner,
+  type RecordedStatement,
+  recordScript,
+  type ScriptRecorder,
+  type ScriptRunner,
+  StatementFailure,
+} from './write-script.js';
 
 const { sql } = Prisma;
 
@@ -133,11 +142,14 @@ export interface ThreadStoreOptions {
    * Group commit: concurrent commits share one transaction (one fsync), each in its own
    * SAVEPOINT so that a failing one rolls back alone. Default: on for SQLite (where every write
    * of the process goes through one serialised writer anyway), off for Postgres (concurrency
-   * comes from the pool). `maxBatch` caps the commits per transaction (default 256). On SQLite,
-   * `false` still serialises writes, one transaction each. Stores opened with `openThreadStore`
-   * on one SQLite file share one writer, with the settings of the first one opened.
+   * comes from the pool). `maxBatch` caps the commits per transaction (default 256). `inFlight`
+   * is how many transactions are handed to the writer at once: what is queued is shared among
+   * them, so the first commits are acknowledged while the next still run (default 2 on SQLite's
+   * writer thread, which runs them one after another; 1 otherwise). On SQLite, `false` still
+   * serialises writes, one transaction each. Stores opened with `openThreadStore` on one SQLite
+   * file share one writer, with the settings of the first one opened.
    */
-  groupCommit?: boolean | { maxBatch?: number };
+  groupCommit?: boolean | { maxBatch?: number; inFlight?: number };
   /**
    * Encryption at rest: the 32-byte AES-256-GCM key payload columns are sealed with (see
    * src/store/crypto). Without it, values are stored in plain text, and a database holding
@@ -163,7 +175,7 @@ interface WriteItem {
 }
 
 /** What became of one commit inside its transaction (the store turns rejections into errors). */
-type WriteOutcome = 'written' | Rejected['reason'];
+type WriteOutcome = 'written' | GuardReason;
 
 /** The write side of a store: the one path into the database for its commits. */
 interface Writer {
@@ -172,25 +184,10 @@ interface Writer {
   release(): Promise<void>;
 }
 
-/** Carries an expected failure out of `$transaction`, so that the transaction rolls back. */
-class Rejected {
-  constructor(readonly reason: 'conflict' | 'idempotency') {}
-}
-
-/** Runs a statement; a unique violation becomes a `Rejected(reason)` throw. */
-async function guarded(reason: Rejected['reason'], run: () => Promise<unknown>): Promise<void> {
-  try {
-    await run();
-  } catch (error) {
-    throw isUniqueViolation(error) ? new Rejected(reason) : error;
-  }
-}
-
 /**
  * A thread store on a database URL (SQLite `file:` or `postgres://`), already migrated. On
- * SQLite, every store of the process on the same file shares one writer connection: two
- * better-sqlite3 connections writing one file in one process would deadlock (the synchronous
- * busy wait of one blocks the event loop the other needs to finish its transaction).
+ * SQLite, every store of the process on the same file shares one writer (one write connection,
+ * in its own thread: sqlite-writer.ts).
  */
 export function openThreadStore(
   databaseUrl: string,
@@ -218,7 +215,8 @@ export function createThreadStore(weft: WeftPrisma, options: ThreadStoreOptions 
   return buildThreadStore(
     weft,
     createWriter(
-      (work) => prisma.$transaction((tx) => work(tx as unknown as RawExecutor), txOptions),
+      prismaScriptRunner(prisma, txOptions),
+      false,
       { ...options, groupCommit: grouped },
       weft.provider === 'sqlite' || grouped !== false,
     ),
@@ -234,7 +232,8 @@ function acquireSqliteWriter(path: string, options: ThreadStoreOptions): Writer 
   if (shared === undefined) {
     const connection = openSqliteWriteConnection(path);
     const writer = createWriter(
-      (work) => connection.transaction(work),
+      connection,
+      true,
       { ...options, groupCommit: options.groupCommit ?? true },
       true,
     );
@@ -244,7 +243,7 @@ function acquireSqliteWriter(path: string, options: ThreadStoreOptions): Writer 
         ...writer,
         release: async () => {
           await writer.release();
-          connection.close();
+          await connection.close();
         },
       },
     };
@@ -266,16 +265,16 @@ function acquireSqliteWriter(path: string, options: ThreadStoreOptions): Writer 
   };
 }
 
-/** Runs `work` in one database transaction: committed when it resolves, rolled back when it throws. */
-type Transactor = <T>(work: (tx: RawExecutor) => Promise<T>) => Promise<T>;
-
 /**
- * The writer on `inTransaction`. Serialised (`queued`): commits go through a group writer,
- * batched up to maxBatch per transaction. Otherwise (Postgres without group commit): each commit
- * runs its own transaction at once, concurrently with others.
+ * The writer on `runner`: each transaction's statements are recorded first (write-script.ts)
+ * and then run as one script. Serialised (`queued`): commits go through a group writer, batched
+ * up to maxBatch per transaction. Otherwise (Postgres without group commit): each commit runs
+ * its own transaction at once, concurrently with others. `text`: the runner takes `?` texts
+ * with flat values (the SQLite writer thread).
  */
 function createWriter(
-  inTransaction: Transactor,
+  runner: ScriptRunner,
+  text: boolean,
   options: ThreadStoreOptions,
   queued: boolean,
 ): Writer {
@@ -283,58 +282,56 @@ function createWriter(
   let transactions = 0;
   let merged = 0;
 
+  /** A failed statement: its guard's reason for a unique violation, else the error. */
+  const settle = (
+    script: readonly RecordedStatement[],
+    statement: number,
+    error: unknown,
+  ): Settled<WriteOutcome> => {
+    const reason = script[statement]?.reason;
+    return reason !== undefined && isUniqueViolation(error)
+      ? { ok: true, value: reason }
+      : { ok: false, error };
+  };
+
   /**
-   * Writes `items` in one transaction. A lone item runs bare: a rejection rolls everything back.
-   * In a group each item runs inside its own SAVEPOINT: a unique violation (or any other error)
-   * rolls back to it, and the others still land. Outcomes are only returned — and so only
-   * acknowledged — after COMMIT.
+   * Writes `items`. A lone item runs as one transaction: a failure rolls everything back. A
+   * group of distinct threads first tries the fast path: one transaction with one multi-row
+   * statement per table for all. When that fails (a conflict, a constraint) it rolls back whole
+   * and the group runs again with each item in its own SAVEPOINT: a unique violation (or any
+   * other error) rolls back to it, and the others still land. Outcomes are only returned — and
+   * so only acknowledged — after COMMIT.
    */
   const transact = async (items: readonly WriteItem[]): Promise<Settled<WriteOutcome>[]> => {
     transactions++;
     if (items.length === 1) {
-      const item = items[0]!;
+      const script = await recordScript(text, (tx) => write(tx, items[0]!));
       try {
-        await inTransaction((tx) => write(tx, item));
+        await runner.runAll(script);
         return [{ ok: true, value: 'written' }];
       } catch (error) {
-        if (error instanceof Rejected) return [{ ok: true, value: error.reason }];
-        throw error;
+        if (!(error instanceof StatementFailure)) throw error;
+        const outcome = settle(script, error.statement, error.error);
+        if (outcome.ok) return [outcome];
+        throw outcome.error;
       }
     }
-    const outcomes: Settled<WriteOutcome>[] = [];
-    const distinct = new Set(items.map((i) => i.changes.threadId)).size === items.length;
-    await inTransaction(async (tx) => {
-      if (distinct) {
-        // Fast path: every item's rows in one multi-row statement per table. Any failure (a
-        // conflict, a constraint) rolls the group back to here and the items go one by one.
-        await tx.$executeRaw(sql`SAVEPOINT weft_group`);
-        try {
-          await writeMerged(tx, items);
-          await tx.$executeRaw(sql`RELEASE SAVEPOINT weft_group`);
-          for (const _ of items) outcomes.push({ ok: true, value: 'written' });
-          merged++;
-          return;
-        } catch {
-          await tx.$executeRaw(sql`ROLLBACK TO SAVEPOINT weft_group`);
-          await tx.$executeRaw(sql`RELEASE SAVEPOINT weft_group`);
-        }
+    if (new Set(items.map((i) => i.changes.threadId)).size === items.length) {
+      const script = await recordScript(text, (tx) => writeMerged(tx, items));
+      try {
+        await runner.runAll(script);
+        merged++;
+        return items.map(() => ({ ok: true, value: 'written' }));
+      } catch {
+        transactions++;
       }
-      for (const item of items) {
-        await tx.$executeRaw(sql`SAVEPOINT weft_item`);
-        try {
-          await write(tx, item);
-          outcomes.push({ ok: true, value: 'written' });
-        } catch (error) {
-          // If even this fails, the transaction is unusable: the group is retried item by item.
-          await tx.$executeRaw(sql`ROLLBACK TO SAVEPOINT weft_item`);
-          outcomes.push(
-            error instanceof Rejected ? { ok: true, value: error.reason } : { ok: false, error },
-          );
-        }
-        await tx.$executeRaw(sql`RELEASE SAVEPOINT weft_item`);
-      }
-    });
-    return outcomes;
+    }
+    const scripts: RecordedStatement[][] = [];
+    for (const item of items) scripts.push(await recordScript(text, (tx) => write(tx, item)));
+    const outcomes = await runner.runEach(scripts);
+    return outcomes.map((o, i) =>
+      o.ok ? { ok: true, value: 'written' } : settle(scripts[i]!, o.statement, o.error),
+    );
   };
 
   /** A group whose shared transaction failed as a whole wrote nothing: each item is retried alone. */
@@ -375,11 +372,16 @@ function createWriter(
         batches: direct,
         largestBatch: direct > 0 ? 1 : 0,
       }),
-      release: async () => undefined,
+      release: () => runner.close(),
     };
   }
 
-  const group = createGroupWriter(runBatch, { maxBatch });
+  // The SQLite writer thread (`text`) runs its transactions in the order it gets them: the next
+  // batch can be handed on while one commits.
+  const inFlight =
+    (typeof options.groupCommit === 'object' ? options.groupCommit.inFlight : undefined) ??
+    (text ? 2 : 1);
+  const group = createGroupWriter(runBatch, { maxBatch, inFlight });
   return {
     submit: (item) => group.submit(item),
     stats: () => ({ ...group.stats(), groupCommit: maxBatch > 1, transactions, merged }),
@@ -387,14 +389,13 @@ function createWriter(
   };
 }
 
-/** Writes one commit's entries and read models (and idempotency record) on `tx`. */
-async function write(tx: RawExecutor, item: WriteItem) {
+/** Records one commit's entries and read models (and idempotency record) on `tx`. */
+async function write(tx: ScriptRecorder, item: WriteItem) {
   const { changes: c, record } = item;
-  // The first statement writes, so a SQLite transaction holds the write lock from the start.
-  if (c.created) await guarded('conflict', () => insertThread(tx, c.thread));
-  await guarded('conflict', () => insertEntries(tx, item.entries));
+  if (c.created) await tx.guard('conflict', () => insertThread(tx, c.thread));
+  await tx.guard('conflict', () => insertEntries(tx, item.entries));
   if (record !== undefined) {
-    await guarded('idempotency', () =>
+    await tx.guard('idempotency', () =>
       tx.$executeRaw(sql`INSERT INTO "idempotency_record" ("scope", "key", "request_hash", "response", "thread_id", "created_at")
         VALUES (${record.scope}, ${record.key}, ${record.requestHash}, ${record.response}, ${record.threadId}, ${record.createdAt})`),
     );

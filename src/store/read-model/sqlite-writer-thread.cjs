@@ -1,0 +1,99 @@
+'use strict';
+/**
+ * The SQLite writer thread (started by sqlite-writer.ts): the one write connection of a SQLite
+ * file, in a worker thread of its own so that statements, WAL writes, fsync and checkpoints never
+ * block the event loop. Each message is one whole transaction — `BEGIN IMMEDIATE`, the script's
+ * statements, `COMMIT` — run synchronously: the thread never waits on the main thread while it
+ * holds the write lock.
+ *
+ * Plain CommonJS (no build step), so that it loads the same under tsx, vitest and from dist/.
+ *
+ * In:  { id, mode: 'all' | 'each', blocks: [[{ text, values }]] }   or   { close: true }
+ * Out: { id, outcomes: [{ ok: true } | { ok: false, statement, error: { message, code } }] }
+ *      or { id, fatal: { message, code } } when the transaction as a whole failed.
+ */
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+
+/** Prepared statements kept (multi-row texts vary with the row count). */
+const STATEMENT_CACHE = 128;
+
+const db = new Database(workerData.path);
+for (const pragma of workerData.pragmas) db.pragma(pragma);
+const statements = new Map();
+
+function prepared(text) {
+  let statement = statements.get(text);
+  if (statement === undefined) {
+    statement = db.prepare(text);
+    if (statements.size >= STATEMENT_CACHE) statements.delete(statements.keys().next().value);
+    statements.set(text, statement);
+  }
+  return statement;
+}
+
+/** Bytes arrive as plain Uint8Arrays (structured clone); better-sqlite3 binds Buffers. */
+function bindable(values) {
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (value instanceof Uint8Array && !Buffer.isBuffer(value)) {
+      values[i] = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    }
+  }
+  return values;
+}
+
+function describe(error) {
+  return {
+    message: error instanceof Error ? error.message : String(error),
+    code: typeof error?.code === 'string' ? error.code : undefined,
+  };
+}
+
+function runBlock(block) {
+  for (let i = 0; i < block.length; i++) {
+    try {
+      prepared(block[i].text).run(bindable(block[i].values));
+    } catch (error) {
+      return { ok: false, statement: i, error: describe(error) };
+    }
+  }
+  return { ok: true };
+}
+
+function transaction(message) {
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    const outcomes = [];
+    if (message.mode === 'all') {
+      const outcome = runBlock(message.blocks[0]);
+      if (!outcome.ok) {
+        db.exec('ROLLBACK');
+        return { id: message.id, outcomes: [outcome] };
+      }
+      outcomes.push(outcome);
+    } else {
+      for (const block of message.blocks) {
+        db.exec('SAVEPOINT weft_item');
+        const outcome = runBlock(block);
+        if (!outcome.ok) db.exec('ROLLBACK TO SAVEPOINT weft_item');
+        db.exec('RELEASE SAVEPOINT weft_item');
+        outcomes.push(outcome);
+      }
+    }
+    db.exec('COMMIT');
+    return { id: message.id, outcomes };
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    return { id: message.id, fatal: describe(error) };
+  }
+}
+
+parentPort.on('message', (message) => {
+  if (message.close) {
+    db.close();
+    parentPort.close();
+    return;
+  }
+  parentPort.postMessage(transaction(message));
+});
