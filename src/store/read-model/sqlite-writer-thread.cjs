@@ -32,11 +32,18 @@ function prepared(text) {
   return statement;
 }
 
-/** Bytes arrive as plain Uint8Arrays (structured clone); better-sqlite3 binds Buffers. */
+/**
+ * Values bound exactly as Prisma's better-sqlite3 adapter binds them, so Prisma reads the rows
+ * back unchanged: booleans 1/0, dates as ISO-8601 text with `+00:00`, undefined as NULL, bytes
+ * (plain Uint8Arrays after the structured clone) as blobs.
+ */
 function bindable(values) {
   for (let i = 0; i < values.length; i++) {
     const value = values[i];
-    if (value instanceof Uint8Array && !Buffer.isBuffer(value)) {
+    if (typeof value === 'boolean') values[i] = value ? 1 : 0;
+    else if (value === undefined) values[i] = null;
+    else if (value instanceof Date) values[i] = value.toISOString().replace('Z', '+00:00');
+    else if (value instanceof Uint8Array && !Buffer.isBuffer(value)) {
       values[i] = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
     }
   }

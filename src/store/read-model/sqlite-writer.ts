@@ -8,7 +8,8 @@
  * prepared once per text, while the event loop serves other requests.
  *
  * Values are bound exactly as Prisma's better-sqlite3 adapter binds them (booleans 1/0, dates as
- * ISO-8601 text with `+00:00`, bytes as blobs), so Prisma reads these rows back unchanged.
+ * ISO-8601 text with `+00:00`, bytes as blobs), so Prisma reads these rows back unchanged: the
+ * thread does it, after the structured clone (which keeps Dates, booleans and undefined).
  *
  * The thread never waits on the main thread while it holds the write lock, so another connection
  * of this process that busy-waits for the lock (synchronously, on the main thread) cannot
@@ -45,15 +46,9 @@ const errorOf = (wire: WireError): Error =>
     ...(wire.code === undefined ? {} : { code: wire.code }),
   });
 
-const bind = (value: unknown): unknown => {
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  if (value instanceof Date) return value.toISOString().replace('Z', '+00:00');
-  if (value === undefined) return null;
-  return value;
-};
-
+/** What crosses to the thread: texts and values as recorded (the thread binds them). */
 const wire = (statements: readonly RecordedStatement[]) =>
-  statements.map((s) => ({ text: s.text, values: s.values.map(bind) }));
+  statements.map((s) => ({ text: s.text, values: s.values }));
 
 /** Opens the writer thread of the SQLite file at `path` (created with its folder if missing). */
 export function openSqliteWriteConnection(path: string): ScriptRunner {
