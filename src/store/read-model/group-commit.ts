@@ -45,11 +45,12 @@ interface Pending<I, R> {
 }
 
 /**
- * A writer that hands batches to `run`, at most `inFlight` at a time. The first submission
- * schedules a batch with `setImmediate`, so commands that reach their commit in the same turn of
- * the event loop share it; whatever is submitted while `inFlight` batches are out forms the next
- * one. A batch whose `run` throws rejects every item in it with that error (`run` decides whether
- * to retry first).
+ * A writer that hands batches to `run`, at most `inFlight` at a time. With one at a time, the
+ * first submission schedules a batch with `setImmediate`, so commands that reach their commit in
+ * the same turn of the event loop share it. With more, a submission that finds none out goes at
+ * once, alone, and commits while the commands behind it are still being planned. Whatever is
+ * submitted while batches are out forms the next ones, shared among the free slots. A batch whose
+ * `run` throws rejects every item in it with that error (`run` decides whether to retry first).
  */
 export function createGroupWriter<I, R>(
   run: (batch: readonly I[]) => Promise<Settled<R>[]>,
@@ -118,7 +119,10 @@ export function createGroupWriter<I, R>(
     submit(item) {
       return new Promise<R>((resolve, reject) => {
         queue.push({ item, resolve, reject });
-        if (running < inFlight && !scheduled) schedule();
+        // Several batches allowed and none out: this one goes at once, and commits while the
+        // commands behind it are still on their way (they form the next batch).
+        if (inFlight > 1 && running === 0) pump();
+        else if (running < inFlight && !scheduled) schedule();
       });
     },
     stats: () => ({ ...stats }),
