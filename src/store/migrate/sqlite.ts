@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { SQLITE_PRAGMAS } from '../prisma/sqlite-pragmas.js';
+import { SQLITE_BUSY_TIMEOUT_MS, SQLITE_PRAGMAS } from '../prisma/sqlite-pragmas.js';
 import { asMigrationFailure } from './errors.js';
 import {
   type AppliedMigration,
@@ -15,6 +15,25 @@ const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS "${MIGRATIONS_TABLE}" (
   "checksum" TEXT NOT NULL,
   "applied_at" TEXT NOT NULL
 )`;
+
+/**
+ * Runs a pragma, retrying while the file is locked, up to the busy timeout. Switching a fresh
+ * file to WAL needs an exclusive lock, and SQLite answers SQLITE_BUSY at once — without its busy
+ * handler — when another process holds the file (two processes migrating one new file).
+ */
+function pragmaWaiting(db: Database.Database, pragma: string): void {
+  const deadline = Date.now() + SQLITE_BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      db.pragma(pragma);
+      return;
+    } catch (error) {
+      const busy = (error as { code?: unknown }).code === 'SQLITE_BUSY';
+      if (!busy || Date.now() >= deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
+}
 
 /**
  * Applies pending migrations to a SQLite file (created with its directory if missing), one
@@ -35,7 +54,7 @@ export function migrateSqlite(
   const db = new Database(path);
   const applied: string[] = [];
   try {
-    for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
+    for (const pragma of SQLITE_PRAGMAS) pragmaWaiting(db, pragma);
     db.pragma('foreign_keys = OFF');
     db.exec(CREATE_TABLE);
     const readApplied = db.prepare<[], AppliedMigration>(
