@@ -109,6 +109,16 @@ describe('SQLite writer thread', () => {
     ]);
   });
 
+  it('a value that cannot cross to the thread fails that call alone; nothing is written', async () => {
+    const path = freshFile();
+    const runner = open(path);
+    await expect(runner.runAll([insert('a', 1), insert('b', () => 2)])).rejects.toThrow(
+      /could not be cloned/,
+    );
+    await runner.runAll([insert('c', 3)]);
+    expect(rows(path)).toEqual([{ k: 'c', v: 3 }]);
+  });
+
   it('a file it cannot open fails every call with the reason, and close still resolves', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'weft-writer-'));
     dirs.push(dir);

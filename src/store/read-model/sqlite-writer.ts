@@ -90,7 +90,14 @@ export function openSqliteWriteConnection(path: string): ScriptRunner {
       const id = nextId++;
       if (pending.size === 0) worker.ref();
       pending.set(id, { resolve, reject });
-      worker.postMessage({ id, mode, blocks: blocks.map(wire) });
+      try {
+        worker.postMessage({ id, mode, blocks: blocks.map(wire) });
+      } catch (error) {
+        // A value the structured clone refuses: nothing was sent, nothing was written.
+        pending.delete(id);
+        if (pending.size === 0) worker.unref();
+        reject(error);
+      }
     });
 
   const outcomesOf = (reply: Reply): WireOutcome[] => {
