@@ -11,9 +11,8 @@
  * across its two connections; commits made through A reached the subscriber while it listened
  * on B; and both instances published their commits on the Redis channel.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { type Client, createClient } from 'graphql-ws';
 import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
@@ -27,9 +26,9 @@ import {
   freshDatabase,
   loggedNodes,
   postJson as post,
+  spawnServe,
 } from './support.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const WRITERS_PER_INSTANCE = 4;
 /**
  * SIGKILL B once this many writes are acknowledged, at least MIN_EACH through each instance (the
@@ -63,41 +62,21 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** `weft serve` in its own process (node --import tsx, as the other process tests). */
+/** `weft serve` in its own process, on the shared Postgres and Redis. */
 async function spawnServer(name: Instance, databaseUrl: string): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      REDIS_URL,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      WEFT_REQUEST_LOG: 'off',
-    },
+  const server = await spawnServe({
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    WEFT_REQUEST_LOG: 'off',
   });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => {
-    stdout += c;
-  });
-  child.stderr.setEncoding('utf8').on('data', (c: string) => {
-    stderr += c;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal })),
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    const check = () => {
-      const match = /weft: serving (http:\/\/\S+)/.exec(stdout);
-      if (match) resolve(match[1]!);
-    };
-    child.stdout.on('data', check);
-    check();
-    void exited.then(() => reject(new Error(`server ${name} ended before serving: ${stderr}`)));
-  });
-  return { name, child, url, exited, stderr: () => stderr };
+  children.push(server.process);
+  return {
+    name,
+    child: server.process,
+    url: server.url,
+    exited: server.exited,
+    stderr: server.stderr,
+  };
 }
 
 const APPEND =

@@ -77,9 +77,11 @@ export function spawnLineChild(
   script: string,
   args: string[],
   onLine?: (line: string) => void,
+  env: NodeJS.ProcessEnv = process.env,
 ): LineChild {
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
+    env,
   });
   const lines: string[] = [];
   let partial = '';
@@ -129,6 +131,27 @@ export function spawnLineChild(
     },
     exited,
   };
+}
+
+/** A `weft serve` child process and the GraphQL URL it printed. */
+export interface ServeChild extends LineChild {
+  url: string;
+}
+
+/**
+ * `weft serve` in its own process (`node --import tsx src/cli/main.ts serve`) on a free loopback
+ * port, with `env` over this process's environment; resolves once it prints the URL it serves,
+ * rejects if it ends first.
+ */
+export async function spawnServe(env: Record<string, string>): Promise<ServeChild> {
+  const server = spawnLineChild('src/cli/main.ts', ['serve'], undefined, {
+    ...process.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ...env,
+  });
+  const line = await server.waitForLine((l) => l.startsWith('weft: serving '));
+  return { ...server, url: /weft: serving (http:\/\/\S+)/.exec(line)![1]! };
 }
 
 /**

@@ -4,9 +4,8 @@
  * gets SIGTERM answers every request it received, closes subscriptions with 1001, exits 0, and
  * every acknowledged write is in the database afterwards.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -14,10 +13,9 @@ import { createEngine } from '../../src/engine/index.js';
 import { loadConfig } from '../../src/server/config.js';
 import { startServer } from '../../src/server/serve.js';
 import { freshSqliteUrl } from '../api/support.js';
-import { postJson as post } from '../integration/support.js';
+import { postJson as post, spawnServe } from '../integration/support.js';
 import { createTestDatabase, describeWithPostgres, POSTGRES_URL } from '../support/services.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const quiet = () => undefined;
 
 /** A graphql-transport-ws subscriber: resolves `ready` on its first event; records the close. */
@@ -239,28 +237,9 @@ describeWithPostgres('SIGTERM under load', () => {
 });
 
 async function sigtermUnderLoad(databaseUrl: string, backend: string): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1' },
-  });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => {
-    stdout += c;
-  });
-  child.stderr.setEncoding('utf8').on('data', (c: string) => {
-    stderr += c;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  const url = await new Promise<string>((resolve, reject) => {
-    const check = () => {
-      const match = /weft: serving (http:\/\/\S+)/.exec(stdout);
-      if (match) resolve(match[1]!);
-    };
-    child.stdout.on('data', check);
-    void exited.then(() => reject(new Error(`server ended before serving: ${stderr}`)));
-  });
+  const server = await spawnServe({ DATABASE_URL: databaseUrl });
+  children.push(server.process);
+  const { url } = server;
 
   const threads = ['s0', 's1', 's2'];
   for (const t of threads) expect((await post(url, createThread(t))).ok).toBe(true);
@@ -306,12 +285,13 @@ async function sigtermUnderLoad(databaseUrl: string, backend: string): Promise<v
   await enoughWritten;
   await sub.ready;
   stopping = true;
-  child.kill('SIGTERM');
+  server.process.kill('SIGTERM');
   await Promise.all(writers);
-  const code = await exited;
+  const { code } = await server.exited;
   const close = await sub.closed;
+  const stdout = server.lines.join('\n');
 
-  expect(code, stderr).toBe(0);
+  expect(code, server.stderr()).toBe(0);
   // Requests logged after the SIGTERM line were in flight when it came, answered while draining.
   const afterSignal = stdout.split('weft: SIGTERM: stopping')[1] ?? '';
   const drainedRequests = afterSignal.split('\n').filter((l) => l.includes('"requestId":"req-'));
