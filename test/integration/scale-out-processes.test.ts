@@ -84,10 +84,14 @@ const APPEND =
 const THREAD_EVENTS =
   'subscription Events($t: ID!, $a: Int) { threadEvents(threadId: $t, afterIndex: $a) { index type threadId } }';
 
-async function waitFor(test: () => boolean, what: string): Promise<void> {
+async function waitFor(test: () => boolean, what: string, state?: () => string): Promise<void> {
   const until = Date.now() + WAIT_MS;
   while (!test()) {
-    if (Date.now() > until) throw new Error(`gave up waiting for ${what} after ${WAIT_MS} ms`);
+    if (Date.now() > until) {
+      throw new Error(
+        `gave up waiting for ${what} after ${WAIT_MS} ms${state === undefined ? '' : `: ${state()}`}`,
+      );
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -209,6 +213,8 @@ describeWithPostgresAndRedis('Two weft serve processes on one Postgres and one R
           acksBy('A').length >= MIN_EACH &&
           acksBy('B').length >= MIN_EACH,
         `${KILL_AFTER} acknowledged writes, ${MIN_EACH} through each instance`,
+        () =>
+          `acknowledged A ${acksBy('A').length}, B ${acksBy('B').length}; rejected ${rejected.length} (${JSON.stringify(rejected.at(-1)?.answer)}); network errors A ${networkErrors.A.length}, B ${networkErrors.B.length} (${networkErrors.A.at(-1) ?? networkErrors.B.at(-1) ?? ''}); stderr A: ${a.stderr().slice(-500)} B: ${b.stderr().slice(-500)}`,
       );
       receivedAtKill = received.length;
       killed = true;
@@ -216,6 +222,12 @@ describeWithPostgresAndRedis('Two weft serve processes on one Postgres and one R
       return b.exited;
     })();
     const writer = async (via: Instance, w: number) => {
+      // A's writers start once B has MIN_EACH acknowledged writes: on a loaded machine B's
+      // writers could otherwise lose nearly every race for the next index to A's, and A reach
+      // TOTAL_WRITES before B had MIN_EACH (so no kill, or a kill with nothing left to resume).
+      if (via === 'A') {
+        await waitFor(() => acksBy('B').length >= MIN_EACH || stop, `${MIN_EACH} writes through B`);
+      }
       for (let n = 0; !stop; n++) {
         if (via === 'B' && killed) return;
         const mark = `${via}${w}-${n}`;
