@@ -4,35 +4,12 @@
  * HOST refuses to start, saying how to create one; a created key is printed once, listed without
  * its secret, and revoked.
  */
-import { describe, expect, it, vi } from 'vitest';
-import { runCli } from '../../src/cli/run.js';
+import { describe, expect, it } from 'vitest';
 import { apiKeys, createAuthenticator } from '../../src/server/auth/index.js';
 import { serverAuth } from '../../src/server/auth/startup.js';
 import { createPrisma, type SqlitePrismaClient } from '../../src/store/prisma/index.js';
+import { weftIn } from '../cli/support.js';
 import { freshDatabase } from './support.js';
-
-async function weftIn(args: string[], env: Record<string, string>) {
-  const saved = new Map(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  let out = '';
-  let err = '';
-  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => {
-    out += `${a.join(' ')}\n`;
-  });
-  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => {
-    err += `${a.join(' ')}\n`;
-  });
-  try {
-    return { code: await runCli(args), out, err };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-    for (const [k, v] of saved) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-}
 
 describe('startup', () => {
   it('no keys + loopback: open as tenant default, until a key exists', async () => {

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import { runCli } from '../../src/cli/run.js';
+import { afterAll, describe, expect, it } from 'vitest';
 import { openEngine } from '../../src/engine/index.js';
+import { weftIn } from './support.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const TSX = join(ROOT, 'node_modules/.bin/tsx');
@@ -30,39 +30,6 @@ function weft(args: string[], env: Record<string, string> = {}, cwd = ROOT) {
     encoding: 'utf8',
   });
   return { code: result.status, out: result.stdout, err: result.stderr };
-}
-
-/**
- * Runs a command in this process (`runCli`, what bin/weft runs) with `env` set, capturing its
- * output: as exact as the binary for everything but process start-up, which `weft()` covers.
- */
-async function weftIn(args: string[], env: Record<string, string> = {}) {
-  const saved = new Map(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  let out = '';
-  let err = '';
-  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => {
-    out += `${a.join(' ')}\n`;
-  });
-  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => {
-    err += `${a.join(' ')}\n`;
-  });
-  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => {
-    out += String(chunk);
-    return true;
-  });
-  try {
-    const code = await runCli(args);
-    return { code, out, err };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-    write.mockRestore();
-    for (const [k, v] of saved) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
 }
 
 /** A database with one thread holding nodes, memory, a run and usage; returns its URL. */

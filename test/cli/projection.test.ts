@@ -5,11 +5,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { runCli } from '../../src/cli/run.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GPT_TOKEN_COUNTERS } from '../../src/core/projection/gpt-tokenizer.js';
 import { compileProjection, type ProjectionInput } from '../../src/core/projection/index.js';
 import { openEngine } from '../../src/engine/index.js';
+import { weftIn } from './support.js';
 
 let dir: string;
 let url: string;
@@ -21,31 +21,7 @@ function ok<T>(r: { ok: true; value: T } | { ok: false; error: unknown }): T {
 }
 
 /** Runs `weft …` in this process with DATABASE_URL set, capturing its output. */
-async function weft(args: string[]) {
-  const saved = process.env.DATABASE_URL;
-  process.env.DATABASE_URL = url;
-  let out = '';
-  let err = '';
-  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => {
-    out += `${a.join(' ')}\n`;
-  });
-  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => {
-    err += `${a.join(' ')}\n`;
-  });
-  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => {
-    out += String(chunk);
-    return true;
-  });
-  try {
-    return { code: await runCli(args), out, err };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-    write.mockRestore();
-    if (saved === undefined) delete process.env.DATABASE_URL;
-    else process.env.DATABASE_URL = saved;
-  }
-}
+const weft = (args: string[]) => weftIn(args, { DATABASE_URL: url });
 
 /** The compiler on the state of t1 as stored (a fresh engine replays it from the database). */
 async function expected(input: ProjectionInput, omittedLimit = 0) {
