@@ -112,14 +112,19 @@ const THREAD_COLUMN_COUNT = THREAD_COLUMNS.split(',').length;
 
 export const insertThread = (db: RawExecutor, t: ThreadRow) => insertThreads(db, [t]);
 
-export const insertThreads = (db: RawExecutor, rows: readonly ThreadRow[]) =>
+/** Thread rows in one multi-row INSERT; `tail` makes it an upsert (updateThreads). */
+const writeThreadRows = (db: RawExecutor, rows: readonly ThreadRow[], tail = '') =>
   insertRows(
     db,
     `INSERT INTO "thread" (${THREAD_COLUMNS})`,
     THREAD_COLUMN_COUNT,
     rows,
     threadValues,
+    tail,
   );
+
+export const insertThreads = (db: RawExecutor, rows: readonly ThreadRow[]) =>
+  writeThreadRows(db, rows);
 
 export const updateThread = (db: RawExecutor, t: ThreadRow) =>
   db.$executeRaw(sql`UPDATE "thread" SET "updated_at" = ${t.updatedAt}, "metadata" = ${t.metadata},
@@ -292,26 +297,22 @@ export const upsertRunSpend = (db: RawExecutor, rows: readonly RunSpendRow[]) =>
  * update sets the same columns as `updateThread`. The ids must be distinct and present.
  */
 export const updateThreads = (db: RawExecutor, rows: readonly ThreadRow[]) =>
-  insertRows(
-    db,
-    `INSERT INTO "thread" (${THREAD_COLUMNS})`,
-    THREAD_COLUMN_COUNT,
-    rows,
-    threadValues,
-    ` ON CONFLICT ("id") DO UPDATE SET ${[
-      'updated_at',
-      'metadata',
-      'node_types',
-      'allow_dynamic_node_types',
-      'log_length',
-      'state_hash',
-      'frontier',
-      'forked_from_id',
-      'forked_up_to_index',
-    ]
-      .map((c) => `"${c}" = excluded."${c}"`)
-      .join(', ')}`,
-  );
+  writeThreadRows(db, rows, THREAD_UPSERT_TAIL);
+
+/** The upsert of updateThreads: the columns `updateThread` sets, taken from the new row. */
+const THREAD_UPSERT_TAIL = ` ON CONFLICT ("id") DO UPDATE SET ${[
+  'updated_at',
+  'metadata',
+  'node_types',
+  'allow_dynamic_node_types',
+  'log_length',
+  'state_hash',
+  'frontier',
+  'forked_from_id',
+  'forked_up_to_index',
+]
+  .map((c) => `"${c}" = excluded."${c}"`)
+  .join(', ')}`;
 
 /** Sets one flag column to `value` on nodes of any threads, given as (threadId, nodeId) pairs. */
 export async function setNodeFlagPairs(
