@@ -246,11 +246,14 @@ const RUN_UPDATED = [
   'log_index',
 ];
 
+const RUN_INSERT = `INSERT INTO "run" ("thread_id", "id", ${RUN_UPDATED.map((c) => `"${c}"`).join(', ')})`;
+const RUN_UPSERT_TAIL = ` ON CONFLICT ("thread_id", "id") DO UPDATE SET ${RUN_UPDATED.map((c) => `"${c}" = excluded."${c}"`).join(', ')}`;
+
 export const upsertRuns = (db: RawExecutor, rows: readonly RunRow[]) =>
   insertRows(
     db,
-    `INSERT INTO "run" ("thread_id", "id", ${RUN_UPDATED.map((c) => `"${c}"`).join(', ')})`,
-    15,
+    RUN_INSERT,
+    2 + RUN_UPDATED.length,
     rows,
     (r) => [
       r.threadId,
@@ -270,7 +273,7 @@ export const upsertRuns = (db: RawExecutor, rows: readonly RunRow[]) =>
       r.totalCostUsd,
       r.logIndex,
     ],
-    ` ON CONFLICT ("thread_id", "id") DO UPDATE SET ${RUN_UPDATED.map((c) => `"${c}" = excluded."${c}"`).join(', ')}`,
+    RUN_UPSERT_TAIL,
   );
 
 export const upsertRunSpend = (db: RawExecutor, rows: readonly RunSpendRow[]) =>
