@@ -59,6 +59,9 @@ export function armorPlugins(
     },
     maxAliases: {
       n: limits.maxAliases,
+      // graphql-armor exempts `__typename` by default, so 1,000 `a: __typename` would pass: every
+      // alias makes the server resolve and serialise one more field, so every alias counts.
+      allowList: [],
       propagateOnRejection: false,
       onReject: [refuse(LIMIT_CODES.aliases, 'WEFT_MAX_ALIASES')],
     },

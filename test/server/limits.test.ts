@@ -212,6 +212,19 @@ describe('hostile queries are refused with clear codes while normal queries keep
     expect(r.body).toHaveLength(LIMIT_DEFAULTS.maxBatch);
   });
 
+  it('aliases of __typename count toward the alias limit like any other', async () => {
+    const over = LIMIT_DEFAULTS.maxAliases + 10;
+    const aliases = Array.from({ length: over }, (_, i) => `t${i}: __typename`).join(' ');
+    const r = await query(`{ ${aliases} }`);
+    expect(r.status).toBe(400);
+    expect(codes(r)).toEqual(['TOO_MANY_ALIASES']);
+    const mixed = Array.from({ length: over }, (_, i) =>
+      i % 2 === 0 ? `t${i}: __typename` : `a${i}: id`,
+    ).join(' ');
+    const m = await query(`{ thread(id: "h") { ${mixed} } }`);
+    expect(codes(m)).toEqual(['TOO_MANY_ALIASES']);
+  });
+
   it('limits just above a normal query are not hit by it', async () => {
     const r = await query(
       `{ thread(id: "h") { ${Array.from({ length: LIMIT_DEFAULTS.maxAliases }, (_, i) => `a${i}: id`).join(' ')} } }`,
