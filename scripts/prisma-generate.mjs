@@ -8,7 +8,12 @@
  * file skips the download (ENV-NOTES.md). No DATABASE_URL is needed: the schemas name no url.
  *
  * Skips a provider whose output is already generated from the same schema by the same Prisma
- * (a stamp file in the output directory), so running it before every test run costs ~nothing.
+ * (a stamp file in the output directory), silently, so it runs after every `npm ci` (postinstall)
+ * and before start, build, typecheck and test at ~no cost.
+ *
+ * The `prisma` CLI is a development dependency: a production install (`npm ci --omit=dev`) has
+ * none and runs compiled code whose clients were generated at build time. There this script,
+ * run as postinstall, says so and exits 0; run before anything else, it fails with what to do.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -22,7 +27,27 @@ const require = createRequire(import.meta.url);
 const PROVIDERS = ['sqlite', 'postgres'];
 const force = process.argv.includes('--force');
 
-const prismaCli = require.resolve('prisma/build/index.js');
+const postinstall = process.argv.includes('--postinstall');
+
+let prismaCli;
+try {
+  prismaCli = require.resolve('prisma/build/index.js');
+} catch {
+  const generated = PROVIDERS.every((p) =>
+    existsSync(join(root, 'src', 'generated', `prisma-${p}`, '.weft-stamp')),
+  );
+  if (postinstall || generated) {
+    if (postinstall) {
+      console.log('prisma:generate: no prisma CLI (production install); clients not generated');
+    }
+    process.exit(0);
+  }
+  console.error(
+    'prisma:generate: the Prisma clients are not generated and the prisma CLI (a development ' +
+      'dependency) is not installed: run `npm ci` without --omit=dev, or run the compiled dist/',
+  );
+  process.exit(2);
+}
 const versions = ['prisma/package.json', '@prisma/client/package.json']
   .map((p) => `${p}@${require(p).version}`)
   .join(',');
@@ -38,7 +63,6 @@ function generate(provider) {
   const stampFile = join(out, '.weft-stamp');
   const stamp = stampOf(provider);
   if (!force && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
-    console.log(`prisma:generate: ${provider} client is up to date`);
     return Promise.resolve();
   }
   return new Promise((resolve, reject) => {
