@@ -1,12 +1,19 @@
 # syntax=docker/dockerfile:1
 #
-# Weft in a container: `docker build -t weft .` then
-#   docker run -p 4000:4000 -v weft-data:/data weft                      (SQLite in /data)
+# Weft in a container: `docker build -t weft .`, then (SQLite in the volume /data):
+#   docker run --rm -v weft-data:/data weft keys create --tenant default --scopes admin
+#   docker run -p 4000:4000 -v weft-data:/data weft
+# The image binds 0.0.0.0, where Weft refuses to serve without an API key: create one first as
+# above (it prints the key once; `--tenant default` is the tenant of data written in open mode),
+# or run `docker run -e WEFT_ALLOW_OPEN=true …` on a private network only. With Postgres:
+#   docker run -e DATABASE_URL=postgres://… weft keys create --tenant default --scopes admin
 #   docker run -p 4000:4000 -e DATABASE_URL=postgres://… -e REDIS_URL=redis://… weft
 # The image runs `weft serve` — what `npm start` runs, compiled: migrations are applied on start,
-# then it serves on $PORT. See docs/deployment.md for the environment.
+# then it serves on $PORT. Any other weft command replaces `serve` (`… weft keys list`). See
+# docs/deployment.md for the environment.
 
-ARG NODE_VERSION=20.19
+# Node 24 is the current LTS line (Node 20 has reached end of life).
+ARG NODE_VERSION=24
 
 # ---- build: every dependency, the generated Prisma clients, the compiled JavaScript ----------
 FROM node:${NODE_VERSION}-bookworm-slim AS build
@@ -16,8 +23,8 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-# Install scripts off (package.json's allowScripts: Prisma's would fetch engines it does not need),
-# then build the one native module that needs its script.
+# Install scripts off (Prisma's would fetch engines it does not need), then build the one native
+# module that needs its script; the clients are generated below, once the schemas are copied.
 RUN npm ci --ignore-scripts && npm rebuild better-sqlite3
 COPY tsconfig.json tsconfig.build.json ./
 COPY prisma ./prisma
@@ -26,7 +33,8 @@ COPY src ./src
 COPY bin ./bin
 # The Prisma clients are generated into src/generated and compiled with the rest into dist/.
 RUN npm run prisma:generate && npm run build
-# Production dependencies only (tsx, vitest, biome … go); the native build of better-sqlite3 stays.
+# Production dependencies only (the prisma CLI, tsx, vitest, biome … go); the native build of
+# better-sqlite3 stays.
 RUN npm prune --omit=dev --ignore-scripts
 
 # ---- runtime: production dependencies, dist/, the SQL migrations; a non-root user -------------
@@ -53,4 +61,5 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
 # Exec form: node runs as PID 1 and gets SIGTERM itself (`docker stop`), then drains and exits 0;
 # WEFT_SHUTDOWN_GRACE_MS (default 8 s) fits inside `docker stop`'s default 10 s before SIGKILL.
 STOPSIGNAL SIGTERM
-CMD ["node", "dist/cli/main.js", "serve"]
+ENTRYPOINT ["node", "dist/cli/main.js"]
+CMD ["serve"]
