@@ -1,5 +1,5 @@
 /**
- * Weft's library entry. The binding names of DESIGN §8 — canonicalJson, nodeId,
+ * Weft's library entry. The binding names — canonicalJson, nodeId,
  * validateAgentState, canTransitionStatus, isTerminalStatus, hydrateWorkflowState — plus the pure
  * core they come from, and the engine for embedding Weft on a database (`openEngine(url)`
  * migrates and opens; `createEngine(options)` opens on a migrated database or a given store),

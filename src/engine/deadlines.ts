@@ -1,5 +1,5 @@
 /**
- * Deadlines (DESIGN §2.7): when a run's approval wait or execution time runs out, the engine
+ * Deadlines: when a run's approval wait or execution time runs out, the engine
  * appends a `deadline_fired` entry that times the run out, so replay stays deterministic.
  *
  * `fireDueDeadlines` is one sweep: the run read model names the candidates (one indexed query,

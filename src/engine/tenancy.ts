@@ -1,5 +1,5 @@
 /**
- * Tenant scoping in the engine (DESIGN §7). A command or read made for a tenant sees only that
+ * Tenant scoping in the engine. A command or read made for a tenant sees only that
  * tenant's threads: another tenant's thread is NOT_FOUND with the very answer a thread that does
  * not exist gets, so nothing tells the two apart. New threads (create, import, fork) belong to the
  * caller's tenant. `undefined` is the system caller (CLI, scheduler, embedding): every tenant.

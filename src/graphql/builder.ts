@@ -3,7 +3,7 @@
  * typings. It defines no types; each domain file (thread.ts, node.ts, run.ts, …) adds its own,
  * and schema.ts imports them all.
  *
- * Auth (DESIGN §7): scope-auth goes first in `plugins`, so it wraps every other plugin's
+ * Auth: scope-auth goes first in `plugins`, so it wraps every other plugin's
  * resolvers. The root types carry the scope of their fields (Query and Subscription: `read`,
  * Mutation: `write`; a field may ask for another, e.g. resolveApproval: `approve`), so every
  * field is checked, a new one included. Subscriptions are authorised when they are created. A

@@ -16,7 +16,7 @@ import {
 } from '../engine/reads.js';
 import { DEFAULT_TENANT } from '../engine/tenancy.js';
 
-/** What an API key may do (DESIGN §7). `admin` includes the other three. */
+/** What an API key may do. `admin` includes the other three. */
 export const SCOPES = ['read', 'write', 'approve', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 

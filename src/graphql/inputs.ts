@@ -14,7 +14,7 @@ export function compact<T extends Record<string, unknown>>(
   return out as { [K in keyof T]?: Exclude<T[K], null | undefined> };
 }
 
-/** The optional idempotency key every mutation input takes (DESIGN §2.10). */
+/** The optional idempotency key every mutation input takes: a retry with the same key returns the first answer and writes nothing. */
 export const idempotencyKeyField = {
   description: 'A retry with the same key and request returns the first result and writes nothing.',
   validate: z.string().min(1).max(200),

@@ -6,7 +6,7 @@ export const SCHEMA_FILE = 'schema/schema.graphql';
 
 export function printSchemaFile(): string {
   return (
-    '# Weft GraphQL API (DESIGN §6). Generated from src/graphql: do not edit.\n' +
+    '# Weft GraphQL API. Generated from src/graphql: do not edit.\n' +
     '# Update with `npx tsx scripts/print-schema.ts`; test/api/schema-drift.test.ts checks it.\n\n' +
     `${printSchema(schema)}\n`
   );

@@ -1,5 +1,5 @@
 /**
- * `Thread.projection` (DESIGN §6, seed 003): the bounded prompt view of a thread's causal graph
+ * `Thread.projection`: the bounded prompt view of a thread's causal graph
  * for one model call, with why each node is in it and which candidates were left out. The
  * compiler is src/core/projection; the read is `Reads.projection` (src/engine/reads.ts).
  */
@@ -126,7 +126,7 @@ const OmissionRef = builder.objectRef<Threaded<OmittedNode>>('ProjectionOmission
 
 const ProjectionRef = builder.objectRef<ProjectionView>('Projection').implement({
   description:
-    'A bounded, deterministic prompt view of the causal graph for one model call (seed 003).',
+    'A bounded, deterministic prompt view of the causal graph for one model call.',
   fields: (t) => ({
     prompt: t.exposeString('prompt'),
     tokenEstimate: t.exposeInt('tokenEstimate', { description: 'Tokens of prompt (tokenizer).' }),

@@ -22,7 +22,7 @@ import './projection.js';
 
 builder.queryType({
   description: 'Reads. Failures carry extensions.code NOT_FOUND or BAD_USER_INPUT.',
-  // Every query needs the `read` scope (DESIGN §7).
+  // Every query needs the `read` scope.
   authScopes: { read: true },
 });
 builder.mutationType({

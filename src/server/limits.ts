@@ -1,5 +1,5 @@
 /**
- * Hostile-input limits (DESIGN §7): graphql-armor's depth, cost, alias, token and directive
+ * Hostile-input limits: graphql-armor's depth, cost, alias, token and directive
  * limits with a clear `extensions.code` each, a cap on batched operations, a code for recursive
  * fragments, CSRF prevention, a WebSocket origin check, and a body-size guard in front of yoga
  * that refuses an oversized body from its headers, before reading it.
