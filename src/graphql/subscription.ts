@@ -21,7 +21,7 @@ import {
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { NodeKindEnum, RunStatusEnum } from './enums.js';
-import { notFound, unwrapResult } from './error-classes.js';
+import { badInput, notFound, unwrapResult } from './error-classes.js';
 import { CausalNodeRef, RunRef, ThreadEventRef } from './refs.js';
 import { loadThread } from './thread.js';
 
@@ -34,6 +34,8 @@ declare module './context.js' {
 
 /** A cursor: -1 replays from the start; omitted means live only. */
 const cursor = z.number().int().min(-1);
+/** A position within one log entry. */
+const ordinal = z.number().int().min(0);
 
 function hubOf(ctx: GraphQLContext): EventHub {
   if (ctx.events === undefined) {
@@ -51,14 +53,54 @@ async function loadRun(ctx: GraphQLContext, threadId: string, runId: string) {
 }
 
 const RunStatusChangeRef = builder.objectRef<RunStatusChangePayload>('RunStatusChange').implement({
-  description: 'A run changed status; `logIndex` is the entry that changed it.',
+  description:
+    'One status change of a run, as of that change. `(logIndex, ordinal)` identifies it within ' +
+    'its thread and orders it: one log entry can change statuses several times (starting a run ' +
+    'takes it from PENDING to SCHEDULED to RUNNING), each with its own ordinal. A run id is ' +
+    'shared by the copies of the run in forks of its thread; `threadId` says which copy changed.',
   fields: (t) => ({
-    run: t.field({ type: RunRef, resolve: (c, _a, ctx) => loadRun(ctx, c.threadId, c.runId) }),
+    run: t.field({
+      type: RunRef,
+      description:
+        'The run as it is now, when the event is delivered (it may have changed again since): ' +
+        'read status, from and to for the state at this change.',
+      resolve: (c, _a, ctx) => loadRun(ctx, c.threadId, c.runId),
+    }),
     runId: t.exposeID('runId'),
-    threadId: t.exposeID('threadId'),
-    from: t.field({ type: RunStatusEnum, resolve: (c) => c.from as never }),
-    to: t.field({ type: RunStatusEnum, resolve: (c) => c.to as never }),
-    logIndex: t.exposeInt('logIndex'),
+    threadId: t.exposeID('threadId', {
+      description:
+        'The thread whose log holds the change: the run itself, or its copy in a fork of the ' +
+        'thread that started it.',
+    }),
+    status: t.field({
+      type: RunStatusEnum,
+      description: 'The run status right after this change (equal to `to`).',
+      resolve: (c) => c.status as never,
+    }),
+    from: t.field({
+      type: RunStatusEnum,
+      description: 'The status before this change.',
+      resolve: (c) => c.from as never,
+    }),
+    to: t.field({
+      type: RunStatusEnum,
+      description: 'The status after this change.',
+      resolve: (c) => c.to as never,
+    }),
+    logIndex: t.exposeInt('logIndex', {
+      description: 'Index of the log entry that made the change.',
+    }),
+    ordinal: t.exposeInt('ordinal', {
+      description:
+        "Position of this change among every run's status changes logged by entry logIndex, " +
+        'from 0 (the same whatever the subscription filters by). Resume after this change ' +
+        'with afterIndex = logIndex and afterOrdinal = ordinal.',
+    }),
+    changedAt: t.field({
+      type: 'DateTime',
+      description: 'When the entry that made the change was recorded.',
+      resolve: (c) => new Date(c.recordedAt),
+    }),
   }),
 });
 
@@ -146,13 +188,32 @@ builder.subscriptionType({
       type: RunStatusChangeRef,
       description:
         'Run status changes: of one run (runId), of one thread (threadId), or of every thread. ' +
-        'With threadId and afterIndex: first the changes logged after that index.',
+        'A run id without threadId follows the run in every thread holding it (the thread that ' +
+        'started it and its forks; each event names its thread). A fork copies the log of its ' +
+        'source, but copying changes no status: the copied changes are not delivered, neither ' +
+        'live nor on replay. With threadId and afterIndex: first the changes logged after that ' +
+        'index; adding afterOrdinal resumes after the change (afterIndex, afterOrdinal), ' +
+        'starting with the later changes of that same entry.',
       args: {
         threadId: t.arg.id(),
         runId: t.arg.id(),
         afterIndex: t.arg.int({ validate: cursor }),
+        afterOrdinal: t.arg.int({
+          description:
+            'With afterIndex >= 0: the ordinal of the last change seen in entry afterIndex.',
+          validate: ordinal,
+        }),
       },
       subscribe: async (_root, args, ctx) => {
+        if (args.afterOrdinal != null && (args.afterIndex == null || args.afterIndex < 0)) {
+          throw badInput(
+            'afterOrdinal',
+            'needs afterIndex >= 0, the entry of the change it follows',
+          );
+        }
+        if (args.afterOrdinal != null && args.threadId == null) {
+          throw badInput('afterOrdinal', 'needs threadId (a cursor is a position in one log)');
+        }
         if (args.threadId != null) await loadThread(ctx, args.threadId);
         if (args.runId != null) {
           const run = unwrapResult(await ctx.reads.findRun(args.runId, args.threadId ?? undefined));
@@ -164,6 +225,7 @@ builder.subscriptionType({
           ...(args.afterIndex == null || args.threadId == null
             ? {}
             : { afterIndex: args.afterIndex }),
+          ...(args.afterOrdinal == null ? {} : { afterOrdinal: args.afterOrdinal }),
         });
       },
       resolve: (change) => change,

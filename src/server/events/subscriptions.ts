@@ -1,9 +1,11 @@
 import { getNodeBySequence, type NodeKind } from '../../core/graph/index.js';
 import { getNodeMeta } from '../../core/thread/index.js';
+import type { ThreadStore } from '../../store/read-model/index.js';
 import { type StreamSource, streamLog } from './stream.js';
 import type {
   ApprovalRequestPayload,
   EventHub,
+  LogItem,
   NodeAppendedPayload,
   RunStatusChangePayload,
   ThreadEventPayload,
@@ -36,6 +38,11 @@ export interface RunStatusChangedArgs extends StreamArgs {
   runId?: string;
   /** With `threadId`: replay the changes logged after this index first. */
   afterIndex?: number;
+  /**
+   * With `threadId` and `afterIndex` ≥ 0: the cursor is the change `(afterIndex, afterOrdinal)`,
+   * so the changes of entry `afterIndex` with a greater ordinal come first.
+   */
+  afterOrdinal?: number;
   /** Without `threadId`: which threads the subscriber may see (tenant scoping). */
   allowThread?: (threadId: string) => boolean | Promise<boolean>;
 }
@@ -52,8 +59,9 @@ export class InvalidCursorError extends Error {
   constructor(
     readonly argument: string,
     readonly value: unknown,
+    message = `${argument} must be an integer >= -1 (got ${String(value)}); omit it to start live`,
   ) {
-    super(`${argument} must be an integer >= -1 (got ${String(value)}); omit it to start live`);
+    super(message);
     this.name = 'InvalidCursorError';
   }
 }
@@ -144,29 +152,97 @@ export function nodeAppended(
   });
 }
 
+/**
+ * Status changes of runs. A change is numbered `(logIndex, ordinal)`: the entry that logged it
+ * and its position among every status change of that entry, so a subscriber filtering by run
+ * and one following the whole thread number it alike. A fork's copied entries changed nothing
+ * (those changes happened in its source, and were announced there): they yield no events, live
+ * or replayed.
+ */
 export function runStatusChanged(
   hub: EventHub,
   args: RunStatusChangedArgs,
 ): AsyncIterableIterator<RunStatusChangePayload> {
   checkCursor('afterIndex', args.afterIndex);
-  const items = streamLog(hub, { source: sourceOf(args), effects: true, ...signalOf(args) });
-  return mapStream(items, (item) => {
+  const { afterOrdinal } = args;
+  if (afterOrdinal !== undefined) {
+    if (!Number.isSafeInteger(afterOrdinal) || afterOrdinal < 0) {
+      throw new InvalidCursorError(
+        'afterOrdinal',
+        afterOrdinal,
+        `afterOrdinal must be an integer >= 0 (got ${String(afterOrdinal)})`,
+      );
+    }
+    if (args.threadId === undefined || args.afterIndex === undefined || args.afterIndex < 0) {
+      throw new InvalidCursorError(
+        'afterOrdinal',
+        afterOrdinal,
+        'afterOrdinal needs threadId and afterIndex >= 0 (the entry of the change it follows)',
+      );
+    }
+  }
+  // Resuming inside entry `afterIndex`: read it again and skip the changes already seen.
+  const resumeIn = afterOrdinal === undefined ? undefined : args.afterIndex!;
+  const source = sourceOf(resumeIn === undefined ? args : { ...args, afterIndex: resumeIn - 1 });
+  const items = streamLog(hub, { source, effects: true, ...signalOf(args) });
+  return mapStream(items, async (item) => {
     const out: RunStatusChangePayload[] = [];
+    let ordinal = -1;
+    let ownFrom: number | undefined;
     for (const effect of item.effects ?? []) {
       if (effect.type !== 'run_status_changed') continue;
+      ordinal++;
       if (args.runId !== undefined && effect.runId !== args.runId) continue;
+      if (item.index === resumeIn && ordinal <= afterOrdinal!) continue;
+      ownFrom ??= await ownHistoryStart(hub, item);
+      if (item.index < ownFrom) return [];
+      const at = ordinal;
       out.push(
         once(effect, () => ({
           threadId: item.threadId,
           runId: effect.runId,
           from: effect.from,
           to: effect.to,
+          status: effect.to,
           logIndex: item.index,
+          ordinal: at,
+          recordedAt: item.entry.recordedAt,
         })),
       );
     }
     return out;
   });
+}
+
+/**
+ * Per store, where each thread's own history starts: a fork's log begins with the entries it
+ * copied from its source (indices below its `upToIndex`), 0 for any other thread. Fixed when the
+ * thread is created (a fork is written in one transaction), so it is looked up once.
+ */
+const historyStarts = new WeakMap<ThreadStore, Map<string, number>>();
+const MAX_HISTORY_STARTS = 10_000;
+
+async function ownHistoryStart(hub: EventHub, item: LogItem): Promise<number> {
+  let known = historyStarts.get(hub.store);
+  if (known === undefined) {
+    known = new Map();
+    historyStarts.set(hub.store, known);
+  }
+  const cached = known.get(item.threadId);
+  if (cached !== undefined) return cached;
+  const first = item.index === 0 ? item.entry : (await hub.read(item.threadId, 0, 1))[0]?.entry;
+  if (first === undefined) return 0;
+  const event = first.event as { type: string; threadId?: string };
+  // The first entry names the thread it created: another thread's name means a log copied from
+  // elsewhere (a fork, or an import under a new id), and only the whole log says whether it is
+  // a fork and where its copy ends.
+  const start =
+    event.threadId === item.threadId
+      ? 0
+      : ((await hub.latestState(item.threadId)).config?.forkedFrom?.upToIndex ?? 0);
+  if (known.size >= MAX_HISTORY_STARTS) known.delete(known.keys().next().value!);
+  known.set(item.threadId, start);
+  return start;
 }
 
 export function approvalRequested(
@@ -208,19 +284,24 @@ const signalOf = (args: StreamArgs) => (args.signal === undefined ? {} : { signa
 /** Maps each item to zero or more outputs, keeping `return()` wired through to the source. */
 function mapStream<A, B>(
   source: AsyncIterableIterator<A>,
-  map: (item: A) => B[],
+  map: (item: A) => B[] | Promise<B[]>,
 ): AsyncIterableIterator<B> {
   let pending: B[] = [];
+  let returned = false;
   return {
     async next(): Promise<IteratorResult<B>> {
       for (;;) {
         if (pending.length > 0) return { done: false, value: pending.shift()! };
         const step = await source.next();
         if (step.done === true) return { done: true, value: undefined };
-        pending = map(step.value);
+        const mapped = await map(step.value);
+        // An asynchronous map may finish after return(): what it found is no longer wanted.
+        if (returned) return { done: true, value: undefined };
+        pending = mapped;
       }
     },
     async return(): Promise<IteratorResult<B>> {
+      returned = true;
       pending = [];
       await source.return?.();
       return { done: true, value: undefined };

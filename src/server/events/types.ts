@@ -39,13 +39,22 @@ export interface NodeAppendedPayload {
   logIndex: number;
 }
 
-/** A `runStatusChanged` event; statuses in the log's lowercase spelling. */
+/**
+ * A `runStatusChanged` event: one status change, as of that change (statuses in the log's
+ * lowercase spelling). `(logIndex, ordinal)` is unique per thread and orders its changes.
+ */
 export interface RunStatusChangePayload {
   threadId: string;
   runId: string;
   from: string;
   to: string;
+  /** The run's status right after this change (`to`), whatever it became later. */
+  status: string;
   logIndex: number;
+  /** Position of the change among every run's status changes logged by entry `logIndex`, from 0. */
+  ordinal: number;
+  /** When entry `logIndex` was recorded (ISO 8601). */
+  recordedAt: string;
 }
 
 /** An `approvalRequested` event. */
