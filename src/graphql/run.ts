@@ -1,4 +1,4 @@
-/** Runs: the type (a view of the seed-004 WorkflowState), run queries and run mutations. */
+/** Runs: the type (a view of the core's WorkflowState), run queries and run mutations. */
 import { z } from 'zod';
 import type { JsonObject } from '../core/json.js';
 import { getInjectedFactIds, type Spend, type WorkflowStatus } from '../core/run/index.js';
@@ -52,7 +52,7 @@ const keyed = (breakdown: Record<string, Spend>) =>
 const date = (iso: string | undefined) => (iso === undefined ? null : new Date(iso));
 
 RunRef.implement({
-  description: 'A workflow run inside a thread (seed 004).',
+  description: 'A workflow run inside a thread: its lifecycle, memory, spend and budget.',
   fields: (t) => ({
     id: t.exposeID('id'),
     threadId: t.exposeID('threadId'),
@@ -120,7 +120,7 @@ RunRef.implement({
     }),
     workflowState: t.field({
       type: 'JSON',
-      description: 'The full seed-004 WorkflowState, snake_case.',
+      description: 'The full workflow state of the run as the core keeps it (snake_case keys).',
       resolve: (r) => r.state,
     }),
   }),

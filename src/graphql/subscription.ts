@@ -1,5 +1,5 @@
 /**
- * Subscriptions (DESIGN §6): the four realtime fields over the event hub, served over graphql-ws
+ * Subscriptions: the four realtime fields over the event hub, served over graphql-ws
  * and SSE like every operation. Gap-free and resumable: `afterIndex` / `afterSequence` replay
  * what was stored after the cursor, then continue live, with nothing missed or repeated — on any
  * instance (the hub fans out through Redis when configured). The hub comes in the context as

@@ -1,5 +1,5 @@
 /**
- * Two Weft servers on one Postgres and one Redis (DESIGN §5): a graphql-ws subscriber on B
+ * Two Weft servers on one Postgres and one Redis: a graphql-ws subscriber on B
  * receives every commit made through A's HTTP API, gap-free, and resumes on A with its last
  * index after B goes away.
  */

@@ -1,5 +1,5 @@
 /**
- * The Subscription fields of DESIGN §6 over a real port: graphql-ws (WebSocket) and SSE clients
+ * The Subscription fields over a real port: graphql-ws (WebSocket) and SSE clients
  * against a server whose engine publishes to the event hub. Cursors make these tests
  * independent of when the server attaches: each subscribes after a known index, then appends.
  */

@@ -1,5 +1,5 @@
 /**
- * DESIGN §2.11 at the hub: 20 subscribers of one thread's stream, each disconnecting (return())
+ * Gap-free resumption at the hub: 20 subscribers of one thread's stream, each disconnecting (return())
  * at up to 3 random moments during 2,000 appends and resubscribing with its last index, receive
  * every entry exactly once, in order — over SQLite and Postgres. Issue 4's acceptance test proper
  * (20 repeats of 5,000 appends, each with a graphql-ws subscriber on a real port) is

@@ -21,7 +21,7 @@ export interface LogStreamOptions {
 /**
  * A gap-free, resumable stream of committed log entries, as an async iterator.
  *
- * The algorithm (STYLE §6): attach to the hub's live items first (buffered), replay the store
+ * The algorithm: attach to the hub's live items first (buffered), replay the store
  * after the cursor, then drain the buffer, dropping indices already sent. Whenever a live item
  * is ahead of the cursor (a lost wake-up) or the buffer overflowed (a slow consumer), the missing
  * entries are re-read from the store. Per thread, items come in index order, each exactly once.

@@ -12,7 +12,7 @@ import type {
 } from './types.js';
 
 /**
- * The four realtime streams of DESIGN §6 over a hub, as async iterators (end them with
+ * The four realtime streams (the Subscription fields) over a hub, as async iterators (end them with
  * `return()` or the signal). Cursors: `afterIndex` replays the stored entries with a greater
  * index, then continues live; `afterSequence` likewise for nodes; without one, a stream starts
  * at the log's end when it is opened.

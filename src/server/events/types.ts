@@ -11,7 +11,7 @@ import type { ThreadStore } from '../../store/read-model/index.js';
 
 /**
  * One committed log entry as the event streams carry it. `effects` are what applying the entry
- * caused (DESIGN: a pure function of the log); undefined when the item came from the store and
+ * caused (a pure function of the log); undefined when the item came from the store and
  * no one has derived them yet.
  */
 export interface LogItem {
@@ -21,7 +21,7 @@ export interface LogItem {
   effects?: readonly ThreadEffect[];
 }
 
-/** A `threadEvents` event: one log entry with its index (DESIGN §6 ThreadEvent). */
+/** A `threadEvents` event: one log entry with its index (the ThreadEvent type). */
 export interface ThreadEventPayload {
   threadId: string;
   index: number;
