@@ -61,7 +61,8 @@ const ACTION_DESCRIPTIONS: Record<RunActionType, string> = {
     'compute the update: tainted inputs make the outputs tainted as `derived`). Example: ' +
     '{ "updates": { "plan": ["read README"] } }.',
   set_status:
-    'Moves the run to `status` (lowercase, required), if the lifecycle allows it; optional ' +
+    'Moves the run to a status, if the lifecycle allows it. Payload: `status` (lowercase, ' +
+    'required); optional ' +
     '`error` (becomes `lastError` when the target is `failed`), `reason`, ' +
     '`supervisor_completion_reason`, `lesson_provenance`. Example: { "status": "completed" }.',
   goto_node:
