@@ -1,17 +1,19 @@
 /**
- * The event-log store conformance suite (shared/seeds/README.md, DESIGN §2.2). Every store
+ * The event-log store conformance suite (the @statelyai/agent store contract). Every store
  * backend runs it unchanged: `describeEventLogStoreConformance(name, makeStore)`.
  *
- * Round-trip rule checked here, and why it is stated this way: stores keep each entry as its
- * canonical JSON text and return `JSON.parse` of that text. So for every entry read back,
- * `JSON.stringify(read) === canonicalJson(appended)` byte for byte — key order included (the
- * canonical order, whatever order the writer used) — except for objects with integer-like keys,
- * which JavaScript always enumerates first in numeric order; for those the suite checks
- * `canonicalJson(read) === canonicalJson(appended)`, which holds for every entry.
+ * Round-trip rule checked here: entries read back verbatim, key order included — for every
+ * entry, `JSON.stringify(read) === JSON.stringify(appended)` byte for byte, whatever order the
+ * writer used (JavaScript enumerates integer-like keys first in both, so that holds for them
+ * too). `canonicalJson(read) === canonicalJson(appended)` follows, so hashes over the canonical
+ * text are unaffected. The cases named as upstream names them ("a single append reads back
+ * verbatim", "metadata round-trips verbatim", "stored entries are isolated from caller
+ * mutation") build their entries as upstream does, envelope keys in upstream's order.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/core/canonical.js';
 import type { Result, WeftError } from '../../src/core/errors.js';
+import type { JsonObject } from '../../src/core/json.js';
 import type { LogEntry } from '../../src/core/log/index.js';
 import type { EventLogStore } from '../../src/store/event-log/index.js';
 import { makeAwkwardEntry, makeBatch, makeEntry, newThreadId } from './event-log-fixtures.js';
@@ -39,12 +41,27 @@ function failure<T>(result: Result<T>): WeftError {
   return result.error;
 }
 
-/** Byte identity of what was read with the canonical text of what was appended. */
+/** Byte identity of what was read with what was appended; the canonical texts agree too. */
 function expectByteIdentical(read: LogEntry[], appended: LogEntry[]): void {
   expect(read.length).toBe(appended.length);
   read.forEach((entry, i) => {
-    expect(JSON.stringify(entry)).toBe(canonicalJson(appended[i]));
+    expect(JSON.stringify(entry)).toBe(JSON.stringify(appended[i]));
+    expect(canonicalJson(entry)).toBe(canonicalJson(appended[i]));
   });
+}
+
+/** An entry as upstream's conformance suite builds one: envelope keys in its order. */
+function upstreamEntry(index: number, type: string, metadata?: JsonObject): LogEntry {
+  return {
+    schemaVersion: 1,
+    id: `evt_${index}`,
+    index,
+    recordedAt: '2026-01-01T00:00:00.000Z',
+    machineId: 'conformance',
+    machineVersion: 'v1',
+    event: { type, seq: index },
+    ...(metadata !== undefined ? { metadata } : {}),
+  };
 }
 
 export function describeEventLogStoreConformance(
@@ -227,10 +244,62 @@ export function describeEventLogStoreConformance(
     });
 
     describe('round trip', () => {
-      it('reads entries back byte-identical to canonicalJson of what was appended', async () => {
+      it('a single append reads back verbatim', async () => {
+        const threadId = newThreadId();
+        const entry = upstreamEntry(0, 'start', { label: 'first' });
+        // Upstream's envelope order is not the canonical one: a canonicalising store fails here.
+        expect(JSON.stringify(entry)).not.toBe(canonicalJson(entry));
+        must(await store.append({ threadId, expectedIndex: 0, entries: [entry] }));
+        expect(JSON.stringify(await store.read(threadId))).toBe(JSON.stringify([entry]));
+        expect(await store.length(threadId)).toBe(1);
+      });
+
+      it('metadata round-trips verbatim', async () => {
+        const threadId = newThreadId();
+        const metadata = { source: 'user', nested: { attempt: 2 }, tags: ['x', 'y'] };
+        must(
+          await store.append({
+            threadId,
+            expectedIndex: 0,
+            entries: [upstreamEntry(0, 'e', metadata)],
+          }),
+        );
+        const [read] = await store.read(threadId);
+        expect(JSON.stringify(read!.metadata)).toBe(JSON.stringify(metadata));
+      });
+
+      it('stored entries are isolated from caller mutation', async () => {
+        const threadId = newThreadId();
+        const entry = upstreamEntry(0, 'e', { tags: ['a'] });
+        must(await store.append({ threadId, expectedIndex: 0, entries: [entry] }));
+        (entry.metadata!.tags as string[]).push('mutated-after-append');
+        (entry.event as { type: string; seq: number }).seq = 999;
+        const read = await store.read(threadId);
+        (read[0]!.metadata!.tags as string[]).push('mutated-after-read');
+        (read[0]!.event as { type: string; seq: number }).seq = 888;
+        const reread = await store.read(threadId);
+        expect(JSON.stringify(reread[0]!.metadata)).toBe(JSON.stringify({ tags: ['a'] }));
+        expect(JSON.stringify(reread[0]!.event)).toBe(JSON.stringify({ type: 'e', seq: 0 }));
+      });
+
+      it('refuses an entry with a non-enumerable property as NON_SERIALIZABLE and writes nothing', async () => {
+        const threadId = newThreadId();
+        const event = { type: 'HIDDEN' };
+        Object.defineProperty(event, 'hidden', { value: true, enumerable: false });
+        const entries = [makeEntry(0), makeEntry(1, 'e', { event })];
+        const error = failure(await store.append({ threadId, expectedIndex: 0, entries }));
+        expect(error).toMatchObject({
+          code: 'NON_SERIALIZABLE',
+          path: '$.entries[1].event.hidden',
+        });
+        expect(await store.length(threadId)).toBe(0);
+        expect(await store.read(threadId)).toEqual([]);
+      });
+
+      it('reads entries back byte-identical to what was appended, in its key order', async () => {
         const threadId = newThreadId();
         const entries = [makeAwkwardEntry(0), makeAwkwardEntry(1, 'other'), makeEntry(2)];
-        // The input really is out of canonical order, so a store echoing it would fail.
+        // The input really is out of canonical order, so a canonicalising store would fail.
         expect(JSON.stringify(entries[0])).not.toBe(canonicalJson(entries[0]));
         must(await store.append({ threadId, expectedIndex: 0, entries }));
         const read = await store.read(threadId);
@@ -239,13 +308,14 @@ export function describeEventLogStoreConformance(
         expect(read[0]!.event.payload).toMatchObject({ lone: 'high \ud800 surrogate' });
       });
 
-      it('keeps canonical text for integer-like keys (which JavaScript enumerates first)', async () => {
+      it('keeps integer-like keys (which JavaScript enumerates first) and their neighbours', async () => {
         const threadId = newThreadId();
         const entry = makeEntry(0, 'e', {
           event: { type: 'noted', map: { b: 1, '10': 2, '9': 3, a: 4, '01': 5 } },
         });
         must(await store.append({ threadId, expectedIndex: 0, entries: [entry] }));
         const [read] = await store.read(threadId);
+        expect(JSON.stringify(read)).toBe(JSON.stringify(entry));
         expect(canonicalJson(read)).toBe(canonicalJson(entry));
         expect(read).toEqual(entry);
       });
@@ -269,7 +339,7 @@ export function describeEventLogStoreConformance(
       it('returns fresh objects: callers never share state with the store or each other', async () => {
         const threadId = newThreadId();
         const entries = [makeAwkwardEntry(0)];
-        const expected = canonicalJson(entries[0]);
+        const expected = JSON.stringify(entries[0]);
         must(await store.append({ threadId, expectedIndex: 0, entries }));
         (entries[0]!.event as Record<string, unknown>).type = 'mutated after append';
         const first = await store.read(threadId);

@@ -110,7 +110,7 @@ function describePrismaStore(name: string, open: () => Promise<Backend>): void {
       });
     });
 
-    it('stores canonical text and fills the index columns', async () => {
+    it('stores canonical text (and the text as appended when it differs) and fills the index columns', async () => {
       const threadId = newThreadId();
       const entries = [
         makeAwkwardEntry(0),
@@ -123,6 +123,8 @@ function describePrismaStore(name: string, open: () => Promise<Backend>): void {
         orderBy: { index: 'asc' },
       });
       expect(rows.map((r) => r.entry)).toEqual(entries.map((e) => canonicalJson(e)));
+      // Each of these differs from its canonical text (`event` is written {type, n}).
+      expect(rows.map((r) => r.verbatim)).toEqual(entries.map((e) => JSON.stringify(e)));
       expect(rows.map((r) => [r.index, r.entryId, r.type])).toEqual([
         [0, 'awk-0', 'tool.result_recorded'],
         [1, 'e-1', 'noted'],
@@ -133,6 +135,14 @@ function describePrismaStore(name: string, open: () => Promise<Backend>): void {
         '2017-01-01T00:00:00.000Z',
         '0001-01-01T00:00:00.000Z',
       ]);
+      // An entry already in canonical order is stored once.
+      const canonical = makeEntry(3, 'e', { event: { n: 3, type: 'noted' } });
+      expect(JSON.stringify(canonical)).toBe(canonicalJson(canonical));
+      await store.append({ threadId, expectedIndex: 3, entries: [canonical] });
+      const row = await backend.prisma.logEntry.findUnique({
+        where: { threadId_index: { threadId, index: 3 } },
+      });
+      expect(row).toMatchObject({ entry: canonicalJson(canonical), verbatim: null });
     });
 
     it('splits a batch over several INSERT statements and still lands it atomically', async () => {

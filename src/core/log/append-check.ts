@@ -1,5 +1,6 @@
-import { err, ok, type Result, type ValidationIssue } from '../errors.js';
+import { err, ok, type Result, type ValidationIssue, type WeftError } from '../errors.js';
 import { getEntryIssues, type LogEntry } from './entry.js';
+import { findJsonUnsafe } from './json-safety.js';
 
 export interface AppendCheckInput {
   threadId: string;
@@ -21,7 +22,8 @@ export interface AppendCheckInput {
  *
  * 1. shape — `expectedIndex` is an integer >= 0, `entries` is non-empty, every entry is a valid
  *    plain-JSON envelope (first bad entry reported), and `entries[i].index === expectedIndex + i`
- *    → VALIDATION_FAILED. These are bugs in the caller; retrying will not help.
+ *    → VALIDATION_FAILED; an entry holding data JSON would silently drop (a non-enumerable
+ *    property) → NON_SERIALIZABLE {path}. These are bugs in the caller; retrying will not help.
  * 2. conflict — `currentLength !== expectedIndex` → CONFLICT {threadId, expectedIndex,
  *    actualIndex}. A stale writer: reload and retry. Checked before ids, so a writer replaying an
  *    already-landed batch is told it is stale rather than that its ids exist.
@@ -34,7 +36,7 @@ export interface AppendCheckInput {
 export function checkAppend(input: AppendCheckInput): Result<void> {
   const { threadId, currentLength, expectedIndex, entries } = input;
   const shape = checkShape(input);
-  if (shape !== null) return invalid(shape);
+  if (shape !== null) return err(Array.isArray(shape) ? invalidError(shape) : shape);
 
   if (currentLength !== expectedIndex) {
     return err({
@@ -63,7 +65,7 @@ export function checkAppend(input: AppendCheckInput): Result<void> {
   return issues.length > 0 ? invalid(issues) : ok(undefined);
 }
 
-function checkShape(input: AppendCheckInput): ValidationIssue[] | null {
+function checkShape(input: AppendCheckInput): ValidationIssue[] | WeftError | null {
   const { expectedIndex, entries } = input;
   if (!Number.isSafeInteger(expectedIndex) || expectedIndex < 0) {
     return [
@@ -78,8 +80,18 @@ function checkShape(input: AppendCheckInput): ValidationIssue[] | null {
   }
   if (input.validateEntries !== false) {
     for (let i = 0; i < entries.length; i++) {
-      const issues = getEntryIssues(entries[i], `$.entries[${i}]`);
-      if (issues.length > 0) return issues;
+      const root = `$.entries[${i}]`;
+      const issues = getEntryIssues(entries[i], root);
+      if (issues.length === 0) continue;
+      const unsafe = findJsonUnsafe(entries[i], root);
+      if (unsafe?.dropped) {
+        return {
+          code: 'NON_SERIALIZABLE',
+          message: `Append rejected at ${unsafe.path}: ${unsafe.reason}.`,
+          path: unsafe.path,
+        };
+      }
+      return issues;
     }
   }
   for (let i = 0; i < entries.length; i++) {
@@ -97,11 +109,15 @@ function checkShape(input: AppendCheckInput): ValidationIssue[] | null {
 }
 
 function invalid(issues: ValidationIssue[]): Result<never> {
+  return err(invalidError(issues));
+}
+
+function invalidError(issues: ValidationIssue[]): WeftError {
   const first = issues[0]!;
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-  return err({
+  return {
     code: 'VALIDATION_FAILED',
     message: `Append rejected at ${first.path}: ${first.message}${more}.`,
     issues,
-  });
+  };
 }

@@ -5,6 +5,11 @@ export interface JsonUnsafe {
   /** JSON path of the offending value, e.g. `$.event.payload.items[2]`. */
   path: string;
   reason: string;
+  /**
+   * The value is data JSON would drop without a word (a non-enumerable property), rather than
+   * a value JSON cannot represent: writers must not lose it silently.
+   */
+  dropped?: true;
 }
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -30,9 +35,10 @@ interface Frame {
  * Finds the first place where `value` is not plain JSON, or returns null when it is.
  *
  * Rejected: `undefined` (as a value, object entry or array item), NaN, ±Infinity, -0, bigint,
- * symbol, function, array holes, symbol keys, cycles (reported where the cycle closes) and any
- * object whose prototype is neither `Object.prototype` nor null (Date, Map, Set, RegExp, typed
- * arrays, boxed primitives, class instances). The same object reached twice without a cycle is
+ * symbol, function, array holes, symbol keys, non-enumerable properties of objects (flagged
+ * `dropped`), cycles (reported where the cycle closes) and any object whose prototype is neither
+ * `Object.prototype` nor null (Date, Map, Set, RegExp, typed arrays, boxed primitives, class
+ * instances). The same object reached twice without a cycle is
  * fine: JSON writes it twice.
  *
  * Order is deterministic: depth first, object keys in `Object.keys` order, arrays by index.
@@ -46,6 +52,11 @@ export function findJsonUnsafe(value: unknown, path = '$'): JsonUnsafe | null {
   const fail = (frame: Frame, reason: string): JsonUnsafe => ({
     path: pathOf(frame, path),
     reason,
+  });
+  const dropped = (frame: Frame, key: string): JsonUnsafe => ({
+    path: childPath(pathOf(frame, path), key),
+    reason: 'non-enumerable property: JSON would silently drop it; make it enumerable or remove it',
+    dropped: true,
   });
 
   while (stack.length > 0) {
@@ -82,6 +93,11 @@ export function findJsonUnsafe(value: unknown, path = '$'): JsonUnsafe | null {
     openFrames.set(current, frame);
     const record = current as Record<string, unknown>;
     const keys = Object.keys(record);
+    const names = Object.getOwnPropertyNames(record);
+    if (names.length !== keys.length) {
+      const enumerable = new Set(keys);
+      return dropped(frame, names.find((name) => !enumerable.has(name))!);
+    }
     for (let i = keys.length - 1; i >= 0; i--) {
       const key = keys[i]!;
       const item = record[key];

@@ -1,4 +1,3 @@
-import { canonicalJson } from '../../core/canonical.js';
 import { ok, type Result } from '../../core/errors.js';
 import { checkAppend, type LogEntry } from '../../core/log/index.js';
 import {
@@ -12,15 +11,16 @@ import {
 import type { AppendInput, EventLogStore, ForkInput, ReadOptions } from './types.js';
 
 interface StoredThread {
-  /** Canonical JSON text of each entry, by index. */
+  /** The JSON text of each entry as appended (`JSON.stringify`: the caller's key order), by index. */
   texts: string[];
   ids: Set<string>;
 }
 
 /**
  * The reference event-log store: the contract in its plainest form, and the baseline every
- * other store is checked against. Entries are kept as canonical JSON text and parsed on every
- * read, so callers never share objects with the store or with each other. Each method does its
+ * other store is checked against. Entries are kept as the JSON text they were appended as and
+ * parsed on every read, so they read back verbatim and callers never share objects with the
+ * store or with each other. Each method does its
  * work without awaiting, so an append is atomic with respect to every other call.
  */
 export function createMemoryEventLogStore(): EventLogStore {
@@ -39,7 +39,7 @@ export function createMemoryEventLogStore(): EventLogStore {
         hasEntryId: (entryId) => thread?.ids.has(entryId) ?? false,
       });
       if (!checked.ok) return checked;
-      const texts = input.entries.map((entry) => canonicalJson(entry));
+      const texts = input.entries.map((entry) => JSON.stringify(entry));
       const target = thread ?? { texts: [], ids: new Set<string>() };
       target.texts.push(...texts);
       for (const entry of input.entries) target.ids.add(entry.id);

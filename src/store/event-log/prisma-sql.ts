@@ -1,7 +1,7 @@
 /**
  * The SQL of the Prisma event-log store, for both providers. Everything goes through the
  * client's raw API (`$executeRawUnsafe` / `$queryRawUnsafe`) with bound parameters only: the
- * append path is a parameterised multi-row INSERT (ENV-NOTES: ~10× faster than `createMany`),
+ * append path is a parameterised multi-row INSERT (measured ~10× faster than `createMany`),
  * and one statement set serves both generated clients, whose model types differ.
  */
 import type { LogEntry } from '../../core/log/index.js';
@@ -33,8 +33,10 @@ export type EntryRow = [
   type: string,
   recordedAt: string,
   text: string,
+  /** The text as appended, when it differs from the canonical `text`; null otherwise. */
+  verbatim: string | null,
 ];
-const COLUMNS_PER_ROW = 6;
+const COLUMNS_PER_ROW = 7;
 
 /** Bound-parameter limits: SQLite's SQLITE_MAX_VARIABLE_NUMBER, Postgres' 16-bit count. */
 const PARAMETER_LIMIT: Record<EventLogProvider, number> = { sqlite: 32_766, postgres: 65_535 };
@@ -49,9 +51,6 @@ export const DEFAULT_ROWS_PER_STATEMENT = 1000;
 export function maxRowsPerStatement(provider: EventLogProvider): number {
   return Math.floor(PARAMETER_LIMIT[provider] / COLUMNS_PER_ROW);
 }
-
-/** Largest index value a query may bind: `log_index` is a 32-bit INTEGER on Postgres. */
-export const MAX_BOUND_INDEX = 2_147_483_647;
 
 const MIN_TIME = Date.parse('0001-01-01T00:00:00.000Z');
 const MAX_TIME = Date.parse('9999-12-31T23:59:59.999Z');
@@ -87,6 +86,7 @@ export function toEntryRow(
   threadId: string,
   entry: LogEntry,
   text: string,
+  verbatim: string | null,
   provider: EventLogProvider,
 ): EntryRow {
   return [
@@ -96,6 +96,7 @@ export function toEntryRow(
     entry.event.type,
     toRecordedAt(entry.recordedAt, provider),
     text,
+    verbatim,
   ];
 }
 
@@ -129,14 +130,8 @@ export function createSql(provider: EventLogProvider) {
     /** Params: upToIndex, sourceId, upToIndex, newId. */
     markFork: `UPDATE "thread" SET "log_length" = ${int(1)}, "forked_from_id" = ${p(2)}, "forked_up_to_index" = ${int(3)} WHERE "id" = ${p(4)}`,
 
-    /** Params: newId, sourceId, upToIndex. Copies the stored text as is. */
-    copyPrefix: `INSERT INTO "log_entry" ("thread_id", "log_index", "entry_id", "type", "recorded_at", "entry", "packed") SELECT ${p(1)}, "log_index", "entry_id", "type", "recorded_at", "entry", "packed" FROM "log_entry" WHERE "thread_id" = ${p(2)} AND "log_index" < ${int(3)}`,
-
-    /** Params: threadId, from, to, limit. */
-    read: `SELECT "entry", "packed" FROM "log_entry" WHERE "thread_id" = ${p(1)} AND "log_index" >= ${int(2)} AND "log_index" < ${int(3)} ORDER BY "log_index" LIMIT ${p(4)}`,
-
-    /** Params: threadId, min, max. Node payloads a packed entry needs (read-model/packed-entry.ts). */
-    payloads: `SELECT "sequence", "payload" FROM "node" WHERE "thread_id" = ${p(1)} AND "sequence" >= ${int(2)} AND "sequence" <= ${int(3)}`,
+    /** Params: newId, sourceId, upToIndex. Copies the stored texts as they are. */
+    copyPrefix: `INSERT INTO "log_entry" ("thread_id", "log_index", "entry_id", "type", "recorded_at", "entry", "packed", "verbatim") SELECT ${p(1)}, "log_index", "entry_id", "type", "recorded_at", "entry", "packed", "verbatim" FROM "log_entry" WHERE "thread_id" = ${p(2)} AND "log_index" < ${int(3)}`,
 
     /** Params: the rows' values, row after row. */
     insertEntries(rowCount: number): string {
@@ -144,10 +139,10 @@ export function createSql(provider: EventLogProvider) {
       for (let r = 0; r < rowCount; r++) {
         const b = r * COLUMNS_PER_ROW;
         rows.push(
-          `(${p(b + 1)}, ${int(b + 2)}, ${p(b + 3)}, ${p(b + 4)}, ${ts(b + 5)}, ${p(b + 6)})`,
+          `(${p(b + 1)}, ${int(b + 2)}, ${p(b + 3)}, ${p(b + 4)}, ${ts(b + 5)}, ${p(b + 6)}, ${p(b + 7)})`,
         );
       }
-      return `INSERT INTO "log_entry" ("thread_id", "log_index", "entry_id", "type", "recorded_at", "entry") VALUES ${rows.join(', ')}`;
+      return `INSERT INTO "log_entry" ("thread_id", "log_index", "entry_id", "type", "recorded_at", "entry", "verbatim") VALUES ${rows.join(', ')}`;
     },
 
     /** Params: threadId, then `idCount` entry ids. */

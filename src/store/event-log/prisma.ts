@@ -1,10 +1,11 @@
 import { canonicalJson } from '../../core/canonical.js';
 import { ok, type Result } from '../../core/errors.js';
 import { checkAppend, type LogEntry } from '../../core/log/index.js';
+import { type FieldCodec, PLAIN_CODEC } from '../crypto/index.js';
 import { isUniqueViolation } from '../prisma/errors.js';
 import type { PostgresPrismaClient } from '../prisma/postgres.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
-import { entryTexts } from '../read-model/packed-entry.js';
+import { readLogTexts } from '../read-model/log-reads.js';
 import {
   checkForkInput,
   checkThreadId,
@@ -18,7 +19,6 @@ import {
   DEFAULT_ROWS_PER_STATEMENT,
   type EntryRow,
   type EventLogProvider,
-  MAX_BOUND_INDEX,
   maxRowsPerStatement,
   type RawClient,
   type RawQueryable,
@@ -34,6 +34,12 @@ export interface PrismaEventLogStoreOptions {
   rowsPerStatement?: number;
   /** Interactive transaction limits. Default: wait up to 10 s, run up to 60 s. */
   transaction?: TransactionOptions;
+  /**
+   * How entry texts are sealed and opened (encryption at rest): pass the thread store's `codec`
+   * on a database that holds encrypted data. Default: plain text, and a sealed entry read back
+   * is ENCRYPTION_KEY_MISSING.
+   */
+  codec?: FieldCodec;
 }
 
 export interface PrismaEventLogStore extends EventLogStore {
@@ -93,6 +99,7 @@ export function createPrismaEventLogStore(
   const client = prisma as unknown as RawClient;
   const sql = createSql(provider);
   const now = options.now ?? (() => new Date());
+  const codec = options.codec ?? PLAIN_CODEC;
   const rowsPerStatement = Math.max(
     1,
     Math.min(options.rowsPerStatement ?? DEFAULT_ROWS_PER_STATEMENT, maxRowsPerStatement(provider)),
@@ -156,7 +163,7 @@ export function createPrismaEventLogStore(
       validateEntries: rows === null,
     });
     if (!checked.ok) return checked;
-    await insertRows(tx, rows ?? toRows(input, provider));
+    await insertRows(tx, rows ?? toRows(input, provider, codec));
     const length = input.expectedIndex + input.entries.length;
     await tx.$executeRawUnsafe(sql.setLength, length, input.threadId);
     return ok({ length });
@@ -197,7 +204,7 @@ export function createPrismaEventLogStore(
       });
       // A failing batch goes through the full check inside the transaction, so a stale writer
       // still hears CONFLICT before a repeated id, exactly as checkAppend orders them.
-      const rows = shape.ok ? toRows(input, provider) : null;
+      const rows = shape.ok ? toRows(input, provider, codec) : null;
       try {
         return await client.$transaction(async (tx) => {
           const result = await appendWithin(tx, input, rows);
@@ -219,19 +226,9 @@ export function createPrismaEventLogStore(
     explainAppendFailure,
 
     async read(threadId: string, readOptions?: ReadOptions): Promise<LogEntry[]> {
-      const { from, to, limit } = getReadWindow(threadId, readOptions);
-      if (limit === 0 || from >= to || from > MAX_BOUND_INDEX) return [];
-      const rows = await client.$queryRawUnsafe<
-        Array<{ entry: string; packed: Uint8Array | null }>
-      >(sql.read, threadId, from, Math.min(to, MAX_BOUND_INDEX), limit);
-      // Entries the engine's thread store wrote packed get their node payloads back.
-      const texts = await entryTexts(rows, async (min, max) => {
-        const nodes = await client.$queryRawUnsafe<
-          Array<{ sequence: number | bigint; payload: string }>
-        >(sql.payloads, threadId, min, max);
-        return new Map(nodes.map((n) => [Number(n.sequence), n.payload]));
-      });
-      return texts.map((text) => JSON.parse(text) as LogEntry);
+      const window = getReadWindow(threadId, readOptions);
+      const texts = await readLogTexts(client, provider, codec, threadId, window);
+      return texts.map((t) => JSON.parse(t.appended) as LogEntry);
     },
 
     async length(threadId: string): Promise<number> {
@@ -279,8 +276,15 @@ export function createPrismaEventLogStore(
 
 const entryIds = (input: AppendInput): string[] => input.entries.map((entry) => entry.id);
 
-function toRows(input: AppendInput, provider: EventLogProvider): EntryRow[] {
-  return input.entries.map((entry) =>
-    toEntryRow(input.threadId, entry, canonicalJson(entry), provider),
-  );
+/**
+ * The rows of an append: the canonical text (what hashes are over, and what the engine reads),
+ * and the text as appended when its key order differs, so `read` returns it byte for byte.
+ */
+function toRows(input: AppendInput, provider: EventLogProvider, codec: FieldCodec): EntryRow[] {
+  return input.entries.map((entry) => {
+    const text = canonicalJson(entry);
+    const appended = JSON.stringify(entry);
+    const verbatim = appended === text ? null : codec.sealText(appended);
+    return toEntryRow(input.threadId, entry, codec.sealText(text), verbatim, provider);
+  });
 }

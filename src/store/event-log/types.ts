@@ -29,7 +29,7 @@ export interface ForkInput {
 }
 
 /**
- * The event-log store contract (shared/seeds/README.md, DESIGN §2.2). Every implementation runs
+ * The event-log store contract (the @statelyai/agent store contract). Every implementation runs
  * the same conformance suite (test/store/event-log-conformance.ts).
  *
  * - `append` lands all entries or none. Expected failures are Result values, never thrown:
@@ -37,7 +37,9 @@ export interface ForkInput {
  *   `entries[i].index !== expectedIndex + i`, an entry id repeated in the batch or already in the
  *   thread), CONFLICT {threadId, expectedIndex, actualIndex} when the stored length differs from
  *   `expectedIndex` — also for the loser of two concurrent appends at one index. The checks and
- *   their order are core's `checkAppend`. An unknown thread is appendable at index 0.
+ *   their order are core's `checkAppend`. An unknown thread is appendable at index 0. An entry
+ *   holding data JSON would silently drop (a non-enumerable property) is refused with
+ *   NON_SERIALIZABLE {path} rather than stored without it.
  * - `read` returns the entries with index in `[from, to)` (at most `limit`), in index order; an
  *   unknown thread reads as `[]`. Invalid options (not integers >= 0) are a caller bug and throw
  *   a WeftFailure (VALIDATION_FAILED), since the signature carries no Result.
@@ -46,13 +48,11 @@ export interface ForkInput {
  *   VALIDATION_FAILED for an `upToIndex` outside `[0, length]`, a non-empty target, or a target
  *   equal to the source (checked in that order after the ids' shape).
  *
- * Round trip: a store keeps each entry as its canonical JSON text (`canonicalJson(entry)`) and
- * returns `JSON.parse` of that exact text, a fresh object per call. So what `read` returns is
- * the appended entry with its object keys in canonical order, and
- * `JSON.stringify(read) === canonicalJson(appended)` for every entry whose objects have no
- * integer-like keys ("0", "42"): JavaScript objects always enumerate those first, in numeric
- * order, whatever the text said. `canonicalJson(read) === canonicalJson(appended)` always holds,
- * so hashes over entries are unaffected.
+ * Round trip: entries read back verbatim — `JSON.stringify(read) === JSON.stringify(appended)`,
+ * key order included — as fresh objects on every call, so callers never share state with the
+ * store or each other. A store keeps each entry's canonical JSON text (`canonicalJson(entry)`,
+ * what hashes are over and what the engine reads) and, where the appended key order differs,
+ * the text as appended beside it.
  */
 export interface EventLogStore {
   append(input: AppendInput): Promise<Result<{ length: number }>>;

@@ -2,11 +2,13 @@
  * Read queries over the read-model tables, for the API. Every function that takes a list of keys
  * answers them with a bounded number of statements (one per thread touched, at most), so a
  * DataLoader batch is a bounded number of database calls whatever its size. Rows come back as
- * stored (canonical JSON as text); the engine's read API (src/engine/reads.ts) parses them.
+ * JSON text, payload columns opened with the codec; log entries as read by log-reads.ts (the
+ * text as appended, packed entries whole); the engine's read API (src/engine/reads.ts) parses them.
  */
 import { type FieldCodec, PLAIN_CODEC } from '../crypto/index.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
+import { MAX_LOG_INDEX, readLogEntries } from './log-reads.js';
 import type { LogEntryRow, NodeRow, ResourceHeadRow, RunRow, ThreadRow } from './rows.js';
 
 /** A node row with its parents in position order. */
@@ -239,12 +241,19 @@ export function createReadQueries(
 
     entries: async (threadId, afterIndex, take) =>
       (
-        await prisma.logEntry.findMany({
-          where: { threadId, index: { gt: afterIndex } },
-          orderBy: { index: 'asc' },
-          take,
+        await readLogEntries(prisma, weft.provider, codec, threadId, {
+          from: Math.max(0, afterIndex + 1),
+          to: MAX_LOG_INDEX,
+          limit: take,
         })
-      ).map((row) => ({ ...row, entry: codec.openText(row.entry) })),
+      ).map((e) => ({
+        threadId,
+        index: e.index,
+        entryId: e.entryId,
+        type: e.type,
+        recordedAt: e.recordedAt,
+        entry: e.appended,
+      })),
 
     async runs(keys) {
       const groups = byThread(keys);

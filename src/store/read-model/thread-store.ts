@@ -8,7 +8,8 @@ import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
 import { type DueRun, type DueRunQuery, findDueRuns } from './deadlines.js';
 import { createGroupWriter, type Settled, type WriterStats } from './group-commit.js';
-import { entryTexts, packEntry } from './packed-entry.js';
+import { MAX_LOG_INDEX, readLogTexts } from './log-reads.js';
+import { packEntry } from './packed-entry.js';
 import type { LogEntryRow, NodeRow, ReadModelChanges, SnapshotRow } from './rows.js';
 import {
   insertEntries,
@@ -563,23 +564,15 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): 
   const readEntryTexts = async (
     threadId: string,
     from = 0,
-    to = 2_147_483_647,
+    to = MAX_LOG_INDEX,
   ): Promise<string[]> => {
     await ready();
-    const rows = await prisma.$queryRaw<Array<{ entry: string; packed: Uint8Array | null }>>(
-      sql`SELECT "entry", "packed" FROM "log_entry" WHERE "thread_id" = ${threadId} AND "log_index" >= ${from} AND "log_index" < ${to} ORDER BY "log_index"`,
-    );
-    const opened = rows.map((r) => ({
-      entry: codec.openText(r.entry),
-      packed: r.packed === null ? null : codec.openBytes(r.packed),
-    }));
-    const texts = await entryTexts(opened, async (min, max) => {
-      const nodes = await prisma.$queryRaw<Array<{ sequence: number; payload: string }>>(
-        sql`SELECT "sequence", "payload" FROM "node" WHERE "thread_id" = ${threadId} AND "sequence" >= ${min} AND "sequence" <= ${max}`,
-      );
-      return new Map(nodes.map((n) => [Number(n.sequence), codec.openText(n.payload)]));
+    const read = await readLogTexts(prisma, weft.provider, codec, threadId, {
+      from,
+      to,
+      limit: MAX_LOG_INDEX,
     });
-    return texts;
+    return read.map((r) => r.text);
   };
 
   /** CONFLICT for a commit that lost its first index; the length is read after the rollback. */

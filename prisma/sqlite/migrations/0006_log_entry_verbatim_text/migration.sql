@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "log_entry" ADD COLUMN "verbatim" TEXT;
