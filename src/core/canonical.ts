@@ -6,6 +6,7 @@
  * `JSON.stringify` writes them.
  *
  * Pure. Undefined at the top level or inside an array is written as `null`, as JSON.stringify does.
+ * Throws a TypeError for a bigint anywhere in the value: it has no faithful JSON form.
  */
 export function canonicalJson(value: unknown): string {
   return write(value);
@@ -139,7 +140,11 @@ function write(value: unknown): string {
     case 'boolean':
       return value ? 'true' : 'false';
     case 'bigint':
-      return String(value);
+      // Written as a number it would read back as a different value once past 2^53, or as a
+      // number where a bigint went in: no faithful JSON form exists, so the caller must choose.
+      throw new TypeError(
+        `canonicalJson: bigint ${String(value)}n is not JSON; convert it to a string or a safe integer first`,
+      );
     case 'object': {
       if (value === null) return 'null';
       if (Array.isArray(value)) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { err, ok, type Result } from '../errors.js';
+import { findPlainJsonIssue } from './plain-json.js';
 import {
   CompensationActionSchema,
   IsoDateTimeSchema,
@@ -262,10 +263,12 @@ export function parseRunAction(raw: unknown): Result<RunAction> {
       '$.type',
     );
   }
+  const notJson = notPlainJson(raw, type);
+  if (notJson !== undefined) return notJson;
   return fromZod(RunActionSchema.safeParse(raw), `Invalid ${type} action`);
 }
 
-/** Validates an engine-internal action (used by the reducer and by log replay). Pure. */
+/** Validates an engine-internal action (used by the reducer). Pure. */
 export function parseInternalRunAction(raw: unknown): Result<InternalRunAction> {
   const type = typeOf(raw);
   if (typeof type !== 'string' || !INTERNAL_TYPES.has(type)) {
@@ -274,6 +277,8 @@ export function parseInternalRunAction(raw: unknown): Result<InternalRunAction> 
       '$.type',
     );
   }
+  const notJson = notPlainJson(raw, type);
+  if (notJson !== undefined) return notJson;
   return fromZod(InternalRunActionSchema.safeParse(raw), `Invalid ${type} action`);
 }
 
@@ -283,6 +288,37 @@ export function parseAnyRunAction(raw: unknown): Result<AnyRunAction> {
   return typeof type === 'string' && type.startsWith('_')
     ? parseInternalRunAction(raw)
     : parseRunAction(raw);
+}
+
+/**
+ * `parseAnyRunAction` for an action read back from a log entry. The entry was parsed from JSON
+ * text, so it cannot hold a cycle or a non-JSON value, and its nesting was accepted when it was
+ * recorded: only the schema is checked, which keeps replay as cheap as it was and keeps logs
+ * written under another nesting bound readable. Internal to the core.
+ */
+export function parseRecordedRunAction(raw: unknown): Result<AnyRunAction> {
+  const type = typeOf(raw);
+  if (typeof type !== 'string' || !(PUBLIC_TYPES.has(type) || INTERNAL_TYPES.has(type))) {
+    return parseAnyRunAction(raw); // its error names the type
+  }
+  return type.startsWith('_')
+    ? fromZod(InternalRunActionSchema.safeParse(raw), `Invalid ${type} action`)
+    : fromZod(RunActionSchema.safeParse(raw), `Invalid ${type} action`);
+}
+
+/**
+ * Refuses an action that is not plain JSON or nests too deeply, naming the path, before the
+ * schema sees it: the recursive schema would overflow the stack on a cycle or a very deep value,
+ * and for a bigint, function or symbol it could only say "Invalid input" one level up.
+ */
+function notPlainJson(raw: unknown, type: string): Result<never> | undefined {
+  const issue = findPlainJsonIssue(raw);
+  if (issue === undefined) return undefined;
+  return err({
+    code: 'VALIDATION_FAILED',
+    message: `Invalid ${type} action: ${issue.path}: ${issue.message}. Send plain JSON and dispatch again.`,
+    issues: [issue],
+  });
 }
 
 function typeOf(raw: unknown): unknown {

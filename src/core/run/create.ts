@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { WeftFailure } from '../errors.js';
+import { findJsonUnsafe } from '../log/json-safety.js';
 import { type MemoryLimits, mergeMemory } from './memory.js';
 import {
   CURRENT_STATE_SCHEMA_VERSION,
@@ -45,6 +46,15 @@ export function createWorkflowState(
   config: WorkflowStateConfig,
   ctx: CreateRunContext,
 ): WorkflowState {
+  // The recursive schema would overflow the stack on a cycle. Nesting depth is bounded where a
+  // caller's config comes in (planStartRun), not here: replay rebuilds recorded runs through
+  // this function and must read every log it once accepted.
+  const unsafe = findJsonUnsafe(config);
+  if (unsafe !== null) {
+    throw validationFailure('Invalid run configuration', [
+      { path: unsafe.path, message: unsafe.reason },
+    ]);
+  }
   const parsed = WorkflowStateConfigSchema.safeParse(config);
   if (!parsed.success) {
     throw validationFailure('Invalid run configuration', toValidationIssues(parsed.error));

@@ -72,6 +72,7 @@ export {
   recordTaint,
   type TaintPropagation,
 } from './memory.js';
+export { findPlainJsonIssue, MAX_JSON_DEPTH } from './plain-json.js';
 export { type RunContext, type RunReduction, reduceRun } from './reducer.js';
 export {
   BUDGET_THRESHOLDS,

@@ -18,6 +18,8 @@ import {
   importAgentState,
 } from '../graph/index.js';
 import { chainStateHashText, type LogEntry, type LogMachine } from '../log/index.js';
+// Internal to the core (not re-exported): the parse of a recorded action, for replay.
+import { parseRecordedRunAction } from '../run/actions.js';
 import {
   type AnyRunAction,
   createWorkflowState,
@@ -26,7 +28,6 @@ import {
   isTerminalStatus,
   type MemoryLimits,
   type PriceTable,
-  parseAnyRunAction,
   type RunEvent,
   reduceRun,
   type WorkflowState,
@@ -483,7 +484,7 @@ function applyRunAction(
 ): Result<ThreadState> {
   const run = state.runs.get(runId);
   if (!run) return err(runNotFound(runId));
-  const action = parseAnyRunAction(rawAction);
+  const action = parseRecordedRunAction(rawAction);
   if (!action.ok) return action;
   return reduceInto(state, runId, run, action.value, ctx, true);
 }

@@ -16,12 +16,14 @@ import {
 import type { JsonObject, JsonValue } from '../json.js';
 import {
   type AnyRunAction,
+  findPlainJsonIssue,
   getExpiredDeadline,
   getRunDeadlines,
   parseRunAction,
-  reduceRun,
   WorkflowStateConfigSchema,
 } from '../run/index.js';
+// Internal to the core (not re-exported): reduceRun for an action that was parsed already.
+import { reduceParsedRun } from '../run/reducer.js';
 import type {
   ApprovalResolvedEvent,
   DeadlineFiredEvent,
@@ -253,6 +255,14 @@ export function planStartRun(
     ['memory', input.memory],
   ];
   for (const [key, value] of optional) if (value !== undefined) config[key] = value;
+  const notJson = findPlainJsonIssue(config);
+  if (notJson !== undefined) {
+    return err({
+      code: 'VALIDATION_FAILED',
+      message: `Invalid run configuration: ${notJson.path}: ${notJson.message}`,
+      issues: [notJson],
+    });
+  }
   const parsedConfig = WorkflowStateConfigSchema.safeParse(config);
   if (!parsedConfig.success) {
     const issues = parsedConfig.error.issues.map((issue) => ({
@@ -321,7 +331,7 @@ function mirrorMemory(
     return ok([]);
   }
   const run = state.runs.get(runId)!;
-  const reduced = reduceRun(run, action, { now });
+  const reduced = reduceParsedRun(run, action, { now });
   if (!reduced.ok) return reduced;
   const after = reduced.value.state.memory;
   const drafts: NodeDraft[] = [];
