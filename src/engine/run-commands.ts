@@ -1,7 +1,15 @@
 import { err, ok, type Result } from '../core/errors.js';
 import { DEFAULT_IMPORT_LIMITS } from '../core/graph/index.js';
 import type { JsonObject } from '../core/json.js';
-import { spentLimitError } from '../core/run/index.js';
+import { childPath } from '../core/log/index.js';
+import {
+  findPlainJsonIssue,
+  isWorkflowStatus,
+  parseRunAction,
+  repeatsTerminalStatus,
+  spentLimitError,
+  type WorkflowStatus,
+} from '../core/run/index.js';
 import {
   type Committed,
   planCancelRun,
@@ -70,6 +78,61 @@ const isRollback = (action: JsonObject): boolean => {
   );
 };
 
+/** The status a `set_status` action asks for, if that is what `action` is. */
+const targetStatus = (action: JsonObject): WorkflowStatus | undefined => {
+  const payload = action.payload;
+  if (action.type !== 'set_status' || typeof payload !== 'object' || payload === null) {
+    return undefined;
+  }
+  const status = (payload as JsonObject).status;
+  return isWorkflowStatus(status) ? status : undefined;
+};
+
+/** What a planning step returns for a command that would change nothing: write no entry. */
+const UNCHANGED: unique symbol = Symbol('unchanged');
+type Planned = Result<ThreadEvent> | typeof UNCHANGED;
+
+/**
+ * The runtime's write path always commits what a step plans, so a repeat stops it with this
+ * error and `onRun` answers with the run as it stands instead; callers never see it.
+ */
+const NOTHING_TO_WRITE = {
+  code: 'INVALID_ACTION' as const,
+  message: 'the command repeats the run status and writes nothing',
+};
+
+/** A run command's answer when it wrote nothing: the run and the log as they stand. */
+const currentResult = (threadId: string, runId: string, state: ThreadState): RunResult => ({
+  threadId,
+  runId,
+  logIndex: state.length - 1,
+  logLength: state.length,
+  status: state.runs.get(runId)?.status ?? 'pending',
+});
+
+/**
+ * The first field of a keyed request that an idempotency key cannot be hashed over (see
+ * `keyedRequest`), as VALIDATION_FAILED. `roots` names the path a field has where the core
+ * checks it (a dispatch's action is the core's `$`), so the error is the one the same command
+ * gets without a key; other fields are reported at `$.<field>`.
+ */
+function notPlainRequest(
+  body: Record<string, unknown>,
+  roots: Readonly<Record<string, string>>,
+): Result<never> | undefined {
+  for (const [field, value] of Object.entries(body)) {
+    const issue = findPlainJsonIssue(value, roots[field] ?? childPath('$', field));
+    if (issue !== undefined) {
+      return err({
+        code: 'VALIDATION_FAILED',
+        message: `${issue.path}: ${issue.message}`,
+        issues: [issue],
+      });
+    }
+  }
+  return undefined;
+}
+
 const runNotFound = (runId: string) => ({
   code: 'NOT_FOUND' as const,
   message: `run ${runId} does not exist`,
@@ -129,29 +192,66 @@ export function createRunCommands(rt: Runtime, tenant?: string) {
     );
   }
 
-  /** A command on an existing run: locate it, then commit `plan` on its thread. */
+  /**
+   * `rt.idempotent` for a run command. With a key, the request is hashed as canonical JSON,
+   * which a cycle, a bigint or a very deep value cannot become: such input gets the core's typed
+   * VALIDATION_FAILED (naming the path) instead of an exception from the hash.
+   */
+  function keyedRequest<T extends { idempotencyKey?: string }>(
+    scope: string,
+    input: T,
+    command: (claim: IdempotencyClaim | undefined) => Promise<Result<RunResult>>,
+    roots: Readonly<Record<string, string>> = {},
+  ): Promise<Result<RunResult>> {
+    const body = request(input);
+    const refused =
+      input.idempotencyKey === undefined
+        ? undefined
+        : notPlainRequest(body as Record<string, unknown>, roots);
+    if (refused !== undefined) return Promise.resolve(refused);
+    return rt.idempotent(scoped(scope), input.idempotencyKey, body, command);
+  }
+
+  /**
+   * A command on an existing run: locate it, then commit `plan` on its thread. A plan that
+   * returns UNCHANGED writes nothing and answers with the run as it stands.
+   */
   function onRun(
     scope: string,
     input: { runId: string; threadId?: string; idempotencyKey?: string },
     expectedIndex: number | undefined,
     checks: Result<unknown>[],
-    plan: (state: ThreadState, now: string) => Result<ThreadEvent>,
+    plan: (state: ThreadState, now: string) => Planned,
+    roots: Readonly<Record<string, string>> = {},
   ): Promise<Result<RunResult>> {
-    return rt.idempotent(scoped(scope), input.idempotencyKey, request(input), async (claim) => {
-      const checked = firstFailure(...checks, checkIndex(expectedIndex, '$.expectedIndex'));
-      if (!checked.ok) return checked;
-      const located = await locateRun(input.runId, input.threadId);
-      if (!located.ok) return located;
-      return rt.onThread(located.value, expectedIndex, claim, {
-        plan,
-        respond: runResult(located.value, input.runId),
-      });
-    });
+    return keyedRequest(
+      scope,
+      input,
+      async (claim) => {
+        const checked = firstFailure(...checks, checkIndex(expectedIndex, '$.expectedIndex'));
+        if (!checked.ok) return checked;
+        const located = await locateRun(input.runId, input.threadId);
+        if (!located.ok) return located;
+        const threadId = located.value;
+        let unchanged: RunResult | undefined;
+        const result = await rt.onThread(threadId, expectedIndex, claim, {
+          plan: (state, now) => {
+            const planned = plan(state, now);
+            unchanged =
+              planned === UNCHANGED ? currentResult(threadId, input.runId, state) : undefined;
+            return planned === UNCHANGED ? err(NOTHING_TO_WRITE) : planned;
+          },
+          respond: runResult(threadId, input.runId),
+        });
+        return unchanged === undefined ? result : ok(unchanged);
+      },
+      roots,
+    );
   }
 
   return {
     startRun: (input: StartRunInput): Promise<Result<RunResult>> =>
-      rt.idempotent(scoped('startRun'), input.idempotencyKey, request(input), async (claim) => {
+      keyedRequest('startRun', input, async (claim) => {
         const runId = input.runId ?? rt.ids.next();
         const checked = firstFailure(
           checkId(input.threadId, '$.threadId'),
@@ -181,13 +281,21 @@ export function createRunCommands(rt: Runtime, tenant?: string) {
         input,
         input.expectedIndex,
         [checkSize(input.action, '$.action', rt.maxPayloadBytes)],
-        (state, now) =>
-          refuseSpent(
+        (state, now) => {
+          const to = targetStatus(action);
+          const from = state.runs.get(input.runId)?.status;
+          // Only a valid action counts as a repeat: a malformed one still gets its error.
+          if (to !== undefined && from !== undefined && repeatsTerminalStatus(from, to)) {
+            if (parseRunAction(action).ok) return UNCHANGED;
+          }
+          return refuseSpent(
             state,
             input.runId,
             planDispatch(state, { runId: input.runId, action }, now),
             isRollback(action),
-          ),
+          );
+        },
+        { action: '$' },
       );
     },
 
@@ -218,16 +326,19 @@ export function createRunCommands(rt: Runtime, tenant?: string) {
               now,
             ),
           ),
+        { response: '$.payload.response', memoryUpdates: '$.payload.memory_updates' },
       ),
 
     cancelRun: (input: CancelRunInput) =>
-      onRun('cancelRun', input, undefined, [], (state) =>
-        planCancelRun(state, {
+      onRun('cancelRun', input, undefined, [], (state) => {
+        const status = state.runs.get(input.runId)?.status;
+        if (status !== undefined && repeatsTerminalStatus(status, 'cancelled')) return UNCHANGED;
+        return planCancelRun(state, {
           runId: input.runId,
           ...(input.reason === undefined ? {} : { reason: input.reason }),
           ...(input.rollback === undefined ? {} : { rollback: input.rollback }),
-        }),
-      ),
+        });
+      }),
 
     recordUsage: (input: RecordUsageInput) =>
       onRun('recordUsage', input, undefined, [], (state) =>

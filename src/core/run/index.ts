@@ -108,6 +108,7 @@ export {
   isTerminalStatus,
   isWorkflowStatus,
   LIFECYCLE_EDGES,
+  repeatsTerminalStatus,
   TERMINAL_STATUSES,
   WAITING_REASONS,
   type WaitingReason,

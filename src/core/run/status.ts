@@ -58,6 +58,16 @@ export function canTransitionStatus(from: WorkflowStatus, to: WorkflowStatus): b
 }
 
 /**
+ * True when a command asks a run to enter the terminal status it is already in (cancel a
+ * cancelled run, complete a completed one). Such a repeat changes nothing, so the engine answers
+ * it with the run as it stands and records nothing: a client retrying after a lost response
+ * gets success, and the log does not grow. Pure.
+ */
+export function repeatsTerminalStatus(from: WorkflowStatus, to: WorkflowStatus): boolean {
+  return from === to && isTerminalStatus(from);
+}
+
+/**
  * The documented lifecycle diagram of seed 004, for dashboards and documentation. It is
  * descriptive: the reducer does not reject a move between non-terminal statuses that is missing
  * here (e.g. waiting → failed when a budget runs out during a pause), because the guard above is
