@@ -30,11 +30,8 @@ export interface ValidationIssue {
 
 export type WeftError =
   | { code: 'VALIDATION_FAILED'; message: string; issues: ValidationIssue[] }
-  /**
-   * A value holding data JSON would silently drop (a non-enumerable property), at `path`.
-   * (`nodeId` is never set: it only lets code that reads it off any error accept this one.)
-   */
-  | { code: 'NON_SERIALIZABLE'; message: string; path: string; nodeId?: undefined }
+  /** A value holding data JSON would silently drop (a non-enumerable property), at `path`. */
+  | { code: 'NON_SERIALIZABLE'; message: string; path: string }
   | { code: ImportRuleCode; message: string; nodeId?: string }
   | { code: 'UNKNOWN_PARENT'; message: string; nodeId: string }
   | { code: 'SEMANTIC_TYPE_NOT_ALLOWED'; message: string; type: string }

@@ -121,6 +121,8 @@ export function toApiError(e: WeftError): ApiError {
       );
     case 'SEMANTIC_TYPE_NOT_ALLOWED':
       return new ValidationError(e.code, e.message, [{ path: '$.type', message: e.message }]);
+    case 'NON_SERIALIZABLE':
+      return new ValidationError(e.code, e.message, [{ path: e.path, message: e.message }]);
     case 'NOT_FOUND':
       return new NotFoundError(e.message, e.entity, e.id);
     case 'CONFLICT':
