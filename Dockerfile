@@ -34,8 +34,9 @@ COPY bin ./bin
 # The Prisma clients are generated into src/generated and compiled with the rest into dist/.
 RUN npm run prisma:generate && npm run build
 # Production dependencies only (the prisma CLI, tsx, vitest, biome … go); the native build of
-# better-sqlite3 stays.
-RUN npm prune --omit=dev --ignore-scripts
+# better-sqlite3 stays. --omit=optional too: the prisma CLI is an optional peer of @prisma/client,
+# which npm keeps under --omit=dev alone (see docs/deployment.md).
+RUN npm prune --omit=dev --omit=optional --ignore-scripts
 
 # ---- runtime: production dependencies, dist/, the SQL migrations; a non-root user -------------
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime

@@ -22,8 +22,11 @@ interface LockEntry {
 }
 const entries = Object.entries(lock.packages as Record<string, LockEntry>).filter(([k]) => k);
 const nameOf = (key: string) => key.replace(/^.*node_modules\//, '');
-/** What `npm ci --omit=dev` installs. */
-const production = entries.filter(([, e]) => !e.dev && !e.devOptional);
+/**
+ * What `npm ci --omit=dev --omit=optional` installs. Both flags: the prisma CLI is an optional
+ * peer of @prisma/client (`devOptional` in the lockfile), which `--omit=dev` alone keeps.
+ */
+const production = entries.filter(([, e]) => !e.dev && !e.devOptional && !e.optional);
 const nodeRange = (e: LockEntry) =>
   e.engines && !Array.isArray(e.engines) ? e.engines.node : undefined;
 const rejecting = (list: [string, LockEntry][], version: string) =>
@@ -105,6 +108,10 @@ describe('the Dockerfile', () => {
     // `docker run … weft keys create` needs the CLI as entrypoint and `serve` as the default.
     expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "dist\/cli\/main\.js"\]$/m);
     expect(dockerfile).toMatch(/^CMD \["serve"\]$/m);
+  });
+
+  it('keeps only production dependencies in the image', () => {
+    expect(dockerfile).toMatch(/^RUN npm prune --omit=dev --omit=optional /m);
   });
 });
 
