@@ -1,16 +1,46 @@
 /**
- * `weft keys create|list|revoke` (DESIGN §7–8): API keys in the database named by DATABASE_URL.
- * `create` prints the key once — only its SHA-256 is stored; `list` never shows secrets;
- * `revoke` takes effect at once, also on a running server and its open subscriptions.
+ * `weft keys create|list|revoke|purge`: API keys in the database named by DATABASE_URL.
+ * `create` prints the key once (only its SHA-256 is stored) and, for the first key, says that
+ * the server is keyed from now on; `list` never shows secrets; `revoke` takes effect at once, also
+ * on a running server and its open subscriptions; `purge` deletes revoked keys, the explicit way
+ * back to open mode.
  */
 import { type ApiKeyInfo, ApiKeyInputError, apiKeys, parseScopes } from '../server/auth/index.js';
 import { isMigrationError, migrate } from '../store/migrate/index.js';
-import { createPrisma } from '../store/prisma/index.js';
+import { createPrisma, type SqlitePrismaClient, type WeftPrisma } from '../store/prisma/index.js';
 import { parseArgs, UsageError } from './args.js';
 import { configOrExit } from './server-commands.js';
 
 const USAGE =
-  'weft keys create --tenant T --scopes read,write[,approve,admin] [--name N] | list [--tenant T] | revoke <id>';
+  'weft keys create --tenant T --scopes read,write[,approve,admin] [--name N] | list [--tenant T] | revoke <id> | purge';
+
+export const KEYS_HELP = `Usage: weft keys <action> [options]   (on the database named by DATABASE_URL)
+
+Actions:
+  create --tenant T --scopes read,write[,approve,admin] [--name N]
+                    create an API key; it is printed once (only its hash is stored)
+  list [--tenant T] list keys: id, tenant, scopes, status, creation time, name (never secrets)
+  revoke <id>       revoke a key at once, also on a running server and its open subscriptions
+  purge             delete every revoked key (refused while any key is active)
+
+Open and keyed mode:
+  A server whose database holds no API key at all, bound to a loopback HOST, runs open: every
+  caller acts as tenant "default" with every scope, and everything written then belongs to
+  tenant "default". Creating the first key makes the server keyed: a running server stops
+  accepting calls without a key within a second, no restart needed. A key sees only its own
+  tenant's threads, so to keep access to the data written in open mode, create a key with
+  --tenant default.
+
+  Revoked keys keep the server keyed: revoking every key refuses every request, it does not
+  reopen the server. To go back to open mode, revoke every key, run \`weft keys purge\`, and
+  restart the server (a running server stays keyed until it restarts). Open mode is only ever
+  served on a loopback HOST, or with WEFT_ALLOW_OPEN=true.`;
+
+/** Threads of tenant `default`: what open-mode callers wrote. */
+async function defaultTenantThreads(db: WeftPrisma): Promise<number> {
+  const prisma = db.prisma as unknown as SqlitePrismaClient;
+  return prisma.thread.count({ where: { tenantId: 'default' } });
+}
 
 const row = (k: ApiKeyInfo) =>
   [
@@ -24,8 +54,12 @@ const row = (k: ApiKeyInfo) =>
 
 export async function runKeys(argv: string[]): Promise<number> {
   const [action, ...rest] = argv;
-  if (action !== 'create' && action !== 'list' && action !== 'revoke') {
-    throw new UsageError(`keys needs create, list or revoke (${USAGE})`);
+  if (action === 'help' || action === '--help' || action === '-h') {
+    console.log(KEYS_HELP);
+    return 0;
+  }
+  if (action !== 'create' && action !== 'list' && action !== 'revoke' && action !== 'purge') {
+    throw new UsageError(`keys needs create, list, revoke or purge (${USAGE})`);
   }
   const args = parseArgs(rest, { values: ['tenant', 'scopes', 'name'] });
   const config = configOrExit('keys');
@@ -50,9 +84,11 @@ export async function runKeys(argv: string[]): Promise<number> {
       }
       const name = args.options.get('name');
       try {
+        const parsedScopes = parseScopes(scopes);
+        const first = (await keys.countAll()) === 0;
         const created = await keys.create({
           tenant,
-          scopes: parseScopes(scopes),
+          scopes: parsedScopes,
           name: typeof name === 'string' ? name : undefined,
         });
         console.log(created.key);
@@ -60,6 +96,7 @@ export async function runKeys(argv: string[]): Promise<number> {
           `weft keys: created key ${created.id} for tenant ${created.tenant} with scopes ${created.scopes.join(',')}. ` +
             'The key above is shown only now: store it; send it as Authorization: Bearer <key>.',
         );
+        if (first) console.error(await firstKeyNotice(db, created.tenant));
         return 0;
       } catch (error) {
         if (error instanceof ApiKeyInputError) throw new UsageError(error.message);
@@ -76,6 +113,24 @@ export async function runKeys(argv: string[]): Promise<number> {
       for (const k of list) console.log(row(k));
       return 0;
     }
+    if (action === 'purge') {
+      if (args.positionals.length > 0 || args.options.size > 0) {
+        throw new UsageError(`keys purge takes no arguments (${USAGE})`);
+      }
+      const active = await keys.countActive();
+      if (active > 0) {
+        console.error(
+          `weft keys: ${active} key(s) are still active, so nothing was purged: revoke each (see weft keys list, then weft keys revoke <id>) and run purge again`,
+        );
+        return 1;
+      }
+      const purged = await keys.purgeRevoked();
+      console.log(
+        `weft keys: deleted ${purged} revoked key(s); no key remains, so the next \`weft serve\` on a loopback HOST runs open ` +
+          '(every caller is tenant "default" with every scope). A server running now stays keyed until it restarts.',
+      );
+      return 0;
+    }
     const [id, ...extra] = args.positionals;
     if (id === undefined || extra.length > 0 || args.options.size > 0) {
       throw new UsageError(`keys revoke needs one key id (${USAGE})`);
@@ -90,4 +145,22 @@ export async function runKeys(argv: string[]): Promise<number> {
   } finally {
     await db.prisma.$disconnect();
   }
+}
+
+/** What the first key changes, for whoever created it. */
+async function firstKeyNotice(db: WeftPrisma, tenant: string): Promise<string> {
+  const threads = await defaultTenantThreads(db);
+  const data =
+    threads === 0
+      ? 'Data written without a key belongs to tenant "default".'
+      : `The ${threads} thread(s) already here were written without a key and belong to tenant "default".`;
+  const access =
+    tenant === 'default'
+      ? 'This key is for tenant "default", so it sees them.'
+      : `This key (tenant ${tenant}) does not see them: to keep access, also create a key with --tenant default.`;
+  return (
+    'weft keys: this is the first API key, so this database is now KEYED: a running server stops accepting ' +
+    `requests without a key within a second, and every start from now on requires keys. ${data} ${access} ` +
+    'To go back to open mode, see `weft keys --help`.'
+  );
 }

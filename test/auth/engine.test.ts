@@ -1,5 +1,5 @@
 /**
- * Tenant scoping below the API (DESIGN §7): the engine's commands and reads for a tenant, and the
+ * Tenant scoping below the API: the engine's commands and reads for a tenant, and the
  * store's rows — not only the resolvers — keep tenants apart.
  */
 import { afterAll, describe, expect, it } from 'vitest';

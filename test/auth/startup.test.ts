@@ -1,5 +1,5 @@
 /**
- * Open mode and keys at startup (DESIGN §8), and the `weft keys` command: no keys and a loopback
+ * Open mode and keys at startup, and the `weft keys` command: no keys and a loopback
  * HOST runs open as tenant `default` (and stops being open once a key exists); no keys on another
  * HOST refuses to start, saying how to create one; a created key is printed once, listed without
  * its secret, and revoked.

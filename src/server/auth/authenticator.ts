@@ -1,11 +1,13 @@
 /**
  * Who is calling: an `Authorization: Bearer <key>` (HTTP and SSE) or the graphql-ws
- * `connectionParams.authorization` becomes the caller's tenant and scopes (DESIGN §7–8).
+ * `connectionParams.authorization` becomes the caller's tenant and scopes.
  *
  * - `keys`: every operation needs a valid, unrevoked key.
- * - `open` (no keys configured, loopback HOST): callers without a key act as the `default`
+ * - `open` (no keys in the database, loopback HOST): callers without a key act as the `default`
  *   tenant with every scope. A key, when sent, is still checked. Open mode ends by itself as soon
- *   as a key exists (checked at most once a second), without a restart.
+ *   as a key exists (checked at most once a second), without a restart, so that creating a key
+ *   protects a running server at once; `onKeyed` is told, once. It never comes back while the
+ *   server runs: only a start with no keys at all (revoked ones included) runs open.
  *
  * Keys are looked up on every request (a primary-key read), and again before each subscription
  * event (concurrent checks of one key share one read), so a revoked key stops at once.
@@ -47,6 +49,8 @@ export interface KeyAuthenticatorOptions {
   openCheckMs?: number;
   /** How often idle subscriptions are re-checked (ms; 0: only at their events). Default 5,000. */
   revalidateMs?: number;
+  /** Called once when open mode ends because a key was created. */
+  onKeyed?: () => void;
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -64,15 +68,18 @@ export function createAuthenticator(options: KeyAuthenticatorOptions): Authentic
   let stillOpen: { until: number; value: Promise<boolean> } | undefined;
   let mode: AuthMode = options.mode;
 
-  /** Open mode lasts while no key exists. */
+  /** Open mode lasts while no key exists (a revoked one counts: it was created on purpose). */
   const isOpen = async (): Promise<boolean> => {
     if (mode !== 'open') return false;
     const now = Date.now();
     if (stillOpen === undefined || stillOpen.until < now) {
-      stillOpen = { until: now + openCheckMs, value: keys.countActive().then((n) => n === 0) };
+      stillOpen = { until: now + openCheckMs, value: keys.countAll().then((n) => n === 0) };
     }
     const open = await stillOpen.value;
-    if (!open) mode = 'keys';
+    if (!open && mode === 'open') {
+      mode = 'keys';
+      options.onKeyed?.();
+    }
     return open;
   };
 

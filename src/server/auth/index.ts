@@ -1,4 +1,4 @@
-/** Authentication and tenants (DESIGN §7): API keys, the caller of each operation, open mode. */
+/** Authentication and tenants: API keys, the caller of each operation, open mode. */
 export {
   type Authenticator,
   type AuthMode,

@@ -1,5 +1,5 @@
 /**
- * API keys (DESIGN §7): a tenant and scopes, stored as the SHA-256 of the key, never the key.
+ * API keys: a tenant and scopes, stored as the SHA-256 of the key, never the key.
  * A key reads `weft_<id>_<secret>`: 16 hex digits of id (finds the row; shown by `keys list`) and
  * 256 random bits of secret (base64url). The hash of the whole text is compared in constant time.
  * The key text is returned once, by `createApiKey`; it cannot be recovered afterwards.
@@ -125,8 +125,18 @@ export function apiKeys(weft: WeftPrisma) {
     /** Whether the key `id` exists and is not revoked (the per-event check of subscriptions). */
     isActive: rows.isActive,
 
-    /** Keys not revoked: with none, a loopback server runs open. */
+    /** Keys not revoked. */
     countActive: rows.countActive,
+
+    /**
+     * Keys in the database, revoked ones included: with none, a loopback server runs open. A
+     * revoked key still counts, so revoking every key locks callers out instead of opening the
+     * server; `purgeRevoked` is the explicit way back.
+     */
+    countAll: rows.countAll,
+
+    /** Deletes every revoked key (their ids and tenants are forgotten); resolves with how many. */
+    purgeRevoked: rows.deleteRevoked,
   };
 }
 

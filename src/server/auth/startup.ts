@@ -1,8 +1,12 @@
 /**
- * How a server authenticates (DESIGN §8): with API keys in the database, every operation needs
- * one; with none and a loopback HOST it runs open (the `default` tenant, every scope) and says
- * so; with none on any other HOST it refuses to start, saying how to create a key (unless
- * WEFT_ALLOW_OPEN=true asks for an open server on purpose).
+ * How a server authenticates. With any API key in the database (a revoked one included), every
+ * operation needs a valid key. With none at all and a loopback HOST it runs open (the `default`
+ * tenant, every scope) and says so; with none on any other HOST it refuses to start, saying how
+ * to create a key (unless WEFT_ALLOW_OPEN=true asks for an open server on purpose).
+ *
+ * Revoked keys keep a server keyed so that revoking every key (say, after a leak) locks callers
+ * out rather than opening the server at its next start; `weft keys purge` deletes them, the one
+ * way back to open mode.
  */
 import { existsSync } from 'node:fs';
 import { migrate, parseDatabaseUrl } from '../../store/migrate/index.js';
@@ -13,29 +17,38 @@ import { apiKeys } from './keys.js';
 
 export type ServerAuth = { authenticator: Authenticator; banner: string } | { refused: string };
 
-/** Keys not revoked in the database (a SQLite file that does not exist yet has none). */
-export async function countActiveKeys(databaseUrl: string): Promise<number> {
+/** Keys in the database, active and all (a SQLite file that does not exist yet has none). */
+export async function countKeys(databaseUrl: string): Promise<{ active: number; all: number }> {
   const target = parseDatabaseUrl(databaseUrl);
-  if (target.provider === 'sqlite' && !existsSync(target.path)) return 0;
+  if (target.provider === 'sqlite' && !existsSync(target.path)) return { active: 0, all: 0 };
   await migrate(databaseUrl);
   const db = createPrisma(databaseUrl);
   try {
-    return await apiKeys(db).countActive();
+    const keys = apiKeys(db);
+    return { active: await keys.countActive(), all: await keys.countAll() };
   } finally {
     await db.prisma.$disconnect();
   }
 }
 
-export async function serverAuth(config: {
-  host: string;
-  databaseUrl: string;
-  allowOpen: boolean;
-}): Promise<ServerAuth> {
-  const active = await countActiveKeys(config.databaseUrl);
-  if (active > 0) {
+/** What a running open server logs when a created key ends open mode. */
+export const KEYED_NOW =
+  'weft: an API key was created: open mode has ended, every request now needs Authorization: Bearer <key>; ' +
+  'data written in open mode belongs to tenant "default" (only a key made with --tenant default sees it)';
+
+export async function serverAuth(
+  config: { host: string; databaseUrl: string; allowOpen: boolean },
+  log: (line: string) => void = () => undefined,
+): Promise<ServerAuth> {
+  const { active, all } = await countKeys(config.databaseUrl);
+  if (all > 0) {
     return {
       authenticator: createAuthenticator({ databaseUrl: config.databaseUrl, mode: 'keys' }),
-      banner: `weft: API keys required (${active} active): send Authorization: Bearer <key>`,
+      banner:
+        active > 0
+          ? `weft: API keys required (${active} active): send Authorization: Bearer <key>`
+          : `weft: API keys required, and all ${all} are revoked: every request is refused. ` +
+            'Create a key with `weft keys create`, or run `weft keys purge` and restart to serve open on loopback',
     };
   }
   const loopback = isLoopbackHost(config.host);
@@ -50,7 +63,11 @@ export async function serverAuth(config: {
     };
   }
   return {
-    authenticator: createAuthenticator({ databaseUrl: config.databaseUrl, mode: 'open' }),
+    authenticator: createAuthenticator({
+      databaseUrl: config.databaseUrl,
+      mode: 'open',
+      onKeyed: () => log(KEYED_NOW),
+    }),
     banner: loopback
       ? 'weft: no API keys configured: running open, bound to loopback only (every caller is tenant "default" with every scope; open mode ends once a key is created with `weft keys create`)'
       : `weft: WARNING: serving without API keys on ${config.host} (WEFT_ALLOW_OPEN=true)`,

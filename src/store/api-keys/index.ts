@@ -43,5 +43,12 @@ export function apiKeyRows(weft: WeftPrisma) {
 
     /** Rows not revoked. */
     countActive: (): Promise<number> => prisma.apiKey.count({ where: { revokedAt: null } }),
+
+    /** Every row, revoked ones included. */
+    countAll: (): Promise<number> => prisma.apiKey.count(),
+
+    /** Deletes the revoked rows; resolves with how many there were. */
+    deleteRevoked: async (): Promise<number> =>
+      (await prisma.apiKey.deleteMany({ where: { revokedAt: { not: null } } })).count,
   };
 }
