@@ -1,5 +1,5 @@
 /**
- * `weft projection <threadId>`: the prompt view of a thread's current state (seed 003) through
+ * `weft projection <threadId>`: the prompt view of a thread's current state through
  * the read API (`Reads.projection`), on the database named by DATABASE_URL. `--explain` adds why
  * each node is in the view and the best-scoring candidates left out.
  */

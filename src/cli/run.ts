@@ -1,6 +1,7 @@
 /** The `weft` command line, callable in process (tests) and from main.ts. */
 import { UsageError } from './args.js';
 import { runExport, runImport, runReplay, runVerify } from './data-commands.js';
+import { configurationFailure } from './failures.js';
 import { runKeys } from './keys-command.js';
 import { runProjection } from './projection-command.js';
 import { runMigrate, runServe } from './server-commands.js';
@@ -8,12 +9,14 @@ import { runMigrate, runServe } from './server-commands.js';
 const USAGE = `Usage: weft <command> [options]
 
 Commands:
-  serve                          apply migrations, then serve GraphQL (PORT, HOST, DATABASE_URL)
+  serve                          apply migrations, then serve GraphQL
   migrate                        apply pending database migrations
   keys create --tenant T --scopes read,write[,approve,admin] [--name N]
-                                 create an API key (printed once; only its hash is stored)
+                                 create an API key (printed once; only its hash is stored);
+                                 the first key makes the server keyed (see weft keys --help)
   keys list [--tenant T]         list keys (ids, tenants, scopes, status; never secrets)
   keys revoke <id>               revoke a key at once (also for open subscriptions)
+  keys purge                     delete revoked keys (with none left, the next start is open)
   export <threadId> [--at N] [--out FILE]
                                  write the thread's log (entries [0, N)) as JSON lines
   import <file|-> [--thread-id ID] [--tenant T]
@@ -24,12 +27,30 @@ Commands:
   replay [<threadId>...] [--all] replay logs and compare with the stored read models
   projection <threadId> [--query Q] [--target N] [--max N] [--max-nodes N]
              [--tokenizer chars|o200k|cl100k] [--explain [--omitted N]]
-                                 print the thread's prompt view (seed 003); --explain adds
+                                 print the thread's prompt view; --explain adds
                                  why each node is in it and the best omitted candidates
 
-Environment: DATABASE_URL (default file:./data/weft.db; a postgres:// URL selects Postgres),
-PORT (4000), HOST (127.0.0.1), REDIS_URL, WEFT_GRAPHIQL, WEFT_INTROSPECTION, WEFT_MAX_BODY_BYTES.
-Exit codes: 0 ok, 1 failed, 2 usage or configuration error.`;
+Environment (serve uses all of these; the other commands DATABASE_URL and WEFT_ENCRYPTION_KEY):
+  DATABASE_URL            file:./data/weft.db by default; a postgres:// URL selects Postgres
+  WEFT_ENCRYPTION_KEY     encrypt payloads and memory at rest: 32 bytes as 64 hex digits or
+                          base64 (openssl rand -base64 32); a database written with a key
+                          needs that same key in every command
+  PORT                    port to listen on (4000; 0 picks a free one)
+  HOST                    address to bind (127.0.0.1)
+  WEFT_ALLOW_OPEN         true: serve without API keys on a non-loopback HOST (false)
+  REDIS_URL               redis://host:6379: share subscription events between instances
+  WEFT_GRAPHIQL           serve GraphiQL on GET /graphql (true)
+  WEFT_INTROSPECTION      allow schema introspection (true)
+  WEFT_ALLOWED_ORIGINS    comma-separated browser origins allowed to open WebSockets
+  WEFT_METRICS            Prometheus metrics on /metrics (true)
+  WEFT_REQUEST_LOG        one JSON line per request on stdout (true)
+  WEFT_SHUTDOWN_GRACE_MS  how long SIGTERM waits for in-flight requests (8000)
+  WEFT_MAX_BODY_BYTES     largest request body (16777216)
+  WEFT_MAX_DEPTH, WEFT_MAX_COST, WEFT_MAX_ALIASES, WEFT_MAX_TOKENS, WEFT_MAX_DIRECTIVES,
+  WEFT_MAX_BATCH, WEFT_MAX_PAYLOAD_BYTES, WEFT_MAX_IMPORT_BYTES, WEFT_MAX_IMPORT_NODES
+                          limits on hostile input (see docs/deployment.md)
+Exit codes: 0 ok, 1 failed, 2 usage or configuration error (including a database that cannot
+be reached, a missing or wrong encryption key, a port in use).`;
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   serve: runServe,
@@ -59,6 +80,11 @@ export async function runCli(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof UsageError) {
       console.error(`weft ${command}: ${error.message}\n\n${USAGE}`);
+      return 2;
+    }
+    const failure = configurationFailure(error);
+    if (failure !== undefined) {
+      console.error(`weft ${command}: ${failure}`);
       return 2;
     }
     throw error;

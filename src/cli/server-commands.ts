@@ -10,7 +10,12 @@ export function configOrExit(command: string): ServerConfig | undefined {
     return loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
-      console.error(`weft ${command}: ${error.message}`);
+      // One problem, one line; several are listed one per line, each naming its variable.
+      console.error(
+        error.problems.length === 1
+          ? `weft ${command}: invalid configuration: ${error.problems[0]}`
+          : `weft ${command}: ${error.message}`,
+      );
       return undefined;
     }
     throw error;
@@ -34,7 +39,7 @@ export async function runServe(argv: string[]): Promise<number> {
       console.error(
         `weft serve: cannot listen on ${config.host}:${config.port} (${code}): choose another PORT`,
       );
-      return 1;
+      return 2;
     }
     throw error;
   }

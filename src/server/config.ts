@@ -169,6 +169,9 @@ const EnvSchema = z.object({
   WEFT_SHUTDOWN_GRACE_MS: int('WEFT_SHUTDOWN_GRACE_MS', 8_000, 0, 600_000),
 });
 
+/** Every environment variable the server reads (`weft --help` lists each). */
+export const ENVIRONMENT_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
+
 export interface Limits {
   maxBodyBytes: number;
   maxDepth: number;
@@ -189,7 +192,7 @@ export interface ServerConfig {
   redisUrl: string | undefined;
   graphiql: boolean;
   introspection: boolean;
-  /** Serve without API keys on a non-loopback host (DESIGN §8 refuses that by default). */
+  /** Serve without API keys on a non-loopback host (refused by default: anyone who can reach the port could read and write every thread). */
   allowOpen: boolean;
   maxBodyBytes: number;
   /** Query, batch and payload limits (maxBodyBytes is the field above). */

@@ -19,30 +19,34 @@ export async function startServer(
   config: ServerConfig,
   log: (line: string) => void = console.log,
 ): Promise<App & { close(): Promise<void> }> {
-  // API keys (DESIGN §7–8): required when any exists; else open on loopback only, or refused.
-  const auth = await serverAuth(config);
+  // API keys: required when any exists; else open on loopback only, or refused.
+  const auth = await serverAuth(config, log);
   if ('refused' in auth) throw new StartupRefused(auth.refused);
   const target = parseDatabaseUrl(config.databaseUrl);
   // Every commit wakes subscribers through the hub (fanned out through Redis when REDIS_URL is
   // set); the deadline scheduler times out overdue runs, once, whichever instance sees them.
-  const {
-    engine,
-    hub,
-    close: closeEngine,
-  } = await openEngineWithEvents(config.databaseUrl, {
-    redisUrl: config.redisUrl,
-    engine: {
-      storeOptions: { encryptionKey: config.encryptionKey },
-      maxPayloadBytes: config.limits.maxPayloadBytes,
-      machineOptions: {
-        importLimits: {
-          maxBytes: config.limits.maxImportBytes,
-          maxNodes: config.limits.maxImportNodes,
-          maxPayloadBytes: config.limits.maxPayloadBytes,
+  let opened: Awaited<ReturnType<typeof openEngineWithEvents>>;
+  try {
+    opened = await openEngineWithEvents(config.databaseUrl, {
+      redisUrl: config.redisUrl,
+      engine: {
+        storeOptions: { encryptionKey: config.encryptionKey },
+        maxPayloadBytes: config.limits.maxPayloadBytes,
+        machineOptions: {
+          importLimits: {
+            maxBytes: config.limits.maxImportBytes,
+            maxNodes: config.limits.maxImportNodes,
+            maxPayloadBytes: config.limits.maxPayloadBytes,
+          },
         },
       },
-    },
-  });
+    });
+  } catch (error) {
+    // A wrong encryption key fails here; the key store's connections would keep the process up.
+    await auth.authenticator.close();
+    throw error;
+  }
+  const { engine, hub, close: closeEngine } = opened;
   const app = buildApp({
     config,
     engine,
@@ -72,12 +76,22 @@ export async function startServer(
     })();
     return closing;
   };
+  // ws forwards the HTTP server's 'error' events to graphql-ws, which prints them with a stack
+  // trace as an internal error. A failed listen (a busy port) is start()'s to report, so the
+  // forwarding is held back until the server listens.
+  const forwarders = app.server.listeners('error') as Array<(error: Error) => void>;
+  for (const forward of forwarders) app.server.off('error', forward);
+  const restore = () => {
+    for (const forward of forwarders) app.server.on('error', forward);
+  };
   try {
     await app.start();
   } catch (error) {
+    restore();
     await close();
     throw error;
   }
+  restore();
   log(
     `weft: database ${target.provider === 'sqlite' ? target.path : 'postgres'} (migrated); ` +
       `GraphiQL ${config.graphiql ? `at ${app.url}` : 'off'}; health at /healthz, /readyz` +

@@ -33,7 +33,7 @@ function weft(args: string[], env: Record<string, string> = {}, cwd = ROOT) {
 }
 
 /** A database with one thread holding nodes, memory, a run and usage; returns its URL. */
-async function seededDatabase(dir: string): Promise<string> {
+async function sampleDatabase(dir: string): Promise<string> {
   const url = `file:${join(dir, 'source.db')}`;
   const engine = await openEngine(url);
   const ok = <T>(r: { ok: true; value: T } | { ok: false; error: unknown }): T => {
@@ -99,7 +99,7 @@ describe('weft CLI', { timeout: 400_000 }, () => {
 
   it('export → import round-trips a thread byte for byte; import refuses a taken id', async () => {
     const dir = tempDir();
-    const source = await seededDatabase(dir);
+    const source = await sampleDatabase(dir);
     const target = `file:${join(dir, 'target.db')}`;
     const a = join(dir, 'a.jsonl');
     const b = join(dir, 'b.jsonl');
@@ -125,7 +125,7 @@ describe('weft CLI', { timeout: 400_000 }, () => {
 
   it('import refuses a tampered or truncated file and writes nothing', async () => {
     const dir = tempDir();
-    const source = await seededDatabase(dir);
+    const source = await sampleDatabase(dir);
     const file = join(dir, 'a.jsonl');
     await weftIn(['export', 't1', '--out', file], { DATABASE_URL: source });
     const text = readFileSync(file, 'utf8');
@@ -149,7 +149,7 @@ describe('weft CLI', { timeout: 400_000 }, () => {
 
   it('verify --strict exits 1 on a tampered database and names the entry; replay agrees', async () => {
     const dir = tempDir();
-    const url = await seededDatabase(dir);
+    const url = await sampleDatabase(dir);
     expect((await weftIn(['verify', 't1', '--strict'], { DATABASE_URL: url })).code).toBe(0);
     const replay = await weftIn(['replay'], { DATABASE_URL: url });
     expect(replay.code).toBe(0);
