@@ -5,7 +5,7 @@
  *
  * Every Prisma CLI command first tries to download the native schema engine, which fails without
  * internet; `generate` does not use it, and PRISMA_SCHEMA_ENGINE_BINARY pointing at any existing
- * file skips the download (ENV-NOTES.md). No DATABASE_URL is needed: the schemas name no url.
+ * file skips the download. No DATABASE_URL is needed: the schemas name no url.
  *
  * Skips a provider whose output is already generated from the same schema by the same Prisma
  * (a stamp file in the output directory), silently, so it runs after every `npm ci` (postinstall)

@@ -3,7 +3,7 @@
  *
  * Dev tooling only (migration generation and the schema-drift tests); the server never loads it.
  * Every Prisma CLI command that needs an engine tries to download a native binary, which cannot
- * work here (see ENV-NOTES.md), so we instantiate the WASM build ourselves. Its package targets
+ * work offline, so we instantiate the WASM build ourselves. Its package targets
  * bundlers (`import * as wasm from "./x.wasm"`), hence the manual `WebAssembly.instantiate` with
  * `schema_engine_bg.js` as the import object.
  *

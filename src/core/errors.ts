@@ -4,7 +4,7 @@
  * should tell the reader what to do.
  */
 
-/** Codes of the AgentState import rules, in the order DESIGN §2.6 checks them. */
+/** Codes of the AgentState import rules, in the order they are checked. */
 export const IMPORT_RULE_CODES = [
   'STATE_TOO_LARGE',
   'STATE_VERSION_UNSUPPORTED',

@@ -1,7 +1,7 @@
 import { canonicalJson, quoteJson } from './canonical.js';
 import { sha256Hex } from './hash.js';
 
-/** The ten structural kinds of a causal node (seed 000). */
+/** The ten structural kinds of a causal node. */
 export const NODE_KINDS = [
   'system',
   'goal',

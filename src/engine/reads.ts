@@ -171,7 +171,7 @@ export interface Reads {
   verify(threadId: string, strict: boolean): Promise<Result<VerifyReport>>;
   diff(a: string, b: string): Promise<Result<ThreadDiffView>>;
   /**
-   * The projection (seed 003) of the thread's current state: VALIDATION_FAILED for bad input,
+   * The projection of the thread's current state: VALIDATION_FAILED for bad input,
    * PROJECTION_OVERFLOW when the mandatory part cannot fit in `maxPromptTokens`, NOT_FOUND.
    */
   projection(threadId: string, input: ProjectionInput): Promise<Result<ProjectionView>>;
@@ -472,7 +472,7 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
 }
 
 /**
- * The read API as `tenant` sees it (DESIGN §7): lists are filtered by tenant in SQL; a read of
+ * The read API as `tenant` sees it: lists are filtered by tenant in SQL; a read of
  * another tenant's thread (or of its nodes, runs, events, state) answers exactly as one of a
  * thread that does not exist — undefined, empty, or NOT_FOUND. Every call goes to `reads`.
  * `close()` does nothing: the shared read API is closed by its owner.

@@ -262,7 +262,7 @@ export interface Engine {
   /** The tenant this engine acts for; undefined: the system (every tenant). */
   readonly tenant: string | undefined;
   /**
-   * The same engine acting for `tenant` (DESIGN §7): its commands and reads see only that
+   * The same engine acting for `tenant`: its commands and reads see only that
    * tenant's threads and runs (another tenant's are NOT_FOUND, exactly like ones that do not
    * exist), new threads belong to it, and idempotency keys are per tenant.
    */

@@ -78,7 +78,7 @@ builder.objectType(InvalidStateError, {
 
 builder.objectType(InvalidTransitionError, {
   name: 'InvalidTransitionError',
-  description: 'The run cannot move between these statuses: the lifecycle forbids it (a terminal run never changes status).',
+  description: 'The run cannot move between these statuses: its lifecycle forbids the move.',
   interfaces: [ErrorInterface],
   isTypeOf: (value) => value instanceof InvalidTransitionError,
   fields: (t) => ({

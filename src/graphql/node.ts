@@ -51,7 +51,8 @@ const TaintRef = builder.objectRef<NonNullable<NodeView['taint']>>('Taint').impl
 });
 
 CausalNodeRef.implement({
-  description: 'A content-addressed node of the causal graph: its id is "cw_" and 24 hex digits of the SHA-256 of its canonical kind, parents, payload and resource key.',
+  description:
+    'A content-addressed node of the causal graph: its id is "cw_" and 24 hex digits of the SHA-256 of its canonical kind, parents, payload and resource key.',
   fields: (t) => {
     const walk = (direction: 'ancestors' | 'descendants') =>
       t.field({

@@ -125,8 +125,7 @@ const OmissionRef = builder.objectRef<Threaded<OmittedNode>>('ProjectionOmission
 });
 
 const ProjectionRef = builder.objectRef<ProjectionView>('Projection').implement({
-  description:
-    'A bounded, deterministic prompt view of the causal graph for one model call.',
+  description: 'A bounded, deterministic prompt view of the causal graph for one model call.',
   fields: (t) => ({
     prompt: t.exposeString('prompt'),
     tokenEstimate: t.exposeInt('tokenEstimate', { description: 'Tokens of prompt (tokenizer).' }),

@@ -1,10 +1,10 @@
 /**
- * DESIGN §6 end to end through HTTP in process: every query, type field, argument and mutation,
+ * The public contract end to end through HTTP in process: every query, type field, argument and mutation,
  * with the typed errors each can return. A coverage check at the end fails when a §6 name was
  * not exercised by some executed document.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCoverage, DESIGN_NAMES } from './coverage.js';
+import { CONTRACT_NAMES, createCoverage } from './coverage.js';
 import { createTestApp, type TestApp } from './support.js';
 
 const coverage = createCoverage();
@@ -50,7 +50,7 @@ afterAll(async () => {
   await t.close();
 });
 
-describe('DESIGN §6 over HTTP', () => {
+describe('the public contract over HTTP', () => {
   let threadId: string;
   let system: string;
   let tool: string;
@@ -507,7 +507,7 @@ describe('DESIGN §6 over HTTP', () => {
     }
   });
 
-  it('exercised every name of DESIGN §6 (subscriptions excepted)', () => {
-    expect(coverage.missing(DESIGN_NAMES)).toEqual([]);
+  it('exercised every name of the public contract (subscriptions excepted)', () => {
+    expect(coverage.missing(CONTRACT_NAMES)).toEqual([]);
   });
 });

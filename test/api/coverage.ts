@@ -1,6 +1,6 @@
 /**
  * Which schema fields the documents a test executed touched: every executed document is walked
- * with TypeInfo, so "every name of DESIGN §6 is exercised" is checked, not claimed.
+ * with TypeInfo, so "every name of the public schema is exercised" is checked, not claimed.
  */
 import { getNamedType, parse, TypeInfo, visit, visitWithTypeInfo } from 'graphql';
 import { schema } from '../../src/graphql/schema.js';
@@ -42,8 +42,8 @@ export function createCoverage() {
   };
 }
 
-/** The names DESIGN §6 binds (subscriptions excepted), as coverage keys. */
-export const DESIGN_NAMES: readonly string[] = [
+/** The names the public contract binds (subscriptions excepted), as coverage keys. */
+export const CONTRACT_NAMES: readonly string[] = [
   ...['thread', 'threads', 'run', 'runs', 'causalNode', 'diffThreads'].map((f) => `Query.${f}`),
   'Query.threads(first)',
   'Query.threads(after)',

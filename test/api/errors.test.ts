@@ -132,7 +132,7 @@ describe('BudgetExceededError: a run whose limits are spent accepts no more work
         ${ERR} ... on RecordUsageSuccess { run { status lastError spend { costUsd } budget { thresholdsFired } } } } }`,
       { r: runId },
     );
-    // Usage is a fact (DESIGN §2.9): it is recorded, and reaching the budget fails the run.
+    // Usage is a fact: it is recorded, and reaching the budget fails the run.
     expect(usage.recordUsage.run).toMatchObject({
       status: 'FAILED',
       spend: { costUsd: 1 },

@@ -11,7 +11,8 @@ import { schema } from '../../src/graphql/schema.js';
 
 const root = join(import.meta.dirname, '..', '..');
 // Citations of design notes kept outside the repository: "DESIGN §6", "seed 004", "ENV-NOTES".
-const EXTERNAL_CITATION = /\bDESIGN(?:\.md| §)|\bseed[ -]?0\d\d\b|\bseeds\/|ENV-NOTES|\bSTYLE(?:\.md| §)/;
+const EXTERNAL_CITATION =
+  /\bDESIGN(?:\.md| §)|\bseed[ -]?0\d\d\b|\bseeds\/|ENV-NOTES|\bSTYLE(?:\.md| §)/;
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -53,7 +54,9 @@ describe('the repository', () => {
         : readFileSync(file, 'utf8')
             .split('\n')
             .flatMap((line, i) =>
-              EXTERNAL_CITATION.test(line) ? [`${relative(root, file)}:${i + 1}: ${line.trim()}`] : [],
+              EXTERNAL_CITATION.test(line)
+                ? [`${relative(root, file)}:${i + 1}: ${line.trim()}`]
+                : [],
             ),
     );
     expect(citing).toEqual([]);

@@ -51,7 +51,7 @@ function twoHeads() {
   return { graph, root: r, a: nodes[0]!, b: nodes[1]! };
 }
 
-describe('appendNodes: append rules (DESIGN §2.5)', () => {
+describe('appendNodes: append rules', () => {
   it('parents default to the whole frontier, sorted', () => {
     const base = empty();
     const { graph: g1, nodes: roots } = append(base, [

@@ -35,7 +35,7 @@ const errorOf = (state: WorkflowState, action: AnyRunAction) => {
 };
 
 describe('createWorkflowState', () => {
-  it('fills the seed-004 defaults and takes time and id from the context', () => {
+  it('fills the WorkflowState defaults and takes time and id from the context', () => {
     const s = newRun({ constraints: ['short'], budgetUsd: 2, maxTokenBudget: 1000 });
     expect(s).toMatchObject({
       workflow_id: 'wf',

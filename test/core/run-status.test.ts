@@ -15,7 +15,7 @@ const NOW = '2026-01-01T00:00:00.000Z';
 const base = createWorkflowState({ workflowId: 'wf', goal: 'g' }, { runId: 'run-1', now: NOW });
 const inStatus = (status: WorkflowStatus): WorkflowState => ({ ...base, status });
 
-/** The binding formula of DESIGN §2.7, written out independently of the implementation. */
+/** The lifecycle's transition formula, written out independently of the implementation. */
 const formula = (from: WorkflowStatus, to: WorkflowStatus): boolean =>
   from === to ||
   !['completed', 'failed', 'cancelled', 'timeout'].includes(from) ||

@@ -379,7 +379,7 @@ describe('human approval', () => {
     });
   });
 
-  // DESIGN §1: "memory written by a run is also a semantic node (semantic:memory:<key>)".
+  // Memory written by a run is also a semantic node (semantic:memory:<key>).
   // Dispatching resume_from_human mirrors its memory writes; resolving an approval — the same
   // action through the resolveApproval command — must too.
   it('memory written by resolving an approval is mirrored as semantic memory nodes', () => {

@@ -128,7 +128,7 @@ describe('verifyLog on thread logs', () => {
     }
   });
 
-  // DESIGN §2.3: "Tampering with any entry is detected" — by a report naming the entry, not by an
+  // Tampering with any entry is detected — by a report naming the entry, not by an
   // exception out of replay. A stored entry is untrusted input: its event may not have the shape
   // its type implies.
   it('an entry whose event type was swapped is reported at its index, never thrown', () => {

@@ -19,7 +19,7 @@ import {
 } from './support.js';
 
 /**
- * Group commit (DESIGN §4): concurrent commits share one transaction, each in its own
+ * Group commit: concurrent commits share one transaction, each in its own
  * SAVEPOINT; every caller gets its own result, a failing commit fails alone, and nothing is
  * acknowledged before the shared transaction committed.
  */

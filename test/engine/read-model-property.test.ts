@@ -29,7 +29,7 @@ const PROPERTY_TIMEOUT_MS = 900_000;
 const DENSE_SNAPSHOTS: SnapshotPolicy = { entries: 2, nodes: 3 };
 
 /**
- * DESIGN §2.1: the read models are a function of the log. After any sequence of commands, the
+ * The read models are a function of the log. After any sequence of commands, the
  * rows the engine wrote entry by entry equal (a) what the core's readers say about the final
  * state (an oracle independent of the projector) and (b) the rows rebuilt by replaying each
  * thread's log into an empty database; and every log verifies strictly. Snapshots are caches:

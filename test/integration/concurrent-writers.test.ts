@@ -1,5 +1,5 @@
 /**
- * DESIGN §2.2 across OS processes: two processes (children/race-writer.ts), each one engine with
+ * One writer per index across OS processes: two processes (children/race-writer.ts), each one engine with
  * WRITERS concurrent writers, append single nodes to one thread with `expectedIndex` for
  * WEFT_RACE_SECONDS (default 10). Every outcome is reported; the parent then checks that the
  * acknowledged indices are exactly 1..n-1 of the n-entry log (no gap, no duplicate — index 0 is

@@ -1,5 +1,5 @@
 /**
- * DESIGN §2.12 (nothing acknowledged is lost) and §2.2/§2.3 under SIGKILL, on SQLite and on
+ * Nothing acknowledged is lost, and the log invariants (contiguous indices, hash chain) hold, under SIGKILL, on SQLite and on
  * Postgres. A child process (children/crash-writer.ts) appends batches of BATCH_SIZE nodes to
  * two threads from several concurrent writers and prints a line after every acknowledged
  * append; the parent SIGKILLs it at a seeded random moment, then — before restarting it on the

@@ -155,7 +155,7 @@ export async function spawnServe(env: Record<string, string>): Promise<ServeChil
 }
 
 /**
- * The log-level invariants of DESIGN §2.2/§2.3 on a stored thread: indices contiguous from 0
+ * The log-level invariants on a stored thread: indices contiguous from 0
  * (no gap, no duplicate), entry ids unique, the thread row's length equal to the log's, and
  * strict verification passing. Returns the entries for further checks.
  */

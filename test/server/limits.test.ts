@@ -1,5 +1,5 @@
 /**
- * Hostile input (DESIGN §7), over a real port: depth 100, 1,000 aliases, 50,000 tokens,
+ * Hostile input, over a real port: depth 100, 1,000 aliases, 50,000 tokens,
  * recursive fragments, 1,000 batched operations and a 50 MB body are each refused with a clear
  * code, while normal queries sent concurrently keep being answered (their p99 is printed, not
  * asserted). Also CSRF prevention, the WebSocket origin check and the limit configuration.

@@ -1,5 +1,5 @@
 /**
- * Operations (DESIGN §8, issue 6): `/metrics` exposes the listed series; `/readyz` fails while
+ * Operations: `/metrics` exposes the listed series; `/readyz` fails while
  * Postgres is unreachable and recovers when it returns; a server process under write load that
  * gets SIGTERM answers every request it received, closes subscriptions with 1001, exits 0, and
  * every acknowledged write is in the database afterwards.

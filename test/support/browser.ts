@@ -13,7 +13,7 @@ import type { Availability } from './services.js';
 /** The browser the tests drive (Debian's `chromium`; Playwright cannot download one here). */
 export const CHROMIUM_PATH = process.env.WEFT_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
-/** Offline, quiet, sandbox-free headless flags (ENV-NOTES). */
+/** Offline, quiet, sandbox-free headless flags (no background networking: this machine has no internet). */
 export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',

@@ -12,7 +12,7 @@ export type { ImportFailure } from './import-rules.js';
 export type AgentStateValidation = { ok: true } | { ok: false; error: ImportFailure };
 
 /**
- * Checks an untrusted AgentState against the import rules of DESIGN §2.6, rule by rule over all
+ * Checks an untrusted AgentState against the import rules (`IMPORT_RULE_CODES`, in order), rule by rule over all
  * nodes, in this order: size limits (STATE_TOO_LARGE, estimated cheaply and bounded before any
  * other work), version, top-level shape, node shape, kind, createdAt, sequence, resourceKey,
  * parents, duplicate ids, causal order of parents, recomputed ids, frontier. The first failing

@@ -24,7 +24,7 @@ export interface AppendResult {
 }
 
 /**
- * Appends drafts in order, all or nothing (DESIGN §2.5). Pure: `graph` is left untouched and
+ * Appends drafts in order, all or nothing. Pure: `graph` is left untouched and
  * stays fully readable. For each draft:
  * - parents default to the whole frontier as it is after the earlier drafts; an unknown parent
  *   fails with UNKNOWN_PARENT naming it;

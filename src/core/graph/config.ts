@@ -8,7 +8,7 @@ export const MAX_NODE_TYPES = 32;
 /** Longest accepted node type description, after trimming. */
 export const MAX_NODE_TYPE_DESCRIPTION = 240;
 
-/** The built-in semantic vocabulary of seed 000. */
+/** The built-in semantic vocabulary. */
 export const DEFAULT_NODE_TYPES: readonly SemanticNodeType[] = Object.freeze([
   Object.freeze({ name: 'memory', description: 'Durable fact or context.' }),
   Object.freeze({ name: 'preference', description: 'Stable user choice or working style.' }),

@@ -4,7 +4,7 @@ import { estimateJsonSize, findJsonProblem } from './json-value.js';
 import { DEFAULT_IMPORT_LIMITS, type ImportLimits } from './types.js';
 
 /*
- * The AgentState import rules (DESIGN §2.6), checked rule by rule over all nodes; the first
+ * The AgentState import rules, checked rule by rule over all nodes; the first
  * failing rule wins, and within a rule the first node in sequence order.
  */
 

@@ -5,7 +5,7 @@ import type { GraphState } from './store.js';
 import type { GraphConfig, NodeDraft, SemanticInput } from './types.js';
 
 /**
- * Semantic memory (seed 000): a `semantic` node's payload is `{type, key, content}` and its
+ * Semantic memory: a `semantic` node's payload is `{type, key, content}` and its
  * resource key is `semantic:<type>:<key>`, so writing the same type and key again creates an
  * immutable successor. Type and key are normalised exactly as the StateWeave SDK does, so both
  * produce the same resource keys (and therefore the same content ids).

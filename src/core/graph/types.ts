@@ -2,7 +2,7 @@ import type { NodeKind } from '../identity.js';
 import type { JsonValue } from '../json.js';
 
 /**
- * One content-addressed node of the causal graph (seed 000). Nodes handed out by the graph are
+ * One content-addressed node of the causal graph. Nodes handed out by the graph are
  * frozen at run time (parents and payload included) because they are shared between every graph
  * value that contains them: copy one (e.g. `structuredClone`) before changing it.
  */

@@ -6,7 +6,7 @@ import { countAtMost } from './sorted.js';
 import type { ClusterPin, PeripheralCluster } from './types.js';
 
 /*
- * Deterministic topic clusters (seed 003): every node belongs to the cluster of its topic (see
+ * Deterministic topic clusters: every node belongs to the cluster of its topic (see
  * facts.ts). A cluster's id is `cl_` + the first 16 hex of SHA-256 over its member ids, sorted
  * with the default string order and joined by `\n`, so the id names the member set whatever order
  * the members were appended in. The graph fingerprint is SHA-256 over the sorted cluster ids:

@@ -33,7 +33,7 @@ import type {
 import { buildViewContext } from './view.js';
 
 /**
- * Compiles the bounded prompt view of a causal graph for one model call (seed 003): selection
+ * Compiles the bounded prompt view of a causal graph for one model call: selection
  * (select.ts), clusters (clusters.ts), fitting to `projectionTargetTokens` under the hard
  * ceiling `maxPromptTokens` (fit.ts) and rendering (render.ts).
  *

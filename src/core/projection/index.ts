@@ -1,5 +1,5 @@
 /**
- * The projection compiler (seed 003): a bounded, deterministic, explainable prompt view of a
+ * The projection compiler: a bounded, deterministic, explainable prompt view of a
  * causal graph for one model call. `compileProjection(graphOrThreadState, input, options)`.
  * Real tokenizers live in ./gpt-tokenizer.ts, which is not re-exported (it is slow to load).
  */

@@ -28,7 +28,7 @@ export interface ResolvedInput {
 }
 
 /**
- * Checks a projection request and applies the defaults (seeds/README: ceiling 64,000, target
+ * Checks a projection request and applies the defaults (ceiling 64,000, target
  * 16,000 clamped to the ceiling, 48 nodes). Every problem is reported at once as
  * VALIDATION_FAILED with a JSON path per issue. Pure.
  */

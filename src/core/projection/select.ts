@@ -13,7 +13,7 @@ import { excerpt, queryTerms } from './text.js';
 import { MAX_QUERY_CHARS, SELECTION_REASONS, type SelectionReason } from './types.js';
 
 /*
- * Selection (seed 003, seeds/README, issue 5 §1). Every node gets a relevance score
+ * Selection. Every node gets a relevance score
  *
  *   score = 0.55 × lexical + 0.30 × recency + 0.15 × authority
  *   lexical   = (2 × query terms present + goal terms present) / (2 × |query terms| + |goal terms|)

@@ -14,7 +14,7 @@ import type { TokenCounter } from './types.js';
  * still counts the chosen prompt exactly before returning it.
  */
 
-/** The default estimate: `ceil(chars / 4)` (seeds/README). */
+/** The default estimate: `ceil(chars / 4)`. */
 export const CHARS_TOKEN_COUNTER: TokenCounter = Object.freeze({
   name: 'chars',
   count: (text: string) => Math.ceil(text.length / 4),

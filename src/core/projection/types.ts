@@ -5,7 +5,7 @@ import type { NodeKind } from '../identity.js';
 export const TOKENIZER_NAMES = ['chars', 'o200k', 'cl100k'] as const;
 export type TokenizerName = (typeof TOKENIZER_NAMES)[number];
 
-/** What a caller asks for (DESIGN §6 `ProjectionInput`); null and undefined mean the default. */
+/** What a caller asks for (the GraphQL `ProjectionInput`); null and undefined mean the default. */
 export interface ProjectionInput {
   /** Free text the view should be relevant to; nodes matching it are protected. */
   query?: string | null | undefined;

@@ -13,7 +13,7 @@ import {
 } from './schema.js';
 import { WaitingReasonSchema, WorkflowStatusSchema } from './status.js';
 
-/** The seven public action types (seed 004); GraphQL spells them SCREAMING_SNAKE. */
+/** The seven public action types; GraphQL spells them SCREAMING_SNAKE. */
 export const RUN_ACTION_TYPES = [
   'update_memory',
   'set_status',

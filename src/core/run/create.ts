@@ -38,7 +38,7 @@ export interface CreateRunContext {
 }
 
 /**
- * A fresh `pending` run with seed-004 defaults. The seed memory goes through `mergeMemory`, so
+ * A fresh `pending` run with the WorkflowState defaults. The seed memory goes through `mergeMemory`, so
  * reserved `_` keys and oversized values are dropped and recorded in `memory_drops` exactly as
  * for any later write. Pure; throws a WeftFailure VALIDATION_FAILED for invalid input.
  */

@@ -1,4 +1,4 @@
-/** Runs (seed 004): the WorkflowState model, its pure reducer, budgets, taint and migration. */
+/** Runs: the WorkflowState model, its pure reducer, budgets, taint and migration. */
 export {
   type ActionMetadata,
   type AnyRunAction,

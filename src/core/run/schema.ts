@@ -125,7 +125,7 @@ export const MemoryDropSchema = z.strictObject({
 export type MemoryDrop = z.infer<typeof MemoryDropSchema>;
 
 /**
- * The complete run state (seed 004, schema v2) as plain JSON: snake_case keys, timestamps as ISO
+ * The complete run state (WorkflowState, schema v2) as plain JSON: snake_case keys, timestamps as ISO
  * strings, no `undefined` values (an absent optional field is a missing key). Strict: unknown
  * top-level keys are rejected rather than silently dropped.
  */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Lifecycle statuses of a run (seed 004), grouped initial / active / terminal. */
+/** Lifecycle statuses of a run, grouped initial / active / terminal. */
 export const WORKFLOW_STATUSES = [
   'pending',
   'scheduled',
@@ -44,7 +44,7 @@ export function isTerminalStatus(status: WorkflowStatus): boolean {
 }
 
 /**
- * The binding transition guard (DESIGN §2.7): staying put is always legal, every move out of a
+ * The binding transition guard: staying put is always legal, every move out of a
  * non-terminal status is legal, and the only move out of a terminal status is the saga rollback
  * failed | timeout → cancelled. The reducer enforces exactly this and nothing stricter; the
  * lifecycle diagram (`LIFECYCLE_EDGES`) describes the path the engine normally drives.
@@ -68,7 +68,7 @@ export function repeatsTerminalStatus(from: WorkflowStatus, to: WorkflowStatus):
 }
 
 /**
- * The documented lifecycle diagram of seed 004, for dashboards and documentation. It is
+ * The documented lifecycle diagram, for dashboards and documentation. It is
  * descriptive: the reducer does not reject a move between non-terminal statuses that is missing
  * here (e.g. waiting → failed when a budget runs out during a pause), because the guard above is
  * the binding contract.

@@ -149,7 +149,7 @@ export function applyThreadEntry(
 /**
  * Canonical `{runId: delta}` of the runs an entry touched: the facts the reducer emitted, in
  * order, plus the run's headline counters after the entry. O(what changed) — the run state
- * itself (memory, histories) is never rehashed, in line with DESIGN §2.3.
+ * itself (memory, histories) is never rehashed: the state hash covers what identifies the state, not what grows with it.
  */
 function runDeltasText(state: ThreadState, touched: readonly string[], ctx: ApplyContext): string {
   if (touched.length === 0) return '{}';

@@ -6,7 +6,7 @@ import type { JsonObject, JsonValue } from '../json.js';
  * needs, so applying it never consults a clock, an id source or the outside world.
  */
 
-/** Provenance of untrusted data carried by a node (seed 004 TaintMetadata, camel-cased here). */
+/** Provenance of untrusted data carried by a node (a run's TaintMetadata, camel-cased here). */
 export interface NodeTaint {
   source: string;
   toolName?: string;

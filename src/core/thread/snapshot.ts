@@ -1,6 +1,6 @@
 /**
  * Thread snapshots: a ThreadState after a prefix of its log, as canonical JSON text, for
- * time travel without replaying the whole prefix (DESIGN §2.1: snapshots are caches).
+ * time travel without replaying the whole prefix (snapshots are caches: deleting them changes no answer).
  *
  * What a snapshot holds: everything of the state that an entry can change in place — the thread
  * config, the runs, the spend, the frontier, the latest system node, the log length and state

@@ -3,7 +3,7 @@
  * Prisma adapter). `journal_mode` persists in the file; the others must be set on each connection.
  * - WAL: readers never block the writer and vice versa.
  * - synchronous=FULL: in WAL mode, NORMAL may lose the last commits on power loss; an
- *   acknowledged write must survive (DESIGN §2.12).
+ *   acknowledged write must survive.
  * - busy_timeout: wait for another connection's write lock instead of failing at once.
  * - foreign_keys: better-sqlite3 enables them by default; stated here so it never depends on that.
  */

@@ -1,6 +1,6 @@
 /**
  * The write statements of the thread store: parameterised multi-row SQL through the client's
- * `$executeRaw` (ENV-NOTES: ~10× faster than `createMany`), one text for both providers —
+ * `$executeRaw` (about 10× faster than `createMany` here), one text for both providers —
  * SQLite and Postgres share `INSERT … ON CONFLICT (…) DO UPDATE SET … = excluded.…`.
  */
 import { Prisma } from '../../generated/prisma-sqlite/client.js';

@@ -42,7 +42,7 @@ import {
 
 const { sql } = Prisma;
 
-/** A stored idempotency record (DESIGN §2.10). */
+/** A stored idempotency record. */
 export interface IdempotencyRecord {
   scope: string;
   key: string;
