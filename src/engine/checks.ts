@@ -1,5 +1,6 @@
 import { canonicalJson } from '../core/canonical.js';
 import { err, ok, type Result, type WeftError } from '../core/errors.js';
+import { textProblem } from '../core/text.js';
 
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 /** Longest thread or run id a caller may choose. */
@@ -11,12 +12,13 @@ export const invalid = (path: string, message: string): WeftError => ({
   issues: [{ path, message }],
 });
 
-/** A caller-chosen id: a non-empty string of at most MAX_ID_LENGTH characters. */
+/** A caller-chosen id: a non-empty string of at most MAX_ID_LENGTH characters, storable text. */
 export function checkId(value: unknown, path: string): Result<string> {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH) {
     return err(invalid(path, `must be a non-empty string of at most ${MAX_ID_LENGTH} characters`));
   }
-  return ok(value);
+  const problem = textProblem(value);
+  return problem === undefined ? ok(value) : err(invalid(path, problem));
 }
 
 export function checkIndex(value: unknown, path: string): Result<number | undefined> {

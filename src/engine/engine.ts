@@ -4,6 +4,7 @@ import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
 import { type LogEntry, replay } from '../core/log/index.js';
 import type { Clock, IdSource } from '../core/ports.js';
+import { findTextIssue } from '../core/text.js';
 import {
   type Committed,
   commitEvent,
@@ -506,6 +507,16 @@ export function createRuntime(options: EngineOptions) {
     request: unknown,
     command: (claim: IdempotencyClaim | undefined) => Promise<Result<T>>,
   ): Promise<Result<T>> {
+    // Every write passes here, so this is where ids, keys and text that could not be stored and
+    // read back exactly (a lone surrogate, a NUL) are refused, the same way on every backend.
+    const badText = findTextIssue(key, '$.idempotencyKey') ?? findTextIssue(request);
+    if (badText !== undefined) {
+      return err({
+        code: 'VALIDATION_FAILED',
+        message: `${badText.path}: ${badText.message}`,
+        issues: [badText],
+      });
+    }
     if (key === undefined) return command(undefined);
     if (typeof key !== 'string' || key.length === 0 || key.length > 200) {
       return err({

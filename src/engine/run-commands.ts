@@ -256,6 +256,9 @@ export function createRunCommands(rt: Runtime, tenant?: string) {
         const checked = firstFailure(
           checkId(input.threadId, '$.threadId'),
           checkId(runId, '$.runId'),
+          typeof input.goal === 'string' && input.goal.trim() === ''
+            ? err(invalid('$.goal', 'must say what the run is for: it is empty'))
+            : ok(undefined),
           checkSize(input.memory, '$.memory', rt.maxPayloadBytes),
         );
         if (!checked.ok) return checked;

@@ -5,7 +5,9 @@
  * caller's tenant. `undefined` is the system caller (CLI, scheduler, embedding): every tenant.
  */
 import { err, ok, type Result } from '../core/errors.js';
+import { textProblem } from '../core/text.js';
 import { DEFAULT_TENANT, type ThreadStore } from '../store/read-model/index.js';
+import { invalid } from './checks.js';
 import { threadNotFound } from './engine.js';
 
 export { DEFAULT_TENANT };
@@ -50,7 +52,11 @@ export async function checkThread(
   threadId: string,
   tenant: string | undefined,
 ): Promise<Result<void>> {
-  if (tenant === undefined || typeof threadId !== 'string') return ok(undefined);
+  if (typeof threadId !== 'string') return ok(undefined);
+  // No stored thread has such an id, and Postgres refuses a NUL even in a lookup.
+  const problem = textProblem(threadId);
+  if (problem !== undefined) return err(invalid('$.threadId', problem));
+  if (tenant === undefined) return ok(undefined);
   return (await canSee(store, threadId, tenant)) ? ok(undefined) : err(threadNotFound(threadId));
 }
 

@@ -2,6 +2,7 @@
  * Relay connection helpers: forward keyset pagination with opaque cursors. A cursor is
  * base64url JSON of the sort key of the row it points at; a malformed one is BAD_USER_INPUT.
  */
+import { findTextIssue } from '../core/text.js';
 import { badInput } from './error-classes.js';
 
 export const DEFAULT_PAGE_SIZE = 100;
@@ -33,13 +34,24 @@ export function decodeCursor<T>(
   } catch {
     value = undefined;
   }
-  if (!isKey(value)) {
+  if (!isKey(value) || !isStorableKey(value)) {
     throw badInput(
       path,
       'is not a cursor of this list: pass an endCursor or edge cursor it returned',
     );
   }
   return value;
+}
+
+/**
+ * A decoded sort key the store can compare with: its strings are storable text (Postgres
+ * refuses a NUL even in a comparison) and its `c` member, the creation time of thread and run
+ * cursors, is a valid timestamp (an invalid one fails inside the query).
+ */
+function isStorableKey(value: unknown): boolean {
+  if (findTextIssue(value) !== undefined) return false;
+  const c = typeof value === 'object' && value !== null ? (value as { c?: unknown }).c : undefined;
+  return c === undefined || (typeof c === 'string' && !Number.isNaN(new Date(c).getTime()));
 }
 
 export interface Connection<T> {

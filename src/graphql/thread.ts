@@ -2,10 +2,11 @@
 import type { SemanticNodeType } from '../core/graph/index.js';
 import type { JsonValue } from '../core/json.js';
 import type { VerifyReport } from '../core/log/index.js';
+import { textProblem } from '../core/text.js';
 import type { ThreadView } from '../engine/reads.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
-import { notFound, unwrapResult } from './error-classes.js';
+import { badInput, notFound, unwrapResult } from './error-classes.js';
 import { THREAD_ERRORS } from './errors.js';
 import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
 import { decodeCursor, isString, pageSize, toConnection } from './pagination.js';
@@ -13,6 +14,9 @@ import { SpendRef, ThreadRef } from './refs.js';
 
 /** The thread with this id, or NOT_FOUND. */
 export async function loadThread(ctx: GraphQLContext, id: string): Promise<ThreadView> {
+  // No stored thread has such an id, and Postgres refuses a NUL even in a lookup.
+  const problem = textProblem(id);
+  if (problem !== undefined) throw badInput('$.id', problem);
   const thread = await ctx.loaders.thread.load(id);
   if (thread === undefined) throw notFound('Thread', id);
   return thread;

@@ -1,0 +1,75 @@
+import type { ValidationIssue } from './errors.js';
+import { childPath } from './log/json-safety.js';
+
+/** `String.prototype.isWellFormed` (Node 20+), which the ES2023 lib typings do not declare. */
+type WellFormedCheck = string & { isWellFormed(): boolean };
+
+/**
+ * Why `text` cannot be stored and read back exactly, or undefined when it can. Two things do
+ * not round-trip: a lone UTF-16 surrogate (both databases store UTF-8, so it comes back as
+ * U+FFFD and the value no longer matches itself) and U+0000 (Postgres text refuses it; SQLite
+ * takes it, and one rule for both backends keeps data portable between them). Pure.
+ */
+export function textProblem(text: string): string | undefined {
+  if (!(text as WellFormedCheck).isWellFormed()) {
+    return 'contains a lone UTF-16 surrogate (not well-formed Unicode), which cannot be stored and read back';
+  }
+  if (text.includes('\u0000')) return 'contains U+0000 (NUL), which cannot be stored';
+  return undefined;
+}
+
+/**
+ * The first string or object key inside `value` (any depth, `value` itself included) that
+ * `textProblem` refuses, as an issue naming its `$`-rooted path; undefined when every one is
+ * fine. Values that are not JSON are walked as far as they are plain; the JSON checks report
+ * the rest. Iterative, so a deep value cannot overflow the stack; a cycle is walked once.
+ */
+export function findTextIssue(value: unknown, root = '$'): ValidationIssue | undefined {
+  if (typeof value === 'string') {
+    const problem = textProblem(value);
+    return problem === undefined ? undefined : { path: root, message: problem };
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const seen = new Set<object>();
+  const stack: Frame[] = [{ value, parent: null, key: null }];
+  while (stack.length > 0) {
+    const frame = stack.pop()!;
+    if (seen.has(frame.value)) continue;
+    seen.add(frame.value);
+    const isArray = Array.isArray(frame.value);
+    const record = frame.value as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      // Paths are only built for the value that fails, so the common case allocates little.
+      if (!isArray) {
+        const problem = textProblem(key);
+        if (problem !== undefined) {
+          return { path: childPath(pathOf(frame, root), key), message: `key ${problem}` };
+        }
+      }
+      const item = record[key];
+      const at = isArray ? Number(key) : key;
+      if (typeof item === 'string') {
+        const problem = textProblem(item);
+        if (problem !== undefined)
+          return { path: childPath(pathOf(frame, root), at), message: problem };
+      } else if (typeof item === 'object' && item !== null) {
+        stack.push({ value: item, parent: frame, key: at });
+      }
+    }
+  }
+  return undefined;
+}
+
+interface Frame {
+  value: object;
+  parent: Frame | null;
+  key: string | number | null;
+}
+
+function pathOf(frame: Frame, root: string): string {
+  const keys: (string | number)[] = [];
+  for (let f: Frame | null = frame; f !== null && f.key !== null; f = f.parent) keys.push(f.key);
+  let out = root;
+  for (let i = keys.length - 1; i >= 0; i--) out = childPath(out, keys[i]!);
+  return out;
+}
