@@ -8,6 +8,10 @@
  * Mutation: `write`; a field may ask for another, e.g. resolveApproval: `approve`), so every
  * field is checked, a new one included. Subscriptions are authorised when they are created. A
  * caller without a valid key fails with UNAUTHENTICATED, one without the scope with FORBIDDEN.
+ *
+ * A mutation's result can reach stored data, so FieldScopesPlugin (field-scopes.ts), right inside
+ * scope-auth, refuses a mutation whose response selects anything but receipt fields (ids,
+ * logIndex, error fields, __typename) unless the caller also has `read`.
  */
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
@@ -18,15 +22,12 @@ import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ValidationPlugin from '@pothos/plugin-validation';
 import { GraphQLError } from 'graphql';
 import type { JsonValue } from '../core/json.js';
-import type { GraphQLContext, Scope } from './context.js';
+import { type GraphQLContext, grants, type Scope } from './context.js';
 import { validationErrorOf } from './error-classes.js';
+import FieldScopesPlugin from './field-scopes.js';
 
 /** Limits of one operation (complexity plugin); connection fields multiply by `first`. */
 export const COMPLEXITY_LIMITS = { complexity: 50_000, depth: 15, breadth: 400 } as const;
-
-/** Whether the caller has `scope` (`admin` has them all). */
-const grants = (ctx: GraphQLContext, scope: Scope): boolean =>
-  ctx.auth.authenticated && (ctx.auth.scopes.has(scope) || ctx.auth.scopes.has('admin'));
 
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
@@ -42,6 +43,7 @@ export const builder = new SchemaBuilder<{
 }>({
   plugins: [
     ScopeAuthPlugin,
+    FieldScopesPlugin,
     ErrorsPlugin,
     ValidationPlugin,
     RelayPlugin,

@@ -33,6 +33,11 @@ export interface AuthInfo {
   reason?: string;
 }
 
+/** Whether the caller has `scope` (`admin` has them all). */
+export function grants(ctx: { auth: AuthInfo }, scope: Scope): boolean {
+  return ctx.auth.authenticated && (ctx.auth.scopes.has(scope) || ctx.auth.scopes.has('admin'));
+}
+
 /** Open mode (no API keys configured, loopback only): the default tenant with every scope. */
 export const OPEN_AUTH: AuthInfo = {
   authenticated: true,

@@ -26,8 +26,10 @@ builder.queryType({
   authScopes: { read: true },
 });
 builder.mutationType({
-  description: 'Writes, through the engine. Expected failures are typed members of each XResult.',
-  // Every mutation needs the `write` scope unless it names another (resolveApproval: approve).
+  description:
+    'Writes, through the engine. Expected failures are typed members of each XResult. Every mutation needs the `write` scope (resolveApproval: `approve`). Reading what a mutation returns needs `read` as well, except its receipt: `__typename`, the scalar and enum fields (not JSON) of the …Success payloads and of the Error types (logIndex, code, message, issues, ids), and the `id` of each object a payload names (thread { id }, run { id }, nodes { id }). A key without `read` that selects anything else (run { status }, memory { content }, …) gets FORBIDDEN naming that field (extensions.field, extensions.fieldPath), before anything is written.',
+  // Every mutation needs the `write` scope unless it names another (resolveApproval: approve);
+  // the `read` rule for its result is FieldScopesPlugin's (field-scopes.ts).
   authScopes: { write: true },
 });
 

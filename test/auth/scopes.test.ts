@@ -102,12 +102,15 @@ describe('scopes', () => {
     expect(code(await t.gql(approve, `mutation { ${MUTATIONS.appendNodes} }`))).toBe('FORBIDDEN');
     const r = await t.gql(
       approve,
-      'mutation { resolveApproval(input: { runId: "r", decision: "approved" }) { __typename ... on ResolveApprovalSuccess { run { status } } } }',
+      'mutation { resolveApproval(input: { runId: "r", decision: "approved" }) { __typename ... on ResolveApprovalSuccess { run { id } } } }',
     );
     expect(r.data.resolveApproval).toEqual({
       __typename: 'ResolveApprovalSuccess',
-      run: { status: 'RUNNING' },
+      run: { id: 'r' },
     });
+    // Without read, the run's state is not part of the answer; an admin reads it.
+    const run = await t.gql(admin, '{ run(id: "r") { status } }');
+    expect(run.data.run.status).toBe('RUNNING');
   });
 
   it('subscriptions need read, checked when they are created', async () => {
