@@ -21,15 +21,17 @@ import { createReads, type Reads } from '../engine/reads.js';
 import { createContext, type GraphQLContext } from '../graphql/context.js';
 import { schema as defaultSchema } from '../graphql/schema.js';
 import { type Authenticator, openAuthenticator, useAuth } from './auth/index.js';
-import type { ServerConfig } from './config.js';
+import { isLoopbackHost as loopbackAddress, type ServerConfig } from './config.js';
 import { useSharedSubscriptions } from './events/shared-execution.js';
 import {
   armorPlugins,
+  type ForeignCheck,
+  foreignRequest,
+  refusalBody,
   refuseOversizedBody,
   useBatchLimit,
   useCsrfPrevention,
   useFragmentCycleCode,
-  websocketOriginAllowed,
   YOGA_BATCH_CEILING,
 } from './limits.js';
 import {
@@ -93,6 +95,17 @@ export interface App {
 
 export function buildApp(deps: AppDeps): App {
   const { config } = deps;
+  const auth = deps.auth ?? openAuthenticator();
+  /** What a request from elsewhere is checked against (the port is known once listening). */
+  const foreign = (): ForeignCheck => ({
+    allowedOrigins: config.allowedOrigins,
+    // Without keys, a loopback server answers only its loopback names: a DNS-rebinding page
+    // would otherwise be same-origin with it. With keys (or when exposed on purpose with
+    // WEFT_ALLOW_OPEN) any name may reach it, e.g. through a proxy.
+    loopbackHost: auth.mode === 'open' && loopbackAddress(config.host),
+    port: (server.address() as AddressInfo | null)?.port ?? config.port,
+    boundHost: config.host,
+  });
   let wss: WebSocketServer | undefined;
   const metrics = config.metrics
     ? createMetrics({
@@ -128,6 +141,13 @@ export function buildApp(deps: AppDeps): App {
     graphiql: config.graphiql ? { title: 'Weft', defaultQuery: EXAMPLE_QUERY } : false,
     renderGraphiQL,
     landingPage: false,
+    // Requests from a foreign origin are refused before yoga (see `handle`); the configured ones
+    // get CORS headers with credentials, same-origin ones need none.
+    cors: (request) => {
+      const origin = request.headers.get('origin');
+      if (origin === null || !allowedCrossOrigin(origin, config.allowedOrigins)) return false;
+      return { origin: [origin], credentials: true };
+    },
     maskedErrors: { isDev: false },
     logging: false,
     // useBatchLimit applies WEFT_MAX_BATCH (and refuses arrays when it is 0) with its own codes.
@@ -150,7 +170,7 @@ export function buildApp(deps: AppDeps): App {
       useFragmentCycleCode(),
       ...armorPlugins(config.limits, { blockFieldSuggestions: !config.introspection }),
       ...(config.introspection ? [] : [useNoIntrospection()]),
-      useAuth(deps.auth ?? openAuthenticator()),
+      useAuth(auth),
       useSharedSubscriptions(),
       ...(deps.plugins ?? []),
     ],
@@ -190,6 +210,14 @@ export function buildApp(deps: AppDeps): App {
       if (stopping) server.closeIdleConnections();
       settle();
     });
+    const refused = foreignRequest(req.headers, foreign());
+    if (refused !== undefined) {
+      info.errorCodes.push(refused.code);
+      metrics?.errors.inc({ code: refused.code });
+      res.writeHead(403, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(refusalBody(refused.code, refused.message));
+      return;
+    }
     if (refuseOversizedBody(req, res, config.maxBodyBytes)) {
       info.errorCodes.push(res.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : 'LENGTH_REQUIRED');
       metrics?.errors.inc({ code: info.errorCodes[0]! });
@@ -206,8 +234,23 @@ export function buildApp(deps: AppDeps): App {
   wss = new WebSocketServer({
     server,
     path: GRAPHQL_PATH,
-    verifyClient: ({ req }: { req: IncomingMessage }) =>
-      !stopping && websocketOriginAllowed(req, config.allowedOrigins),
+    verifyClient: (
+      { req }: { req: IncomingMessage },
+      answer: (
+        ok: boolean,
+        status?: number,
+        body?: string,
+        headers?: Record<string, string>,
+      ) => void,
+    ) => {
+      if (stopping) return answer(false, 503);
+      const refused = foreignRequest(req.headers, foreign());
+      if (refused === undefined) return answer(true);
+      metrics?.errors.inc({ code: refused.code });
+      answer(false, 403, refusalBody(refused.code, refused.message), {
+        'Content-Type': 'application/json; charset=utf-8',
+      });
+    },
   });
   type Run = (
     a: ExecutionArgs,
@@ -329,6 +372,10 @@ export function buildApp(deps: AppDeps): App {
     },
   };
 }
+
+/** An origin configured to call cross-origin (WEFT_CORS_ORIGINS; `*`: any). */
+const allowedCrossOrigin = (origin: string, allowed: readonly string[]): boolean =>
+  allowed.includes('*') || allowed.includes(origin);
 
 const EXAMPLE_QUERY = `# Weft: durable state for AI agents. Try:
 query Threads {

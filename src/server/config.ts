@@ -66,6 +66,36 @@ const flag = (name: string, fallback: boolean) =>
       return z.NEVER;
     });
 
+/** A comma-separated list of origins (`https://app.example.com`, or `*` for any). */
+const origins = (name: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const list = (v ?? '')
+        .split(',')
+        .map((o) => o.trim().replace(/\/+$/, ''))
+        .filter((o) => o !== '');
+      for (const origin of list) {
+        if (origin === '*') continue;
+        let ok = false;
+        try {
+          const url = new URL(origin);
+          ok = (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === origin;
+        } catch {
+          ok = false;
+        }
+        if (!ok) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `${name} must list origins like https://app.example.com or * (got "${origin}")`,
+          });
+          return z.NEVER;
+        }
+      }
+      return list;
+    });
+
 const EnvSchema = z.object({
   /** Encryption at rest (optional): 32 bytes as 64 hex digits or base64. */
   WEFT_ENCRYPTION_KEY: z
@@ -154,15 +184,10 @@ const EnvSchema = z.object({
   WEFT_MAX_PAYLOAD_BYTES: int('WEFT_MAX_PAYLOAD_BYTES', LIMIT_DEFAULTS.maxPayloadBytes, 1),
   WEFT_MAX_IMPORT_BYTES: int('WEFT_MAX_IMPORT_BYTES', LIMIT_DEFAULTS.maxImportBytes, 1),
   WEFT_MAX_IMPORT_NODES: int('WEFT_MAX_IMPORT_NODES', LIMIT_DEFAULTS.maxImportNodes, 1),
-  WEFT_ALLOWED_ORIGINS: z
-    .string()
-    .optional()
-    .transform((v) =>
-      (v ?? '')
-        .split(',')
-        .map((o) => o.trim())
-        .filter((o) => o !== ''),
-    ),
+  // Browser origins allowed besides the server's own (HTTP with CORS, and WebSocket upgrades).
+  WEFT_CORS_ORIGINS: origins('WEFT_CORS_ORIGINS'),
+  // The earlier name (it covered WebSocket upgrades only); still read, merged with the above.
+  WEFT_ALLOWED_ORIGINS: origins('WEFT_ALLOWED_ORIGINS'),
   // Operations.
   WEFT_METRICS: flag('WEFT_METRICS', true),
   WEFT_REQUEST_LOG: flag('WEFT_REQUEST_LOG', true),
@@ -197,7 +222,10 @@ export interface ServerConfig {
   maxBodyBytes: number;
   /** Query, batch and payload limits (maxBodyBytes is the field above). */
   limits: Omit<Limits, 'maxBodyBytes'>;
-  /** Browser origins (besides the server's own) allowed to open WebSockets. */
+  /**
+   * Browser origins (besides the server's own) allowed to call over HTTP (CORS, with credentials)
+   * and to open WebSockets; `*` allows any. WEFT_CORS_ORIGINS and WEFT_ALLOWED_ORIGINS together.
+   */
   allowedOrigins: string[];
   /** Serve Prometheus metrics on /metrics. */
   metrics: boolean;
@@ -246,7 +274,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxImportBytes: e.WEFT_MAX_IMPORT_BYTES,
       maxImportNodes: e.WEFT_MAX_IMPORT_NODES,
     },
-    allowedOrigins: e.WEFT_ALLOWED_ORIGINS,
+    allowedOrigins: [...new Set([...e.WEFT_CORS_ORIGINS, ...e.WEFT_ALLOWED_ORIGINS])],
     metrics: e.WEFT_METRICS,
     requestLog: e.WEFT_REQUEST_LOG,
     shutdownGraceMs: e.WEFT_SHUTDOWN_GRACE_MS,

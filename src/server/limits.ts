@@ -1,7 +1,7 @@
 /**
  * Hostile-input limits: graphql-armor's depth, cost, alias, token and directive
  * limits with a clear `extensions.code` each, a cap on batched operations, a code for recursive
- * fragments, CSRF prevention, a WebSocket origin check, and a body-size guard in front of yoga
+ * fragments, CSRF prevention, Origin and Host checks (HTTP and WebSocket), and a body-size guard in front of yoga
  * that refuses an oversized body from its headers, before reading it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -24,6 +24,8 @@ export const LIMIT_CODES = {
   body: 'PAYLOAD_TOO_LARGE',
   lengthRequired: 'LENGTH_REQUIRED',
   csrf: 'CSRF_REJECTED',
+  origin: 'ORIGIN_NOT_ALLOWED',
+  host: 'HOST_NOT_ALLOWED',
 } as const;
 
 /** Batching is switched on in yoga with this ceiling; useBatchLimit applies the configured one. */
@@ -180,21 +182,86 @@ export function useCsrfPrevention(): Plugin {
   };
 }
 
+/** Loopback names a browser may put in Host when talking to a server bound on loopback. */
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+
 /**
- * Whether a WebSocket upgrade may proceed: clients that send no Origin (not a browser), the
- * server's own origin (GraphiQL), and the configured ones. A browser page elsewhere cannot open a
- * socket and send mutations on a user's behalf.
+ * Whether a request's Origin may call: no Origin at all (curl, server-to-server, a browser's
+ * same-origin GET), the server's own origin (GraphiQL), and the configured ones (`*`: any).
+ * Everything else — another site, `null` from a sandboxed frame or a file — is refused, so a
+ * page elsewhere can neither read answers nor send mutations on a user's behalf.
  */
-export function websocketOriginAllowed(req: IncomingMessage, allowed: readonly string[]): boolean {
-  const origin = req.headers.origin;
+export function originAllowed(
+  origin: string | undefined,
+  host: string | undefined,
+  allowed: readonly string[],
+): boolean {
   if (origin === undefined || origin === '') return true;
   if (allowed.includes('*') || allowed.includes(origin)) return true;
   try {
-    return new URL(origin).host === req.headers.host;
+    const parsed = new URL(origin);
+    return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.host === host;
   } catch {
     return false;
   }
 }
+
+/**
+ * Whether `host` (a Host header) names the loopback server listening on `port`: localhost,
+ * 127.0.0.1 or [::1] (or the bound address itself), with that port (none for port 80). A
+ * DNS-rebinding page reaches the same socket under its own name, and is refused by this check.
+ */
+export function loopbackHostAllowed(
+  host: string | undefined,
+  port: number,
+  boundHost: string,
+): boolean {
+  if (host === undefined) return false;
+  const match = /^(\[[^\]]*\]|[^:]*)(?::(\d+))?$/.exec(host.trim().toLowerCase());
+  if (match === null) return false;
+  const name = match[1]!;
+  const named = match[2] === undefined ? 80 : Number(match[2]);
+  if (named !== port) return false;
+  const bound = boundHost.includes(':') ? `[${boundHost.toLowerCase()}]` : boundHost.toLowerCase();
+  return LOOPBACK_NAMES.has(name) || name === bound;
+}
+
+export interface ForeignCheck {
+  allowedOrigins: readonly string[];
+  /** Check Host against the loopback names (open mode on a loopback address). */
+  loopbackHost: boolean;
+  /** The port the server listens on. */
+  port: number;
+  boundHost: string;
+}
+
+/** Why a request from elsewhere is refused (403), or undefined when it may proceed. */
+export function foreignRequest(
+  headers: IncomingMessage['headers'],
+  check: ForeignCheck,
+): { code: string; message: string } | undefined {
+  if (check.loopbackHost && !loopbackHostAllowed(headers.host, check.port, check.boundHost)) {
+    return {
+      code: LIMIT_CODES.host,
+      message:
+        `Host "${headers.host ?? ''}" is not this server: without API keys it answers only ` +
+        `localhost, 127.0.0.1 or [::1] on port ${check.port} (a defence against DNS rebinding); ` +
+        'create an API key to serve other names',
+    };
+  }
+  const origin = headers.origin;
+  if (!originAllowed(origin, headers.host, check.allowedOrigins)) {
+    return {
+      code: LIMIT_CODES.origin,
+      message: `Origin "${origin}" may not call this server: add it to WEFT_CORS_ORIGINS (comma-separated) to allow it`,
+    };
+  }
+  return undefined;
+}
+
+/** The JSON body of a refusal. */
+export const refusalBody = (code: string, message: string): string =>
+  JSON.stringify({ errors: [{ message, extensions: { code } }] });
 
 /**
  * The node-level body guard, ahead of yoga: a request whose Content-Length is over `maxBytes`

@@ -319,7 +319,7 @@ describe('CSRF prevention', () => {
         ws.on('unexpected-response', (_req, res) => resolve(`refused ${res.statusCode}`));
         ws.on('error', () => resolve('error'));
       });
-    expect(await open({ origin: 'https://evil.example' })).toBe('refused 401');
+    expect(await open({ origin: 'https://evil.example' })).toBe('refused 403');
     expect(await open({ origin: new URL(url).origin })).toBe('open');
     expect(await open({})).toBe('open');
   });
