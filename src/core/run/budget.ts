@@ -59,6 +59,67 @@ export function computeUsageCost(
   };
 }
 
+/**
+ * The largest token total a run, a breakdown entry or a thread may reach (2^31 − 1): totals are
+ * served as GraphQL `Int` (32-bit signed) and stored in `integer` columns, so a call that would
+ * take one past it is refused before anything is written.
+ */
+export const MAX_TOKEN_TOTAL = 2_147_483_647;
+
+/** Token counts already charged somewhere (a run, one breakdown entry, a thread). */
+export interface TokenTotals {
+  input: number;
+  output: number;
+}
+
+/**
+ * VALIDATION_FAILED naming the field when charging `input` / `output` more tokens would take
+ * any of `totals` (input, output or their sum) past MAX_TOKEN_TOTAL; undefined when it fits.
+ * `paths` name the two fields of the caller's input. Pure.
+ */
+export function checkTokenRoom(
+  totals: ReadonlyArray<TokenTotals | undefined>,
+  input: number,
+  output: number,
+  paths: { input: string; output: string },
+): WeftError | undefined {
+  for (const total of totals) {
+    if (total === undefined) continue;
+    const used = total.input + total.output;
+    const path =
+      used + input > MAX_TOKEN_TOTAL
+        ? paths.input
+        : used + input + output > MAX_TOKEN_TOTAL
+          ? paths.output
+          : undefined;
+    if (path === undefined) continue;
+    const message = `token totals are limited to ${MAX_TOKEN_TOTAL}: ${used} already recorded, this would add ${input + output}`;
+    return { code: 'VALIDATION_FAILED', message, issues: [{ path, message }] };
+  }
+  return undefined;
+}
+
+/** The token totals `applyUsage` would charge on `state` for a call of `model` on `nodeId`. */
+export function runTokenTotals(
+  state: WorkflowState,
+  model: string,
+  nodeId: string | undefined,
+): Array<TokenTotals | undefined> {
+  const spend = (s: Spend | undefined) =>
+    s === undefined ? undefined : { input: s.input_tokens, output: s.output_tokens };
+  const nodeKey = nodeId ?? state.current_node;
+  return [
+    { input: state.total_input_tokens, output: state.total_output_tokens },
+    { input: 0, output: state.total_tokens_used },
+    spend(Object.hasOwn(state.model_breakdown, model) ? state.model_breakdown[model] : undefined),
+    spend(
+      nodeKey !== undefined && Object.hasOwn(state.node_breakdown, nodeKey)
+        ? state.node_breakdown[nodeKey]
+        : undefined,
+    ),
+  ];
+}
+
 const ZERO_SPEND: Spend = { input_tokens: 0, output_tokens: 0, cost_usd: 0, calls: 0 };
 
 function addSpend(spend: Spend | undefined, input: number, output: number, usd: number): Spend {

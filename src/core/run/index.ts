@@ -30,12 +30,16 @@ export {
 } from './actions.js';
 export {
   applyUsage,
+  checkTokenRoom,
   computeUsageCost,
   DEFAULT_PRICE_TABLE,
+  MAX_TOKEN_TOTAL,
   type ModelPrice,
   type PriceTable,
   roundUsd,
+  runTokenTotals,
   spentLimitError,
+  type TokenTotals,
   type UsageInput,
 } from './budget.js';
 export {

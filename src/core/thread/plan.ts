@@ -16,10 +16,13 @@ import {
 import type { JsonObject, JsonValue } from '../json.js';
 import {
   type AnyRunAction,
+  checkTokenRoom,
   findPlainJsonIssue,
   getExpiredDeadline,
   getRunDeadlines,
   parseRunAction,
+  runTokenTotals,
+  type TokenTotals,
   WorkflowStateConfigSchema,
 } from '../run/index.js';
 // Internal to the core (not re-exported): reduceRun for an action that was parsed already.
@@ -133,10 +136,64 @@ export function planAppendNodes(
   }
   const resolved = resolveNodes(state.graph, inputs.map(toDraft), now);
   if (!resolved.ok) return resolved;
+  const overflow = checkNodeUsage(
+    state,
+    inputs,
+    resolved.value.map((n) => n.id),
+  );
+  if (overflow !== undefined) return err(overflow);
   return ok({
     type: 'nodes_appended',
     nodes: resolved.value.map((node, i) => withExtras(node, inputs[i]!)),
   });
+}
+
+/** Refuses node usage that would take a token total past MAX_TOKEN_TOTAL (the batch summed). */
+function checkNodeUsage(
+  state: ThreadState,
+  inputs: readonly NodeInput[],
+  ids: readonly string[],
+): WeftError | undefined {
+  const added = new Map<string, TokenTotals>();
+  const plus = (key: string, base: TokenTotals | undefined): TokenTotals | undefined => {
+    const more = added.get(key);
+    if (base === undefined) return more;
+    return more === undefined
+      ? base
+      : { input: base.input + more.input, output: base.output + more.output };
+  };
+  for (const [i, input] of inputs.entries()) {
+    const usage = input.usage;
+    if (usage === undefined) continue;
+    const run = input.runId === undefined ? undefined : state.runs.get(input.runId);
+    const totals: Array<TokenTotals | undefined> = [
+      plus('thread', { input: state.spend.inputTokens, output: state.spend.outputTokens }),
+    ];
+    if (run !== undefined) {
+      const [runTotal, used, model] = runTokenTotals(run, usage.model, ids[i]);
+      totals.push(
+        plus(`run\u0000${input.runId}`, runTotal),
+        plus(`run\u0000${input.runId}`, used),
+        plus(`model\u0000${input.runId}\u0000${usage.model}`, model ?? { input: 0, output: 0 }),
+      );
+    }
+    const overflow = checkTokenRoom(totals, usage.inputTokens, usage.outputTokens, {
+      input: `$.nodes[${i}].usage.inputTokens`,
+      output: `$.nodes[${i}].usage.outputTokens`,
+    });
+    if (overflow !== undefined) return overflow;
+    const keys = ['thread'];
+    if (run !== undefined)
+      keys.push(`run\u0000${input.runId}`, `model\u0000${input.runId}\u0000${usage.model}`);
+    for (const key of keys) {
+      const more = added.get(key) ?? { input: 0, output: 0 };
+      added.set(key, {
+        input: more.input + usage.inputTokens,
+        output: more.output + usage.outputTokens,
+      });
+    }
+  }
+  return undefined;
 }
 
 function toDraft(input: NodeInput): NodeDraft {
@@ -423,6 +480,16 @@ export function planRecordUsage(
       notFound('CausalNode', input.nodeId, `node ${input.nodeId} does not exist in this thread`),
     );
   }
+  const overflow = checkTokenRoom(
+    [
+      { input: state.spend.inputTokens, output: state.spend.outputTokens },
+      ...runTokenTotals(state.runs.get(input.runId)!, input.model, input.nodeId),
+    ],
+    input.inputTokens,
+    input.outputTokens,
+    { input: '$.inputTokens', output: '$.outputTokens' },
+  );
+  if (overflow !== undefined) return err(overflow);
   const event: UsageRecordedEvent = {
     type: 'usage_recorded',
     runId: input.runId,
