@@ -25,15 +25,34 @@ export function textProblem(text: string): string | undefined {
  * the rest. Iterative, so a deep value cannot overflow the stack; a cycle is walked once.
  */
 export function findTextIssue(value: unknown, root = '$'): ValidationIssue | undefined {
+  return findInputIssue(value, root, Number.POSITIVE_INFINITY);
+}
+
+/**
+ * `findTextIssue`, and also the first object or array nested deeper than `maxDepth` levels
+ * (`value` itself is level 1): hashing, canonical JSON and schema checks recurse once per
+ * level, so a deep enough value would overflow the stack there instead of getting an answer.
+ */
+export function findInputIssue(
+  value: unknown,
+  root: string,
+  maxDepth: number,
+): ValidationIssue | undefined {
   if (typeof value === 'string') {
     const problem = textProblem(value);
     return problem === undefined ? undefined : { path: root, message: problem };
   }
   if (typeof value !== 'object' || value === null) return undefined;
   const seen = new Set<object>();
-  const stack: Frame[] = [{ value, parent: null, key: null }];
+  const stack: Frame[] = [{ value, parent: null, key: null, depth: 1 }];
   while (stack.length > 0) {
     const frame = stack.pop()!;
+    if (frame.depth > maxDepth) {
+      return {
+        path: pathOf(frame, root),
+        message: `nested deeper than ${maxDepth} levels of objects and arrays: flatten the value or store it as a string`,
+      };
+    }
     if (seen.has(frame.value)) continue;
     seen.add(frame.value);
     const isArray = Array.isArray(frame.value);
@@ -53,7 +72,7 @@ export function findTextIssue(value: unknown, root = '$'): ValidationIssue | und
         if (problem !== undefined)
           return { path: childPath(pathOf(frame, root), at), message: problem };
       } else if (typeof item === 'object' && item !== null) {
-        stack.push({ value: item, parent: frame, key: at });
+        stack.push({ value: item, parent: frame, key: at, depth: frame.depth + 1 });
       }
     }
   }
@@ -64,6 +83,7 @@ interface Frame {
   value: object;
   parent: Frame | null;
   key: string | number | null;
+  depth: number;
 }
 
 function pathOf(frame: Frame, root: string): string {

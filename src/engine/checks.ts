@@ -1,6 +1,7 @@
 import { canonicalJson } from '../core/canonical.js';
 import { err, ok, type Result, type WeftError } from '../core/errors.js';
-import { textProblem } from '../core/text.js';
+import { MAX_JSON_DEPTH } from '../core/run/plain-json.js';
+import { findInputIssue, textProblem } from '../core/text.js';
 
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 /** Longest thread or run id a caller may choose. */
@@ -48,6 +49,21 @@ export function checkSize(value: unknown, path: string, limit: number): Result<v
   return err(
     invalid(path, `is ${bytes} bytes of JSON, over the limit of ${limit} (maxPayloadBytes)`),
   );
+}
+
+/**
+ * Refuses a value nested deeper than MAX_JSON_DEPTH levels (the bound run values have), before
+ * anything recurses over it.
+ */
+export function checkDepth(value: unknown, path: string): Result<void> {
+  const issue = findInputIssue(value, path, MAX_JSON_DEPTH);
+  return issue === undefined
+    ? ok(undefined)
+    : err({
+        code: 'VALIDATION_FAILED',
+        message: `${issue.path}: ${issue.message}`,
+        issues: [issue],
+      });
 }
 
 /** The first failure of several checks, or ok. */

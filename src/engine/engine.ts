@@ -4,7 +4,7 @@ import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
 import { type LogEntry, replay } from '../core/log/index.js';
 import type { Clock, IdSource } from '../core/ports.js';
-import { findTextIssue } from '../core/text.js';
+import { findInputIssue, findTextIssue } from '../core/text.js';
 import {
   type Committed,
   commitEvent,
@@ -508,8 +508,16 @@ export function createRuntime(options: EngineOptions) {
     command: (claim: IdempotencyClaim | undefined) => Promise<Result<T>>,
   ): Promise<Result<T>> {
     // Every write passes here, so this is where ids, keys and text that could not be stored and
-    // read back exactly (a lone surrogate, a NUL) are refused, the same way on every backend.
-    const badText = findTextIssue(key, '$.idempotencyKey') ?? findTextIssue(request);
+    // read back exactly (a lone surrogate, a NUL) are refused, the same way on every backend. With
+    // a key, the request is hashed (below): one too deep for that gets an answer, not a stack
+    // overflow; without one, each command's own bounds name the deep value.
+    const badText =
+      findTextIssue(key, '$.idempotencyKey') ??
+      findInputIssue(
+        request,
+        '$',
+        key === undefined ? Number.POSITIVE_INFINITY : MAX_REQUEST_DEPTH,
+      );
     if (badText !== undefined) {
       return err({
         code: 'VALIDATION_FAILED',
@@ -581,6 +589,13 @@ function lockFor(store: ThreadStore): ReturnType<typeof createKeyedLock> {
 function missing(message: string): never {
   throw new Error(message);
 }
+
+/**
+ * Deepest nesting a command's request may have. Above the core's own bounds on the values in it
+ * (256 for run values and metadata, 512 for node payloads, plus the request's own levels), so
+ * those name the problem first; this one only keeps the request hash from overflowing the stack.
+ */
+export const MAX_REQUEST_DEPTH = 1024;
 
 export const threadNotFound = (threadId: string): WeftError => ({
   code: 'NOT_FOUND',

@@ -14,7 +14,7 @@ import {
   type ThreadEvent,
 } from '../core/thread/index.js';
 import { mergeChanges, projectEntry } from '../store/read-model/index.js';
-import { checkId, checkIndex, checkSize, firstFailure, invalid } from './checks.js';
+import { checkDepth, checkId, checkIndex, checkSize, firstFailure, invalid } from './checks.js';
 import { type Runtime, threadNotFound } from './engine.js';
 import { projectLog } from './project-log.js';
 import { checkThread, newThreadTenant, tenantScope, threadTenant } from './tenancy.js';
@@ -58,6 +58,7 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
       const threadId = input.threadId === undefined ? rt.ids.next() : input.threadId;
       const checked = firstFailure(
         checkId(threadId, '$.threadId'),
+        checkDepth(input.metadata, '$.metadata'),
         checkSize(input.metadata, '$.metadata', rt.maxPayloadBytes),
       );
       if (!checked.ok) return checked;

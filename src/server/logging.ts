@@ -1,12 +1,14 @@
 /**
  * Request ids and structured logs: every HTTP request gets an id (a sane `x-request-id` from the
  * client, else a fresh UUID), echoed in the response, and one JSON line when it ends: id, method,
- * path, the operations it ran, the error codes it returned, status and duration.
+ * path, the operations it ran, the error codes it returned, status and duration. An unexpected
+ * error — one the client only sees masked as INTERNAL_SERVER_ERROR — gets one more line, with its
+ * cause and the request id (`useErrorLog`).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { getOperationAST } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { GraphQLError, getOperationAST } from 'graphql';
+import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
 import { errorCodesOf } from './metrics.js';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -85,5 +87,111 @@ export function requestLogLine(
     durationMs: Math.round(fields.durationMs * 100) / 100,
     ...(info.errorCodes.length > 0 ? { errorCodes: info.errorCodes } : {}),
     ...(fields.aborted ? { aborted: true } : {}),
+  };
+}
+
+export interface ErrorLogLine {
+  time: string;
+  level: 'error';
+  msg: 'unexpected error';
+  /** Absent for a request that did not come through the node server (in-process `fetch`). */
+  requestId?: string;
+  /** Where it happened: `parse`, `validate`, `context`, `execute` or `subscribe`. */
+  phase: string;
+  /** The field path, for an error raised by a resolver. */
+  path?: string;
+  error: { name: string; message: string; stack?: string; cause?: unknown };
+}
+
+/**
+ * Whether the client sees `error` as it is: a GraphQLError raised on purpose (typed errors,
+ * syntax and validation errors), not one wrapping something unexpected. This is the test yoga's
+ * error masking applies, so what it masks is exactly what gets logged.
+ */
+function isIntended(error: unknown): boolean {
+  if (!(error instanceof GraphQLError)) return false;
+  const original: unknown = error.originalError;
+  return original === undefined || original === null || isIntended(original);
+}
+
+function describe(error: unknown): ErrorLogLine['error'] {
+  if (!(error instanceof Error)) return { name: typeof error, message: String(error) };
+  return {
+    name: error.name,
+    message: error.message,
+    ...(error.stack === undefined ? {} : { stack: error.stack }),
+    ...(error.cause === undefined ? {} : { cause: describe(error.cause) }),
+  };
+}
+
+const writeLine = (line: ErrorLogLine) => process.stdout.write(`${JSON.stringify(line)}\n`);
+
+/**
+ * Logs every unexpected error of an operation once, with its cause and the request id — the
+ * client gets only the masked INTERNAL_SERVER_ERROR. It must come before yoga's error masking
+ * (every plugin given to yoga does), which replaces the error and drops its cause.
+ */
+export function useErrorLog(write: (line: ErrorLogLine) => void = writeLine): Plugin {
+  const logged = new WeakSet<object>();
+  const log = (error: unknown, phase: string, context: unknown) => {
+    if (isIntended(error)) return;
+    const cause = error instanceof GraphQLError ? error.originalError : error;
+    const key = typeof cause === 'object' && cause !== null ? cause : undefined;
+    if (key !== undefined && logged.has(key)) return;
+    if (key !== undefined) logged.add(key);
+    const requestId = infoOf(context)?.id;
+    const path = error instanceof GraphQLError ? error.path?.join('.') : undefined;
+    write({
+      time: new Date().toISOString(),
+      level: 'error',
+      msg: 'unexpected error',
+      ...(requestId === undefined ? {} : { requestId }),
+      phase,
+      ...(path === undefined || path === '' ? {} : { path }),
+      error: describe(cause),
+    });
+  };
+  const logResult =
+    (phase: string, context: unknown) =>
+    ({ result }: { result: { errors?: readonly unknown[] | undefined } }) => {
+      for (const error of result.errors ?? []) log(error, phase, context);
+    };
+  /** A phase that throws (a plugin, the context factory) never reaches a result hook. */
+  const guard =
+    (phase: string) =>
+    <T>({ context }: { context: unknown }, wrapped: () => T): T => {
+      try {
+        const value = wrapped();
+        if (value instanceof Promise) {
+          return value.catch((error: unknown) => {
+            log(error, phase, context);
+            throw error;
+          }) as T;
+        }
+        return value;
+      } catch (error) {
+        log(error, phase, context);
+        throw error;
+      }
+    };
+  return {
+    instrumentation: {
+      parse: guard('parse'),
+      validate: guard('validate'),
+      context: guard('context'),
+    },
+    onExecute({ args }) {
+      return {
+        onExecuteDone: (payload) =>
+          handleStreamOrSingleExecutionResult(payload, logResult('execute', args.contextValue)),
+      };
+    },
+    onSubscribe({ args }) {
+      return {
+        onSubscribeResult: (payload) =>
+          handleStreamOrSingleExecutionResult(payload, logResult('subscribe', args.contextValue)),
+        onSubscribeError: ({ error }) => log(error, 'subscribe', args.contextValue),
+      };
+    },
   };
 }
