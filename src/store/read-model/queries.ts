@@ -1,10 +1,12 @@
 /**
  * Read queries over the read-model tables, for the API. Every function that takes a list of keys
- * answers them with a bounded number of statements (one per thread touched, at most), so a
- * DataLoader batch is a bounded number of database calls whatever its size. Rows come back as
+ * answers them with a few statements per thread touched and per KEYS_PER_STATEMENT keys, so a
+ * DataLoader batch of any size is a bounded number of database calls, each under the driver's
+ * bound-parameter limit. Rows come back as
  * JSON text, payload columns opened with the codec; log entries as read by log-reads.ts (the
  * text as appended, packed entries whole); the engine's read API (src/engine/reads.ts) parses them.
  */
+import { Prisma } from '../../generated/prisma-sqlite/client.js';
 import { type FieldCodec, PLAIN_CODEC } from '../crypto/index.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
@@ -91,19 +93,27 @@ function byThread<K extends { threadId: string }>(keys: readonly K[]): Map<strin
   return groups;
 }
 
-type PrismaNode = Omit<NodeRow, 'parentIds'> & {
-  parents: Array<{ parent: { id: string }; position: number }>;
-};
+/**
+ * Keys per statement. A statement binds one value per key (two for a (thread, sequence) pair),
+ * and the SQLite driver refuses a statement with more than 999 bound values, so every key list
+ * is cut into chunks of this size; relations are read by hand (never Prisma `include`, whose
+ * follow-up query binds one pair per parent row without a bound).
+ */
+export const KEYS_PER_STATEMENT = 400;
 
-const withParentIds = ({ parents, ...row }: PrismaNode): NodeWithParents => ({
-  ...row,
-  parentIds: [...parents].sort((a, b) => a.position - b.position).map((p) => p.parent.id),
-});
+/** `keys` in chunks of KEYS_PER_STATEMENT, each run by `query`, results concatenated. */
+async function chunked<K, R>(
+  keys: readonly K[],
+  query: (chunk: K[]) => Promise<R[]>,
+): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < keys.length; i += KEYS_PER_STATEMENT) {
+    out.push(...(await query(keys.slice(i, i + KEYS_PER_STATEMENT))));
+  }
+  return out;
+}
 
-/** Edges name nodes by sequence; the parent's id comes through the relation. */
-const PARENTS = {
-  parents: { select: { position: true, parent: { select: { id: true } } } },
-} as const;
+const bySequence = (a: { sequence: number }, b: { sequence: number }) => a.sequence - b.sequence;
 
 export function openReadQueries(databaseUrl: string, codec: FieldCodec = PLAIN_CODEC): ReadQueries {
   return createReadQueries(createPrisma(databaseUrl), true, codec);
@@ -119,10 +129,40 @@ export function createReadQueries(
   codec: FieldCodec = PLAIN_CODEC,
 ): ReadQueries {
   const prisma = weft.prisma as unknown as SqlitePrismaClient;
-  const withParents = (row: PrismaNode): NodeWithParents => {
-    const node = withParentIds(row);
-    node.payload = codec.openText(node.payload);
-    return node;
+  const open = (row: NodeRow, parentIds: string[]): NodeWithParents => ({
+    ...row,
+    payload: codec.openText(row.payload),
+    parentIds,
+  });
+  /** The parent ids of nodes of one thread, in position order, keyed by child sequence. */
+  const parentIdsOf = async (threadId: string, sequences: readonly number[]) => {
+    const edges = await chunked(sequences, (chunk) =>
+      prisma.$queryRaw<
+        Array<{ child_seq: number | bigint; position: number | bigint; id: string }>
+      >(
+        Prisma.sql`SELECT e."child_seq", e."position", p."id" FROM "node_parent" e
+          JOIN "node" p ON p."thread_id" = e."thread_id" AND p."sequence" = e."parent_seq"
+          WHERE e."thread_id" = ${threadId} AND e."child_seq" IN (${Prisma.join(chunk)})`,
+      ),
+    );
+    const byChild = new Map<number, Array<{ position: number; id: string }>>();
+    for (const e of edges) {
+      const child = Number(e.child_seq);
+      const list = byChild.get(child);
+      const edge = { position: Number(e.position), id: e.id };
+      if (list === undefined) byChild.set(child, [edge]);
+      else list.push(edge);
+    }
+    return (sequence: number) =>
+      (byChild.get(sequence) ?? []).sort((a, b) => a.position - b.position).map((e) => e.id);
+  };
+  /** Node rows of one thread with their parent ids (one edge query per chunk of rows). */
+  const withParents = async (threadId: string, rows: readonly NodeRow[]) => {
+    const parents = await parentIdsOf(
+      threadId,
+      rows.map((r) => r.sequence),
+    );
+    return rows.map((r) => open(r, parents(r.sequence)));
   };
   const openRun = (run: RunRow): RunRow => ({
     ...run,
@@ -130,15 +170,18 @@ export function createReadQueries(
     state: codec.openText(run.state),
   });
   const nodesIn = async (threadId: string, ids: readonly string[]) =>
-    (
-      await prisma.node.findMany({
-        where: { threadId, id: { in: [...new Set(ids)] } },
-        include: PARENTS,
-      })
-    ).map(withParents);
+    withParents(
+      threadId,
+      await chunked([...new Set(ids)], (chunk) =>
+        prisma.node.findMany({ where: { threadId, id: { in: chunk } } }),
+      ),
+    );
 
   return {
-    threads: (ids) => prisma.thread.findMany({ where: { id: { in: [...new Set(ids)] } } }),
+    threads: (ids) =>
+      chunked([...new Set(ids)], (chunk) =>
+        prisma.thread.findMany({ where: { id: { in: chunk } } }),
+      ),
 
     listThreads: (q) =>
       prisma.thread.findMany({
@@ -182,11 +225,10 @@ export function createReadQueries(
           ...(q.afterSequence === undefined ? {} : { sequence: { gt: q.afterSequence } }),
           ...(q.kinds === undefined ? {} : { kind: { in: [...q.kinds] } }),
         },
-        include: PARENTS,
         orderBy: { sequence: 'asc' },
         take: q.take,
       });
-      return rows.map(withParents);
+      return withParents(q.threadId, rows);
     },
 
     nodeCount: (threadId) => prisma.node.count({ where: { threadId } }),
@@ -195,12 +237,29 @@ export function createReadQueries(
       const groups = byThread(keys);
       const found = await Promise.all(
         [...groups].map(async ([threadId, group]) => {
-          const edges = await prisma.nodeParent.findMany({
-            where: { threadId, parent: { id: { in: [...new Set(group.map((k) => k.id))] } } },
-            select: { parent: { select: { id: true } }, child: { include: PARENTS } },
-            orderBy: [{ parentSeq: 'asc' }, { childSeq: 'asc' }],
-          });
-          return edges.map((e) => ({ ...withParents(e.child), parentId: e.parent.id }));
+          const edges = await chunked([...new Set(group.map((k) => k.id))], (chunk) =>
+            prisma.$queryRaw<
+              Array<{ parent_id: string; parent_seq: number | bigint; child_seq: number | bigint }>
+            >(
+              Prisma.sql`SELECT p."id" AS "parent_id", e."parent_seq", e."child_seq" FROM "node_parent" e
+                JOIN "node" p ON p."thread_id" = e."thread_id" AND p."sequence" = e."parent_seq"
+                WHERE e."thread_id" = ${threadId} AND p."id" IN (${Prisma.join(chunk)})`,
+            ),
+          );
+          const ordered = edges
+            .map((e) => ({
+              parentId: e.parent_id,
+              parentSeq: Number(e.parent_seq),
+              childSeq: Number(e.child_seq),
+            }))
+            .sort((a, b) => a.parentSeq - b.parentSeq || a.childSeq - b.childSeq);
+          const rows = await chunked([...new Set(ordered.map((e) => e.childSeq))], (chunk) =>
+            prisma.node.findMany({ where: { threadId, sequence: { in: chunk } } }),
+          );
+          const children = new Map(
+            (await withParents(threadId, rows)).map((n) => [n.sequence, n] as const),
+          );
+          return ordered.map((e) => ({ ...children.get(e.childSeq)!, parentId: e.parentId }));
         }),
       );
       return found.flat();
@@ -209,15 +268,14 @@ export function createReadQueries(
     async resourceVersions(keys) {
       const groups = byThread(keys);
       const found = await Promise.all(
-        [...groups].map(([threadId, group]) =>
-          prisma.node.findMany({
-            where: { threadId, resourceKey: { in: [...new Set(group.map((k) => k.resourceKey))] } },
-            include: PARENTS,
-            orderBy: { sequence: 'asc' },
-          }),
-        ),
+        [...groups].map(async ([threadId, group]) => {
+          const rows = await chunked([...new Set(group.map((k) => k.resourceKey))], (chunk) =>
+            prisma.node.findMany({ where: { threadId, resourceKey: { in: chunk } } }),
+          );
+          return withParents(threadId, rows.sort(bySequence));
+        }),
       );
-      return found.flat().map(withParents);
+      return found.flat();
     },
 
     async resourceHeads(threadId, filter = {}) {
@@ -232,10 +290,17 @@ export function createReadQueries(
           ...(filter.type === undefined ? {} : { semanticType: filter.type }),
           ...(filter.key === undefined ? {} : { semanticKey: filter.key }),
         },
-        include: { node: { include: PARENTS } },
       });
+      const nodes = new Map(
+        (
+          await nodesIn(
+            threadId,
+            rows.map((h) => h.nodeId),
+          )
+        ).map((n) => [n.id, n] as const),
+      );
       return rows
-        .map(({ node, ...head }) => ({ ...head, node: withParents(node) }))
+        .map((head) => ({ ...head, node: nodes.get(head.nodeId)! }))
         .sort((a, b) => a.node.sequence - b.node.sequence);
     },
 
@@ -259,9 +324,9 @@ export function createReadQueries(
       const groups = byThread(keys);
       const found = await Promise.all(
         [...groups].map(([threadId, group]) =>
-          prisma.run.findMany({
-            where: { threadId, id: { in: [...new Set(group.map((k) => k.id))] } },
-          }),
+          chunked([...new Set(group.map((k) => k.id))], (chunk) =>
+            prisma.run.findMany({ where: { threadId, id: { in: chunk } } }),
+          ),
         ),
       );
       return found.flat().map(openRun);
