@@ -49,7 +49,13 @@ import {
   useMetricsEndpoint,
   useOperationMetrics,
 } from './metrics.js';
-import { useBodyLimit, useHealth, useNoIntrospection } from './plugins.js';
+import {
+  graphiqlPage,
+  useBodyLimit,
+  useHealth,
+  useNoIntrospection,
+  useNoSuggestions,
+} from './plugins.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -138,7 +144,9 @@ export function buildApp(deps: AppDeps): App {
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema: deps.schema ?? defaultSchema,
     graphqlEndpoint: GRAPHQL_PATH,
-    graphiql: config.graphiql ? { title: 'Weft', defaultQuery: EXAMPLE_QUERY } : false,
+    // Over the port, GraphiQL is answered ahead of yoga, compressed and cached (graphiqlPage);
+    // yoga's own rendering remains for in-process requests (yoga.fetch).
+    graphiql: config.graphiql ? GRAPHIQL_OPTIONS : false,
     renderGraphiQL,
     landingPage: false,
     // Requests from a foreign origin are refused before yoga (see `handle`); the configured ones
@@ -163,18 +171,30 @@ export function buildApp(deps: AppDeps): App {
         // Any id will do (an unknown thread has length 0); no NUL: Postgres text refuses it.
         await engine.store.getLogLength('weft-readiness-probe');
       }),
-      ...(metrics === undefined ? [] : [useMetricsEndpoint(metrics), useOperationMetrics(metrics)]),
+      ...(metrics === undefined
+        ? []
+        : [
+            useMetricsEndpoint(metrics, {
+              token: config.metricsToken,
+              authenticate: (authorization) => auth.authenticate(authorization),
+            }),
+            useOperationMetrics(metrics),
+          ]),
       useRequestInfo(),
       useDrainTracking(),
       useBatchLimit(config.limits.maxBatch),
       useFragmentCycleCode(),
       ...armorPlugins(config.limits, { blockFieldSuggestions: !config.introspection }),
-      ...(config.introspection ? [] : [useNoIntrospection()]),
+      ...(config.introspection ? [] : [useNoIntrospection(), useNoSuggestions()]),
       useAuth(auth),
       useSharedSubscriptions(),
       ...(deps.plugins ?? []),
     ],
   });
+
+  const serveGraphiQL = config.graphiql
+    ? graphiqlPage(() => renderGraphiQL(GRAPHIQL_OPTIONS))
+    : undefined;
 
   /** HTTP requests being answered, but for streams (SSE): drain() waits for none. */
   const answering = new Set<ServerResponse>();
@@ -218,6 +238,7 @@ export function buildApp(deps: AppDeps): App {
       res.end(refusalBody(refused.code, refused.message));
       return;
     }
+    if (serveGraphiQL?.(req, res)) return;
     if (refuseOversizedBody(req, res, config.maxBodyBytes)) {
       info.errorCodes.push(res.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : 'LENGTH_REQUIRED');
       metrics?.errors.inc({ code: info.errorCodes[0]! });
@@ -384,3 +405,5 @@ query Threads {
   }
 }
 `;
+
+const GRAPHIQL_OPTIONS = { title: 'Weft', defaultQuery: EXAMPLE_QUERY };

@@ -190,6 +190,21 @@ const EnvSchema = z.object({
   WEFT_ALLOWED_ORIGINS: origins('WEFT_ALLOWED_ORIGINS'),
   // Operations.
   WEFT_METRICS: flag('WEFT_METRICS', true),
+  // With keys, /metrics answers this bearer token or an admin key.
+  WEFT_METRICS_TOKEN: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return undefined;
+      if (v.length < 16 || /\s/.test(v)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'WEFT_METRICS_TOKEN must be at least 16 characters, without spaces',
+        });
+        return z.NEVER;
+      }
+      return v;
+    }),
   WEFT_REQUEST_LOG: flag('WEFT_REQUEST_LOG', true),
   WEFT_SHUTDOWN_GRACE_MS: int('WEFT_SHUTDOWN_GRACE_MS', 8_000, 0, 600_000),
 });
@@ -229,6 +244,11 @@ export interface ServerConfig {
   allowedOrigins: string[];
   /** Serve Prometheus metrics on /metrics. */
   metrics: boolean;
+  /**
+   * A bearer token for /metrics (a scraper needs no API key). With keys, /metrics needs it or an
+   * admin key; in open mode /metrics is as open as everything else.
+   */
+  metricsToken?: string | undefined;
   /** One JSON line per request on stdout. */
   requestLog: boolean;
   /**
@@ -276,6 +296,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     allowedOrigins: [...new Set([...e.WEFT_CORS_ORIGINS, ...e.WEFT_ALLOWED_ORIGINS])],
     metrics: e.WEFT_METRICS,
+    metricsToken: e.WEFT_METRICS_TOKEN,
     requestLog: e.WEFT_REQUEST_LOG,
     shutdownGraceMs: e.WEFT_SHUTDOWN_GRACE_MS,
     encryptionKey: e.WEFT_ENCRYPTION_KEY,

@@ -3,10 +3,12 @@
  * GraphQL errors by code, append latency, log lengths, subscribers and open WebSockets, plus the
  * process defaults. `instrumentEngine` times the engine's writes without changing them.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Engine } from '../engine/index.js';
+import type { AuthInfo } from '../graphql/context.js';
 
 /** The routes requests are counted under (anything else is `other`). */
 export const routeOf = (path: string): string =>
@@ -200,11 +202,58 @@ export function errorCodesOf(result: unknown): string[] {
   return codes;
 }
 
-/** `GET /metrics` in the Prometheus text format. */
-export function useMetricsEndpoint(metrics: Metrics): Plugin {
+export interface MetricsAccess {
+  /** WEFT_METRICS_TOKEN: `Authorization: Bearer <token>` may read /metrics. */
+  token?: string | undefined;
+  /** The caller of an Authorization header (open mode: everyone). */
+  authenticate(authorization: string | undefined): Promise<AuthInfo>;
+}
+
+const sameSecret = (a: string, b: string): boolean => {
+  const x = createHash('sha256').update(a).digest();
+  const y = createHash('sha256').update(b).digest();
+  return timingSafeEqual(x, y);
+};
+
+/** Whether this Authorization may read /metrics: the metrics token, an admin key, or open mode. */
+async function mayReadMetrics(
+  authorization: string | undefined,
+  access: MetricsAccess,
+): Promise<boolean> {
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+  if (access.token !== undefined && bearer !== undefined && sameSecret(bearer, access.token))
+    return true;
+  const auth = await access.authenticate(authorization);
+  // Open mode's caller has no key (keyId null) and every scope: as open as /graphql.
+  return auth.authenticated && (auth.keyId === null || auth.scopes.has('admin'));
+}
+
+/**
+ * `GET /metrics` in the Prometheus text format. With API keys it needs WEFT_METRICS_TOKEN or an
+ * admin key (401 UNAUTHENTICATED otherwise): the series name operations, error codes and load.
+ */
+export function useMetricsEndpoint(metrics: Metrics, access: MetricsAccess): Plugin {
   return {
     async onRequest({ request, url, endResponse }) {
       if (request.method !== 'GET' || url.pathname !== '/metrics') return;
+      const authorization = request.headers.get('authorization') ?? undefined;
+      if (!(await mayReadMetrics(authorization, access))) {
+        endResponse(
+          Response.json(
+            {
+              errors: [
+                {
+                  message:
+                    '/metrics needs Authorization: Bearer <WEFT_METRICS_TOKEN> or an API key with the admin scope',
+                  extensions: { code: 'UNAUTHENTICATED' },
+                },
+              ],
+            },
+            { status: 401, headers: { 'www-authenticate': 'Bearer realm="weft-metrics"' } },
+          ),
+        );
+        return;
+      }
       endResponse(
         new Response(await metrics.registry.metrics(), {
           status: 200,

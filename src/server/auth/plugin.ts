@@ -34,12 +34,39 @@ export function authorizationOf(context: InitialContext): string | undefined {
   return typeof upgrade === 'string' ? upgrade : undefined;
 }
 
+/** The refusal of a caller without a valid key: 401, before the document is even parsed. */
+export function unauthenticatedError(auth: AuthInfo): GraphQLError {
+  return new GraphQLError(`authentication required: ${auth.reason ?? 'no valid API key'}`, {
+    extensions: {
+      code: 'UNAUTHENTICATED',
+      http: { status: 401, headers: { 'www-authenticate': 'Bearer realm="weft"' } },
+    },
+  });
+}
+
 export function useAuth(authenticator: Authenticator): Plugin {
   const watch = watcher(authenticator);
+  // One key lookup per HTTP request: the gate in onParams and the context share it.
+  const byRequest = new WeakMap<object, Promise<AuthInfo>>();
+  const authenticate = (initial: InitialContext): Promise<AuthInfo> => {
+    const request = initial.request as object | undefined;
+    const known = request === undefined ? undefined : byRequest.get(request);
+    if (known !== undefined) return known;
+    const auth = authenticator.authenticate(authorizationOf(initial));
+    if (request !== undefined) byRequest.set(request, auth);
+    return auth;
+  };
   return {
+    // Without a valid key nothing is parsed, validated or executed — not `{ __typename }`, not
+    // introspection — so neither the schema nor validation messages reach an unknown caller.
+    // (graphql-ws refuses such a caller at connection_init.)
+    async onParams({ request, setResult }) {
+      const auth = await authenticate({ request } as InitialContext);
+      if (!auth.authenticated) setResult({ errors: [unauthenticatedError(auth)] });
+    },
     async onContextBuilding({ context, extendContext }) {
       const initial = context as InitialContext;
-      const auth = await authenticator.authenticate(authorizationOf(initial));
+      const auth = await authenticate(initial);
       const scoped = contextFor(context as unknown as GraphQLContext, auth);
       const events = initial.events;
       extendContext({
