@@ -25,21 +25,46 @@ export function textProblem(text: string): string | undefined {
  * the rest. Iterative, so a deep value cannot overflow the stack; a cycle is walked once.
  */
 export function findTextIssue(value: unknown, root = '$'): ValidationIssue | undefined {
-  return findInputIssue(value, root, Number.POSITIVE_INFINITY);
+  return findInputIssue(value, root);
 }
 
 /**
- * `findTextIssue`, and also the first object or array nested deeper than `maxDepth` levels
- * (`value` itself is level 1): hashing, canonical JSON and schema checks recurse once per
- * level, so a deep enough value would overflow the stack there instead of getting an answer.
+ * Why `n` may not be what the caller meant, or undefined. A number of magnitude above 2^53 − 1
+ * is where doubles stop holding every integer: by the time it is a JS number (JSON parsing, a
+ * GraphQL literal) a larger integer has already been rounded, and nothing can tell, so such
+ * numbers are refused rather than stored silently changed. Pure.
+ */
+export function numberProblem(n: number): string | undefined {
+  if (Math.abs(n) <= Number.MAX_SAFE_INTEGER || !Number.isFinite(n)) return undefined;
+  return `${n} is beyond ±(2^53 − 1), where numbers stop being exact integers (it may already have been rounded): send it as a string`;
+}
+
+export interface InputIssueOptions {
+  /** Refuse objects and arrays nested deeper than this (`value` itself is level 1). */
+  maxDepth?: number;
+  /** Refuse numbers `numberProblem` refuses. */
+  exactNumbers?: boolean;
+}
+
+/**
+ * `findTextIssue`, and optionally the first object or array nested deeper than `maxDepth`
+ * levels (hashing, canonical JSON and schema checks recurse once per level, so a deep enough
+ * value would overflow the stack there instead of getting an answer) and the first number
+ * `numberProblem` refuses.
  */
 export function findInputIssue(
   value: unknown,
   root: string,
-  maxDepth: number,
+  options: InputIssueOptions = {},
 ): ValidationIssue | undefined {
+  const maxDepth = options.maxDepth ?? Number.POSITIVE_INFINITY;
+  const exactNumbers = options.exactNumbers === true;
   if (typeof value === 'string') {
     const problem = textProblem(value);
+    return problem === undefined ? undefined : { path: root, message: problem };
+  }
+  if (typeof value === 'number' && exactNumbers) {
+    const problem = numberProblem(value);
     return problem === undefined ? undefined : { path: root, message: problem };
   }
   if (typeof value !== 'object' || value === null) return undefined;
@@ -69,6 +94,10 @@ export function findInputIssue(
       const at = isArray ? Number(key) : key;
       if (typeof item === 'string') {
         const problem = textProblem(item);
+        if (problem !== undefined)
+          return { path: childPath(pathOf(frame, root), at), message: problem };
+      } else if (typeof item === 'number') {
+        const problem = exactNumbers ? numberProblem(item) : undefined;
         if (problem !== undefined)
           return { path: childPath(pathOf(frame, root), at), message: problem };
       } else if (typeof item === 'object' && item !== null) {

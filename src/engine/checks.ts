@@ -56,7 +56,7 @@ export function checkSize(value: unknown, path: string, limit: number): Result<v
  * anything recurses over it.
  */
 export function checkDepth(value: unknown, path: string): Result<void> {
-  const issue = findInputIssue(value, path, MAX_JSON_DEPTH);
+  const issue = findInputIssue(value, path, { maxDepth: MAX_JSON_DEPTH });
   return issue === undefined
     ? ok(undefined)
     : err({

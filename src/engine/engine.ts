@@ -508,16 +508,16 @@ export function createRuntime(options: EngineOptions) {
     command: (claim: IdempotencyClaim | undefined) => Promise<Result<T>>,
   ): Promise<Result<T>> {
     // Every write passes here, so this is where ids, keys and text that could not be stored and
-    // read back exactly (a lone surrogate, a NUL) are refused, the same way on every backend. With
+    // read back exactly (a lone surrogate, a NUL, an integer past 2^53) are refused, the same way
+    // on every backend. With
     // a key, the request is hashed (below): one too deep for that gets an answer, not a stack
     // overflow; without one, each command's own bounds name the deep value.
     const badText =
       findTextIssue(key, '$.idempotencyKey') ??
-      findInputIssue(
-        request,
-        '$',
-        key === undefined ? Number.POSITIVE_INFINITY : MAX_REQUEST_DEPTH,
-      );
+      findInputIssue(request, '$', {
+        ...(key === undefined ? {} : { maxDepth: MAX_REQUEST_DEPTH }),
+        exactNumbers: true,
+      });
     if (badText !== undefined) {
       return err({
         code: 'VALIDATION_FAILED',

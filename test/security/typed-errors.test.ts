@@ -1,9 +1,10 @@
 /**
- * Hostile input that used to end in a masked INTERNAL_SERVER_ERROR gets a typed client error
- * instead — cursors with an invalid date, values nested thousands of levels deep, a list literal
- * nested 2,400 deep — and an error that is still unexpected is logged once, with its cause and
- * the request id, while the client sees only INTERNAL_SERVER_ERROR. Through the server, on
- * SQLite and Postgres where the value reaches storage.
+ * Hostile input that used to end in a masked INTERNAL_SERVER_ERROR (or be stored silently
+ * changed) gets a typed client error instead — cursors with an invalid date, values nested
+ * thousands of levels deep, a list literal nested 2,400 deep, an integer past 2^53 that JSON has
+ * already rounded — and an error that is still unexpected is logged once, with its cause and the
+ * request id, while the client sees only INTERNAL_SERVER_ERROR. Through the server, on SQLite and
+ * Postgres where the value reaches storage.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ErrorLogLine, useErrorLog } from '../../src/server/logging.js';
@@ -114,6 +115,42 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect((over.data as { createThread: { __typename: string } }).createThread.__typename).toBe(
         'ValidationError',
       );
+    });
+
+    it('integers beyond 2^53 − 1 in a payload, metadata or literal are VALIDATION_FAILED naming the path; 2^53 − 1 reads back exactly', async () => {
+      const APPEND = `mutation($m: JSON!) { appendNodes(input: { threadId: "ok", nodes: [{ kind: GOAL, payload: $m }] }) {
+        ${REFUSAL} ... on AppendNodesSuccess { nodes { payload } } } }`;
+      // Raw JSON text: the server's parser is what rounds 2^53 + 1 to 2^53.
+      for (const big of ['9007199254740993', '-9007199254740993', '1e20']) {
+        const appended = await t.post(withM(APPEND, `{"list":[1,${big}]}`));
+        const result = (
+          appended.data as {
+            appendNodes: {
+              __typename: string;
+              code: string;
+              issues: Array<{ path: string; message: string }>;
+            };
+          }
+        ).appendNodes;
+        expect(result.__typename).toBe('ValidationError');
+        expect(result.code).toBe('VALIDATION_FAILED');
+        expect(result.issues[0]!.path).toBe('$.nodes[0].payload.list[1]');
+        expect(result.issues[0]!.message).toContain('send it as a string');
+
+        const created = await t.post(withM(CREATE, `{"n":${big}}`));
+        const refused = (
+          created.data as { createThread: { __typename: string; issues: Array<{ path: string }> } }
+        ).createThread;
+        expect(refused.__typename).toBe('ValidationError');
+        expect(refused.issues[0]!.path).toBe('$.metadata.n');
+      }
+      const literal = await t.gql(
+        'mutation { appendNodes(input: { threadId: "ok", nodes: [{ kind: GOAL, payload: { n: 9007199254740993 } }] }) { __typename } }',
+      );
+      expect(literal.data.appendNodes.__typename).toBe('ValidationError');
+
+      const exact = await t.post(withM(APPEND, '{"n":9007199254740991,"m":-9007199254740991}'));
+      expect(exact.text).toContain('"payload":{"m":-9007199254740991,"n":9007199254740991}');
     });
   });
 }
