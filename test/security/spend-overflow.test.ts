@@ -152,5 +152,31 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(data.thread.logLength).toBe(2);
       expect(data.thread.spend.totalTokens).toBe(0);
     });
+
+    it('refuses an imported WorkflowState whose token totals pass 2^31 − 1, naming the field', async () => {
+      await startRun('imp');
+      // A state that imports cleanly but for its totals: the thread's own run, exported.
+      const exported = await t.gql('{ run(id: "imp-r") { workflowState } }');
+      expect(exported.errors).toBeUndefined();
+      const imported = await t.gql(
+        `mutation($s: JSON!) { importWorkflowState(input: { threadId: "imp", state: $s }) {
+          __typename ... on ValidationError { code issues { path } } } }`,
+        {
+          s: {
+            ...exported.data.run.workflowState,
+            run_id: 'imp-big',
+            total_input_tokens: MAX,
+            total_output_tokens: 1,
+            total_tokens_used: MAX + 1,
+          },
+        },
+      );
+      expect(imported.errors).toBeUndefined();
+      expect(imported.data.importWorkflowState.__typename).toBe('ValidationError');
+      expect(imported.data.importWorkflowState.issues[0].path).toContain('total_output_tokens');
+      const data = await readAll('imp');
+      expect(data.thread.logLength).toBe(2);
+      expect(data.runs.edges).toEqual([{ node: { id: 'imp-r', spend: { totalTokens: 0 } } }]);
+    });
   });
 }

@@ -524,7 +524,41 @@ export function planImportWorkflowState(
       issues: [{ path: '$.state.run_id', message: 'duplicate run id' }],
     });
   }
+  const overflow = importedTokenOverflow(raw as Record<string, unknown>);
+  if (overflow !== undefined) return err(overflow);
   return ok({ type: 'workflow_state_imported', runId, state: raw as JsonObject });
+}
+
+/** An imported state's token totals must be servable too (see MAX_TOKEN_TOTAL). */
+function importedTokenOverflow(raw: Record<string, unknown>): WeftError | undefined {
+  const n = (v: unknown) => (typeof v === 'number' ? v : 0);
+  const room = (input: unknown, output: unknown, paths: { input: string; output: string }) =>
+    checkTokenRoom([{ input: 0, output: 0 }], n(input), n(output), paths);
+  const totals =
+    room(raw.total_input_tokens, raw.total_output_tokens, {
+      input: '$.state.total_input_tokens',
+      output: '$.state.total_output_tokens',
+    }) ??
+    room(0, raw.total_tokens_used, {
+      input: '$.state.total_tokens_used',
+      output: '$.state.total_tokens_used',
+    });
+  if (totals !== undefined) return totals;
+  for (const breakdown of ['model_breakdown', 'node_breakdown'] as const) {
+    const entries = raw[breakdown];
+    if (typeof entries !== 'object' || entries === null) continue;
+    for (const [key, spend] of Object.entries(entries)) {
+      if (typeof spend !== 'object' || spend === null) continue;
+      const s = spend as Record<string, unknown>;
+      const path = `$.state.${breakdown}.${JSON.stringify(key)}`;
+      const found = room(s.input_tokens, s.output_tokens, {
+        input: `${path}.input_tokens`,
+        output: `${path}.output_tokens`,
+      });
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
 }
 
 /**
