@@ -25,6 +25,7 @@ import {
   type TokenizerName,
 } from '../core/projection/index.js';
 import type { WorkflowState } from '../core/run/index.js';
+import { textProblem } from '../core/text.js';
 import type { NodeTaint, NodeUsage, ThreadSpend } from '../core/thread/index.js';
 import type { ThreadStore } from '../store/read-model/index.js';
 import {
@@ -35,7 +36,7 @@ import {
   type ThreadListQuery,
 } from '../store/read-model/queries.js';
 import type { LogEntryRow, RunRow, ThreadRow } from '../store/read-model/rows.js';
-import { canSee, DEFAULT_TENANT } from './tenancy.js';
+import { canSee, DEFAULT_TENANT, isStorable } from './tenancy.js';
 import type { Engine, StateAt } from './types.js';
 
 export interface ThreadView {
@@ -255,6 +256,14 @@ function eventOf(threadId: string, entry: LogEntry): EventView {
 
 const nodeKey = (threadId: string, id: string) => `${threadId}\u0000${id}`;
 
+/** `read(keys)`, or no rows without a query when no key is left. */
+async function storableOnly<K, R>(
+  keys: readonly K[],
+  read: (keys: K[]) => Promise<R[]>,
+): Promise<R[]> {
+  return keys.length === 0 ? [] : read([...keys]);
+}
+
 /** Values in the order of `keys`, looked up by `keyOf`. */
 function inKeyOrder<K, V>(
   keys: readonly K[],
@@ -297,19 +306,30 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
     'databaseUrl' in source ? openReadQueries(source.databaseUrl, engine.store.codec) : source;
   const owned = 'databaseUrl' in source;
   const byNode = (n: { threadId: string; id: string }) => nodeKey(n.threadId, n.id);
+  // A key that is not storable text (a NUL, a lone surrogate) matches no stored row; it is
+  // answered without a query, since Postgres refuses a NUL even in a lookup.
+  const storableKeys = <K extends { threadId: string; id: string }>(keys: readonly K[]) =>
+    keys.filter((k) => isStorable(k.threadId) && isStorable(k.id));
 
   return {
     threads: async (ids) =>
       inKeyOrder(
         ids,
-        (await q.threads(ids)).map(toThreadView),
+        (await storableOnly(ids.filter(isStorable), (k) => q.threads(k))).map(toThreadView),
         (id) => id,
         (t) => t.id,
       ),
 
-    listThreads: async (query) => (await q.listThreads(query)).map(toThreadView),
+    listThreads: async (query) =>
+      isStorable(query.forkedFromId) ? (await q.listThreads(query)).map(toThreadView) : [],
 
-    nodes: async (keys) => inKeyOrder(keys, (await q.nodes(keys)).map(toNodeView), byNode, byNode),
+    nodes: async (keys) =>
+      inKeyOrder(
+        keys,
+        (await storableOnly(storableKeys(keys), (k) => q.nodes(k))).map(toNodeView),
+        byNode,
+        byNode,
+      ),
 
     nodePage: async (query) => (await q.nodePage(query)).map(toNodeView),
 
@@ -362,9 +382,22 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
     events: async (threadId, afterIndex, take) =>
       (await q.entries(threadId, afterIndex, take)).map(toEventView),
 
-    runs: async (keys) => inKeyOrder(keys, (await q.runs(keys)).map(toRunView), byNode, byNode),
+    runs: async (keys) =>
+      inKeyOrder(
+        keys,
+        (await storableOnly(storableKeys(keys), (k) => q.runs(k))).map(toRunView),
+        byNode,
+        byNode,
+      ),
 
     async findRun(runId, threadId, tenant) {
+      for (const [value, path] of [
+        [runId, '$.id'],
+        [threadId, '$.threadId'],
+      ] as const) {
+        const problem = typeof value === 'string' ? textProblem(value) : undefined;
+        if (problem !== undefined) return err(invalid(path, problem));
+      }
       if (threadId !== undefined) {
         if (!(await canSee(engine.store, threadId, tenant))) return ok(undefined);
         const [row] = await q.runs([{ threadId, id: runId }]);
@@ -388,7 +421,8 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
       return ok(row === undefined ? undefined : toRunView(row));
     },
 
-    listRuns: async (query) => (await q.listRuns(query)).map(toRunView),
+    listRuns: async (query) =>
+      isStorable(query.threadId) ? (await q.listRuns(query)).map(toRunView) : [],
 
     async walks(keys) {
       const threadIds = [...new Set(keys.map((k) => k.threadId))];

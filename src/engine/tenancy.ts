@@ -36,6 +36,10 @@ export async function threadTenant(
   return tenant;
 }
 
+/** Whether `value` could be a stored key: not a string, or text `textProblem` accepts. */
+export const isStorable = (value: unknown): boolean =>
+  typeof value !== 'string' || textProblem(value) === undefined;
+
 /** Whether `tenant` (undefined: the system) may see `threadId`; false for an unknown thread. */
 export async function canSee(
   store: ThreadStore,
@@ -43,6 +47,8 @@ export async function canSee(
   tenant: string | undefined,
 ): Promise<boolean> {
   if (tenant === undefined) return true;
+  // No stored thread has an id that is not storable text, and Postgres refuses a NUL in a lookup.
+  if (!isStorable(threadId)) return false;
   return (await threadTenant(store, threadId)) === tenant;
 }
 

@@ -116,6 +116,41 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       }
     });
 
+    it('answers reads by such a run id, node id or filter without an internal error', async () => {
+      for (const bad of [LONE, NUL]) {
+        const run = await t.gql('query($v: ID!) { run(id: $v) { id } }', { v: bad });
+        expect(run.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+        const inThread = await t.gql('query($v: ID!) { run(id: "r", threadId: $v) { id } }', {
+          v: bad,
+        });
+        expect(inThread.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+
+        const node = await t.gql(
+          'query($v: ID!) { thread(id: "ok") { causalNode(id: $v) { id } } }',
+          {
+            v: bad,
+          },
+        );
+        expect(node.errors?.[0]?.extensions?.code ?? 'none').not.toBe('INTERNAL_SERVER_ERROR');
+        expect(node.data?.thread?.causalNode ?? null).toBeNull();
+
+        const runs = await t.gql(
+          'query($v: ID) { runs(filter: { threadId: $v }) { edges { cursor } } }',
+          {
+            v: bad,
+          },
+        );
+        expect(runs.errors).toBeUndefined();
+        expect(runs.data.runs.edges).toEqual([]);
+        const forks = await t.gql(
+          'query($v: ID) { threads(filter: { forkedFrom: $v }) { edges { cursor } } }',
+          { v: bad },
+        );
+        expect(forks.errors).toBeUndefined();
+        expect(forks.data.threads.edges).toEqual([]);
+      }
+    });
+
     it('refuses startRun with an empty or blank goal', async () => {
       for (const goal of ['', '   ']) {
         const started = await t.gql(START, { input: { threadId: 'ok', goal } });
