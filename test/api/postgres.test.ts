@@ -21,7 +21,7 @@ describeWithPostgres('API on Postgres', () => {
     expect(run.data.startRun.run).toEqual({ id: 'r1', status: 'RUNNING' });
     const appended = await t.gql(
       `mutation { appendNodes(input: { threadId: "pg", expectedIndex: 2, nodes: [
-        { kind: TOOL_RESULT, payload: { k: "é \\u0000 ✓" }, runId: "r1", taint: { source: "mcp_tool" } },
+        { kind: TOOL_RESULT, payload: { k: "é \\u0001 ✓" }, runId: "r1", taint: { source: "mcp_tool" } },
         { kind: ANSWER, payload: { b: 1, a: 2 } }] }) { __typename ... on AppendNodesSuccess { logIndex } } }`,
     );
     expect(appended.data.appendNodes).toEqual({ __typename: 'AppendNodesSuccess', logIndex: 2 });
@@ -32,7 +32,7 @@ describeWithPostgres('API on Postgres', () => {
     const edges = read.data.thread.nodes.edges.map((e: { node: unknown }) => e.node);
     expect(edges[0]).toMatchObject({
       kind: 'TOOL_RESULT',
-      payload: { k: 'é \u0000 ✓' },
+      payload: { k: 'é \u0001 ✓' },
       children: [{ kind: 'ANSWER' }],
       run: { id: 'r1' },
       taint: { source: 'mcp_tool' },
