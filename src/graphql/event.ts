@@ -1,5 +1,6 @@
 /** Log entries as ThreadEvents, and the thread's event list. */
 import { builder } from './builder.js';
+import { badInput } from './error-classes.js';
 import { decodeCursor, isInt, pageSize, toConnection } from './pagination.js';
 import { ThreadEventRef, ThreadRef } from './refs.js';
 import { pageSizeHint } from './thread.js';
@@ -26,10 +27,17 @@ export const ThreadEventConnection = builder.connectionObject({
 builder.objectField(ThreadRef, 'events', (t) =>
   t.field({
     type: ThreadEventConnection,
-    description: 'Log entries in index order; afterIndex: only entries with a greater index.',
+    description:
+      'Log entries in index order; afterIndex: only entries with a greater index (-1 or null: from ' +
+      'the start; below -1 is refused, not read as -1).',
     args: { afterIndex: t.arg.int(), first: t.arg.int(), after: t.arg.string() },
     complexity: (args) => ({ field: 1, multiplier: pageSizeHint(args.first) }),
     resolve: async (th, args, ctx) => {
+      // Below -1 names no position in the log: most likely a client's off-by-n, so it is refused
+      // instead of silently meaning "from the start".
+      if (args.afterIndex != null && args.afterIndex < -1) {
+        throw badInput('$.afterIndex', `must be an integer >= -1 (got ${args.afterIndex})`);
+      }
       const size = pageSize(args.first);
       const after = decodeCursor(args.after, isInt);
       const from = Math.max(after ?? -1, args.afterIndex ?? -1);
