@@ -21,6 +21,7 @@ import { createReads, type Reads } from '../engine/reads.js';
 import { createContext, type GraphQLContext } from '../graphql/context.js';
 import { schema as defaultSchema } from '../graphql/schema.js';
 import { type Authenticator, openAuthenticator, useAuth } from './auth/index.js';
+import { authorizationOf } from './auth/plugin.js';
 import { isLoopbackHost as loopbackAddress, type ServerConfig } from './config.js';
 import { useSharedSubscriptions } from './events/shared-execution.js';
 import {
@@ -101,6 +102,7 @@ export interface App {
 
 export function buildApp(deps: AppDeps): App {
   const { config } = deps;
+  const limits = config.websocket;
   const auth = deps.auth ?? openAuthenticator();
   /** What a request from elsewhere is checked against (the port is known once listening). */
   const foreign = (): ForeignCheck => ({
@@ -265,23 +267,96 @@ export function buildApp(deps: AppDeps): App {
       ) => void,
     ) => {
       if (stopping) return answer(false, 503);
+      const json = { 'Content-Type': 'application/json; charset=utf-8' };
       const refused = foreignRequest(req.headers, foreign());
-      if (refused === undefined) return answer(true);
-      metrics?.errors.inc({ code: refused.code });
-      answer(false, 403, refusalBody(refused.code, refused.message), {
-        'Content-Type': 'application/json; charset=utf-8',
-      });
+      if (refused !== undefined) {
+        metrics?.errors.inc({ code: refused.code });
+        return answer(false, 403, refusalBody(refused.code, refused.message), json);
+      }
+      if ((wss?.clients.size ?? 0) >= limits.maxConnections) {
+        metrics?.websocketRefusals.inc({ reason: 'connections' });
+        return answer(
+          false,
+          503,
+          refusalBody(
+            'TOO_MANY_CONNECTIONS',
+            `this server holds ${limits.maxConnections} WebSockets, its limit (WEFT_WS_MAX_CONNECTIONS); retry later`,
+          ),
+          { ...json, 'Retry-After': '5' },
+        );
+      }
+      answer(true);
     },
   });
   type Run = (
     a: ExecutionArgs,
   ) => ReturnType<NonNullable<Parameters<typeof useServer>[0]['execute']>>;
   type RootOps = { execute: Run; subscribe: Run };
+  /** Open graphql-ws connections per API key (open mode: one bucket for every caller). */
+  const perKey = new Map<string, number>();
+  const bucketOf = new WeakMap<object, string>();
+  wss.on('connection', (socket) => {
+    socket.once('close', (code) => {
+      if (code === INIT_TIMEOUT_CLOSE) metrics?.websocketRefusals.inc({ reason: 'init_timeout' });
+    });
+  });
   const ws = useServer(
     {
       execute: (args) => (args.rootValue as RootOps).execute(args),
       subscribe: (args) => (args.rootValue as RootOps).subscribe(args),
-      onSubscribe: async (ctx, _id, params) => {
+      connectionInitWaitTimeout: limits.initTimeoutMs,
+      // A caller without a valid key is closed with 4403 at connection_init instead of being
+      // acknowledged and held: every operation of it would be refused anyway.
+      onConnect: async (ctx) => {
+        const caller = await auth.authenticate(
+          authorizationOf({
+            ...(ctx.connectionParams === undefined
+              ? {}
+              : { connectionParams: ctx.connectionParams }),
+            req: ctx.extra.request,
+          }),
+        );
+        if (!caller.authenticated) {
+          metrics?.websocketRefusals.inc({ reason: 'unauthenticated' });
+          // A close reason is at most 123 bytes: the code, and the start of why.
+          const why = `UNAUTHENTICATED: ${caller.reason ?? 'no valid API key'}`;
+          ctx.extra.socket.close(FORBIDDEN_CLOSE, Buffer.from(why).subarray(0, 120).toString());
+          return false;
+        }
+        const bucket = caller.keyId ?? 'open';
+        const held = perKey.get(bucket) ?? 0;
+        if (held >= limits.maxConnectionsPerKey) {
+          metrics?.websocketRefusals.inc({ reason: 'connections_per_key' });
+          ctx.extra.socket.close(
+            PER_KEY_CLOSE,
+            'Too many connections for this key (WEFT_WS_MAX_CONNECTIONS_PER_KEY)',
+          );
+          return false;
+        }
+        perKey.set(bucket, held + 1);
+        bucketOf.set(ctx, bucket);
+        return true;
+      },
+      onClose: (ctx) => {
+        const bucket = bucketOf.get(ctx);
+        if (bucket === undefined) return;
+        bucketOf.delete(ctx);
+        const held = (perKey.get(bucket) ?? 1) - 1;
+        if (held <= 0) perKey.delete(bucket);
+        else perKey.set(bucket, held);
+      },
+      onSubscribe: async (ctx, id, params) => {
+        // This operation is already registered under its id; the others are running.
+        const running = Object.keys(ctx.subscriptions).filter((other) => other !== id).length;
+        if (running >= limits.maxSubscriptions) {
+          metrics?.websocketRefusals.inc({ reason: 'subscriptions' });
+          return [
+            new GraphQLError(
+              `this connection already runs ${running} operations, its limit (WEFT_WS_MAX_SUBSCRIPTIONS); complete one or open another connection`,
+              { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } },
+            ),
+          ];
+        }
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
           req: ctx.extra.request,
@@ -393,6 +468,13 @@ export function buildApp(deps: AppDeps): App {
     },
   };
 }
+
+/** graphql-ws's close code for a socket that sent no connection_init in time. */
+const INIT_TIMEOUT_CLOSE = 4408;
+/** graphql-ws's close code for a connection_init it does not accept. */
+const FORBIDDEN_CLOSE = 4403;
+/** A key holding WEFT_WS_MAX_CONNECTIONS_PER_KEY sockets opens no more (like HTTP 429). */
+const PER_KEY_CLOSE = 4429;
 
 /** An origin configured to call cross-origin (WEFT_CORS_ORIGINS; `*`: any). */
 const allowedCrossOrigin = (origin: string, allowed: readonly string[]): boolean =>

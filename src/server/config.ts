@@ -36,6 +36,18 @@ export const LIMIT_DEFAULTS = {
   maxImportNodes: 1_000_000,
 } as const;
 
+/** Defaults of the graphql-ws connection limits (each has a WEFT_WS_* variable). */
+export const WEBSOCKET_DEFAULTS = {
+  /** How long a socket may stay open without sending connection_init (closed with 4408). */
+  initTimeoutMs: 3_000,
+  /** Open WebSockets in this process; one more is refused at the upgrade (503). */
+  maxConnections: 10_000,
+  /** Open WebSockets of one API key (open mode: of all callers together); closed with 4429. */
+  maxConnectionsPerKey: 100,
+  /** Operations (subscriptions mostly) running at once on one WebSocket. */
+  maxSubscriptions: 100,
+} as const;
+
 /** An integer variable from `min` to `max`, `fallback` when unset. */
 const int = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
@@ -188,6 +200,24 @@ const EnvSchema = z.object({
   WEFT_CORS_ORIGINS: origins('WEFT_CORS_ORIGINS'),
   // The earlier name (it covered WebSocket upgrades only); still read, merged with the above.
   WEFT_ALLOWED_ORIGINS: origins('WEFT_ALLOWED_ORIGINS'),
+  // graphql-ws connection limits (see WEBSOCKET_DEFAULTS).
+  WEFT_WS_INIT_TIMEOUT_MS: int(
+    'WEFT_WS_INIT_TIMEOUT_MS',
+    WEBSOCKET_DEFAULTS.initTimeoutMs,
+    100,
+    600_000,
+  ),
+  WEFT_WS_MAX_CONNECTIONS: int('WEFT_WS_MAX_CONNECTIONS', WEBSOCKET_DEFAULTS.maxConnections, 1),
+  WEFT_WS_MAX_CONNECTIONS_PER_KEY: int(
+    'WEFT_WS_MAX_CONNECTIONS_PER_KEY',
+    WEBSOCKET_DEFAULTS.maxConnectionsPerKey,
+    1,
+  ),
+  WEFT_WS_MAX_SUBSCRIPTIONS: int(
+    'WEFT_WS_MAX_SUBSCRIPTIONS',
+    WEBSOCKET_DEFAULTS.maxSubscriptions,
+    1,
+  ),
   // Operations.
   WEFT_METRICS: flag('WEFT_METRICS', true),
   // With keys, /metrics answers this bearer token or an admin key.
@@ -225,6 +255,13 @@ export interface Limits {
   maxImportNodes: number;
 }
 
+export interface WebSocketLimits {
+  initTimeoutMs: number;
+  maxConnections: number;
+  maxConnectionsPerKey: number;
+  maxSubscriptions: number;
+}
+
 export interface ServerConfig {
   port: number;
   host: string;
@@ -237,6 +274,8 @@ export interface ServerConfig {
   maxBodyBytes: number;
   /** Query, batch and payload limits (maxBodyBytes is the field above). */
   limits: Omit<Limits, 'maxBodyBytes'>;
+  /** graphql-ws connection limits. */
+  websocket: WebSocketLimits;
   /**
    * Browser origins (besides the server's own) allowed to call over HTTP (CORS, with credentials)
    * and to open WebSockets; `*` allows any. WEFT_CORS_ORIGINS and WEFT_ALLOWED_ORIGINS together.
@@ -293,6 +332,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxPayloadBytes: e.WEFT_MAX_PAYLOAD_BYTES,
       maxImportBytes: e.WEFT_MAX_IMPORT_BYTES,
       maxImportNodes: e.WEFT_MAX_IMPORT_NODES,
+    },
+    websocket: {
+      initTimeoutMs: e.WEFT_WS_INIT_TIMEOUT_MS,
+      maxConnections: e.WEFT_WS_MAX_CONNECTIONS,
+      maxConnectionsPerKey: e.WEFT_WS_MAX_CONNECTIONS_PER_KEY,
+      maxSubscriptions: e.WEFT_WS_MAX_SUBSCRIPTIONS,
     },
     allowedOrigins: [...new Set([...e.WEFT_CORS_ORIGINS, ...e.WEFT_ALLOWED_ORIGINS])],
     metrics: e.WEFT_METRICS,

@@ -26,6 +26,7 @@ export interface Metrics {
   appendDuration: Histogram<'outcome'>;
   appendedNodes: Counter;
   logLength: Histogram;
+  websocketRefusals: Counter<'reason'>;
 }
 
 export interface MetricsSources {
@@ -105,6 +106,12 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
     appendedNodes: new Counter({
       name: 'weft_appended_nodes_total',
       help: 'Nodes appended through appendNodes',
+      registers,
+    }),
+    websocketRefusals: new Counter({
+      name: 'weft_websocket_refusals_total',
+      help: 'graphql-ws connections or operations refused, by reason: unauthenticated (4403), init_timeout (4408), connections (503 at the upgrade), connections_per_key (4429), subscriptions (TOO_MANY_SUBSCRIPTIONS)',
+      labelNames: ['reason'] as const,
       registers,
     }),
     logLength: new Histogram({

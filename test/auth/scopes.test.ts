@@ -195,8 +195,13 @@ describe('authentication', () => {
       const denied = anonymous.iterate({
         query: 'subscription { threadEvents(threadId: "t") { index } }',
       });
-      const refused = await denied.next().catch((e: unknown) => e);
-      expect(JSON.stringify(refused)).toContain('UNAUTHENTICATED');
+      // Refused at connection_init: the socket closes with 4403, its reason naming the code.
+      const refused = (await denied.next().catch((e: unknown) => e)) as {
+        code?: number;
+        reason?: string;
+      };
+      expect(refused.code).toBe(4403);
+      expect(refused.reason).toContain('UNAUTHENTICATED');
       const last = (await logLength()) - 1;
       const events = keyed.iterate({
         query: `subscription { threadEvents(threadId: "t", afterIndex: ${last}) { index } }`,
