@@ -41,7 +41,12 @@ Environment (serve uses all of these; the other commands DATABASE_URL and WEFT_E
   REDIS_URL               redis://host:6379: share subscription events between instances
   WEFT_GRAPHIQL           serve GraphiQL on GET /graphql (true)
   WEFT_INTROSPECTION      allow schema introspection (true)
-  WEFT_ALLOWED_ORIGINS    comma-separated browser origins allowed to open WebSockets
+  WEFT_CORS_ORIGINS       comma-separated browser origins allowed to call (CORS) and open
+                          WebSockets (*: any; WEFT_ALLOWED_ORIGINS is its older name)
+  WEFT_METRICS_TOKEN      with API keys, /metrics needs this bearer token or an admin key
+  WEFT_WS_INIT_TIMEOUT_MS, WEFT_WS_MAX_CONNECTIONS, WEFT_WS_MAX_CONNECTIONS_PER_KEY,
+  WEFT_WS_MAX_SUBSCRIPTIONS
+                          WebSocket limits (see docs/deployment.md)
   WEFT_METRICS            Prometheus metrics on /metrics (true)
   WEFT_REQUEST_LOG        one JSON line per request on stdout (true)
   WEFT_SHUTDOWN_GRACE_MS  how long SIGTERM waits for in-flight requests (8000)

@@ -40,6 +40,7 @@ import {
   REQUEST_ID_HEADER,
   type RequestLogLine,
   requestLogLine,
+  useErrorLog,
   useRequestInfo,
 } from './logging.js';
 import {
@@ -57,6 +58,7 @@ import {
   useNoIntrospection,
   useNoSuggestions,
 } from './plugins.js';
+import { useDocumentNestingLimit } from './value-depth.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -167,6 +169,9 @@ export function buildApp(deps: AppDeps): App {
     // plugins (auth, pub/sub …) last.
     plugins: [
       useBodyLimit(config.maxBodyBytes),
+      // Before parsing: graphql-js parses values recursively, so a deep enough literal would
+      // overflow its stack and come back as a 500.
+      useDocumentNestingLimit(),
       useCsrfPrevention(),
       useHealth(async () => {
         if (stopping) throw new Error('shutting down');
@@ -183,6 +188,9 @@ export function buildApp(deps: AppDeps): App {
             useOperationMetrics(metrics),
           ]),
       useRequestInfo(),
+      // After the request id is known and before yoga masks errors: one log line per unexpected
+      // error, with its cause, while the client sees only INTERNAL_SERVER_ERROR.
+      useErrorLog(),
       useDrainTracking(),
       useBatchLimit(config.limits.maxBatch),
       useFragmentCycleCode(),
