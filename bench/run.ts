@@ -10,6 +10,7 @@ const SUITES: Record<string, () => Promise<unknown>> = {
   projection: () => import('./projection.js').then((m) => m.runProjectionBench()),
   api: () => import('./api.js').then((m) => m.runApiBench()),
   peers: () => import('./peers.js').then((m) => m.runPeersBench()),
+  hostile: () => import('./hostile.js').then((m) => m.runHostileBench()),
 };
 
 const requested = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

@@ -1,0 +1,599 @@
+/**
+ * `npm run bench -- hostile`: does a hostile client cost normal traffic? For each attack of issue
+ * 14 (items 1, 4, 6, 7 and 10) a probe sends `{ __typename }` at a steady rate beside the attack,
+ * and its p99 is compared with the same probe with no attack, measured just before (baseline,
+ * attack, baseline, attack …) in this run. Target: ≤ 2× everywhere.
+ *
+ * The server and the probe run in this process over a real loopback port; each attack runs in a
+ * child process, so that building hostile documents or holding hundreds of sockets costs the
+ * attacker's CPU, not the event loop that serves the probe (what we measure is the server's
+ * fairness, not the bench's). Attackers use a small fixed concurrency, every loop is bounded in
+ * count and in time and stops by itself, and only 127.0.0.1 is targeted.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { WebSocket } from 'ws';
+import { createEngine } from '../src/engine/index.js';
+import { buildApp } from '../src/server/app.js';
+import { apiKeys, createAuthenticator } from '../src/server/auth/index.js';
+import { loadConfig } from '../src/server/config.js';
+import { createEventHub } from '../src/server/events/index.js';
+import { migrate } from '../src/store/migrate/index.js';
+import { createPrisma } from '../src/store/prisma/index.js';
+import { openThreadStore } from '../src/store/read-model/index.js';
+import { fmt, percentile } from './harness.js';
+
+const PHASE_MS = Number(process.env.WEFT_BENCH_HOSTILE_MS ?? 5000);
+/** Attacker requests in flight at once: about fairness, not about saturating the machine. */
+const CONCURRENCY = 8;
+/** The probe's pace: one request every PROBE_EVERY_MS, sent on schedule (open loop). */
+const PROBE_EVERY_MS = 10;
+/** Probe requests in flight at most; a stalled server cannot make the probe pile up forever. */
+const PROBE_MAX_IN_FLIGHT = 64;
+/** Upper bound on any one attacker loop, whatever its deadline says. */
+const MAX_REQUESTS_PER_WORKER = 20_000;
+const WS_FLOOD = 500;
+const WS_FLOOD_MAX_OPENS = 5_000;
+const SUBSCRIBE_ATTEMPTS = 2_000;
+const BIG_NODES = 1_200;
+
+type AttackName =
+  | 'origin-host'
+  | 'large-pages'
+  | 'deep-nesting'
+  | 'ws-flood'
+  | 'ws-subscriptions'
+  | 'keyless-surface';
+
+interface AttackSpec {
+  attack: AttackName;
+  url: string;
+  /** A valid key for attacks that need one to get past authentication. */
+  key?: string;
+  ms: number;
+}
+
+interface Attack {
+  name: AttackName;
+  item: number;
+  label: string;
+  keyed: boolean;
+}
+
+const ATTACKS: Attack[] = [
+  {
+    name: 'origin-host',
+    item: 1,
+    label: 'foreign Origin + rebinding Host (open mode, 403)',
+    keyed: false,
+  },
+  { name: 'large-pages', item: 4, label: 'nodes(first: 1000) on 1,200 nodes', keyed: true },
+  {
+    name: 'deep-nesting',
+    item: 6,
+    label: 'list literal 2,400 deep + metadata 10,000 deep',
+    keyed: true,
+  },
+  {
+    name: 'ws-flood',
+    item: 7,
+    label: `${WS_FLOOD} sockets: no connection_init / init without key`,
+    keyed: true,
+  },
+  {
+    name: 'ws-subscriptions',
+    item: 7,
+    label: `one socket, ${fmt(SUBSCRIBE_ATTEMPTS)} subscribes + appends`,
+    keyed: true,
+  },
+  {
+    name: 'keyless-surface',
+    item: 10,
+    label: 'keyless __typename / introspection / /metrics',
+    keyed: true,
+  },
+];
+
+// ---------------------------------------------------------------------------------------------
+// The attacker (a child process).
+
+interface Tally {
+  sent: number;
+  byStatus: Record<string, number>;
+  /** Sockets still open when the attack ended (the WebSocket flood). */
+  held?: number;
+}
+
+const count = (tally: Tally, status: string | number) => {
+  tally.sent++;
+  tally.byStatus[status] = (tally.byStatus[status] ?? 0) + 1;
+};
+
+/** One HTTP request with exactly these headers (fetch does not let us set Host). */
+function send(
+  url: string,
+  agent: Agent,
+  options: { method?: string; headers?: Record<string, string>; body?: string },
+): Promise<number> {
+  const target = new URL(url);
+  return new Promise((resolve) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: target.port,
+        path: target.pathname + target.search,
+        method: options.method ?? 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          ...(options.body === undefined
+            ? {}
+            : { 'content-length': Buffer.byteLength(options.body) }),
+          ...options.headers,
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', () => resolve(-1));
+      },
+    );
+    req.on('error', () => resolve(-1));
+    req.end(options.body);
+  });
+}
+
+/** CONCURRENCY workers, each sending `next(i)` back to back until the deadline. */
+async function hammer(
+  spec: AttackSpec,
+  next: (i: number) => {
+    path?: string;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+  },
+): Promise<Tally> {
+  const tally: Tally = { sent: 0, byStatus: {} };
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const deadline = performance.now() + spec.ms;
+  const origin = new URL(spec.url).origin;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, worker) => {
+      for (let i = 0; i < MAX_REQUESTS_PER_WORKER && performance.now() < deadline; i++) {
+        const r = next(i * CONCURRENCY + worker);
+        count(tally, await send(r.path === undefined ? spec.url : origin + r.path, agent, r));
+      }
+    }),
+  );
+  agent.destroy();
+  return tally;
+}
+
+const listLiteral = (depth: number) => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
+/** JSON text `{"a":{"a":…1}}`, `depth` objects deep (JSON.stringify itself would overflow). */
+const nestedJson = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+
+async function attackOriginHost(spec: AttackSpec): Promise<Tally> {
+  const port = new URL(spec.url).port;
+  const write = JSON.stringify({
+    query: 'mutation { createThread(input: { threadId: "stolen" }) { __typename } }',
+  });
+  return hammer(spec, (i) =>
+    i % 2 === 0
+      ? { headers: { origin: 'https://evil.example' }, body: write }
+      : {
+          headers: { host: `evil.example:${port}`, origin: `http://evil.example:${port}` },
+          body: write,
+        },
+  );
+}
+
+async function attackLargePages(spec: AttackSpec): Promise<Tally> {
+  const body = JSON.stringify({
+    query:
+      '{ thread(id: "big") { nodes(first: 1000) { edges { node { sequence payload parents { sequence } } } } } }',
+  });
+  const headers = { authorization: `Bearer ${spec.key}` };
+  return hammer(spec, () => ({ headers, body }));
+}
+
+async function attackDeepNesting(spec: AttackSpec): Promise<Tally> {
+  // Built once: the attack is what the server does with them, not our string building.
+  const list = JSON.stringify({
+    query: `{ threads(first: ${listLiteral(2_400)}) { edges { cursor } } }`,
+  });
+  const metadata = `{"query":${JSON.stringify(
+    'mutation($m: JSON) { createThread(input: { metadata: $m }) { __typename } }',
+  )},"variables":{"m":${nestedJson(10_000)}}}`;
+  const headers = { authorization: `Bearer ${spec.key}` };
+  return hammer(spec, (i) => ({ headers, body: i % 2 === 0 ? list : metadata }));
+}
+
+/** Keeps WS_FLOOD sockets open that never authenticate; reopens what the server closes. */
+async function attackWsFlood(spec: AttackSpec): Promise<Tally> {
+  const tally: Tally = { sent: 0, byStatus: {} };
+  const wsUrl = spec.url.replace(/^http/, 'ws');
+  const open = new Set<WebSocket>();
+  const deadline = performance.now() + spec.ms;
+  let opens = 0;
+  const openOne = (i: number): Promise<void> =>
+    new Promise((resolve) => {
+      opens++;
+      const ws = new WebSocket(wsUrl, 'graphql-transport-ws');
+      open.add(ws);
+      ws.on('open', () => {
+        // Half never say connection_init; half say it without a key.
+        if (i % 2 === 1) ws.send(JSON.stringify({ type: 'connection_init', payload: {} }));
+        resolve();
+      });
+      ws.on('unexpected-response', (_req, res) => {
+        count(tally, res.statusCode ?? 0);
+        res.resume();
+        open.delete(ws);
+        resolve();
+      });
+      ws.on('close', (code) => {
+        count(tally, `close ${code}`);
+        open.delete(ws);
+        resolve();
+      });
+      ws.on('error', () => resolve());
+    });
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, worker) => {
+      for (let i = worker; opens < WS_FLOOD_MAX_OPENS && performance.now() < deadline; i++) {
+        if (open.size >= WS_FLOOD) {
+          await new Promise((r) => setTimeout(r, 20));
+          continue;
+        }
+        await openOne(i);
+      }
+    }),
+  );
+  tally.held = open.size;
+  for (const ws of open) ws.terminate();
+  tally.sent = opens;
+  return tally;
+}
+
+/** One authenticated socket asks for SUBSCRIBE_ATTEMPTS subscriptions on one thread while
+ * appends to that thread fan out to every subscription the server accepted. */
+async function attackWsSubscriptions(spec: AttackSpec): Promise<Tally> {
+  const tally: Tally = { sent: 0, byStatus: {} };
+  const ws = new WebSocket(spec.url.replace(/^http/, 'ws'), 'graphql-transport-ws');
+  await new Promise<void>((resolve, reject) => {
+    ws.on('open', () => {
+      ws.send(
+        JSON.stringify({
+          type: 'connection_init',
+          payload: { authorization: `Bearer ${spec.key}` },
+        }),
+      );
+    });
+    ws.on('message', (data) => {
+      const message = JSON.parse(String(data)) as { type: string; payload?: unknown };
+      if (message.type === 'connection_ack') resolve();
+      else if (message.type === 'error') count(tally, 'refused');
+      else if (message.type === 'next') count(tally, 'event');
+    });
+    ws.on('close', (code) => reject(new Error(`subscription socket closed: ${code}`)));
+  });
+  for (let i = 0; i < SUBSCRIBE_ATTEMPTS; i++) {
+    ws.send(
+      JSON.stringify({
+        id: `s${i}`,
+        type: 'subscribe',
+        payload: { query: 'subscription { threadEvents(threadId: "subs") { index } }' },
+      }),
+    );
+  }
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const deadline = performance.now() + spec.ms;
+  const append = JSON.stringify({
+    query:
+      'mutation { appendNodes(input: { threadId: "subs", nodes: [{ kind: INFERENCE, payload: { x: 1 } }] }) { __typename } }',
+  });
+  // One appender, back to back: the cost is in the fan-out each append triggers.
+  for (let i = 0; i < MAX_REQUESTS_PER_WORKER && performance.now() < deadline; i++) {
+    count(
+      tally,
+      await send(spec.url, agent, {
+        headers: { authorization: `Bearer ${spec.key}` },
+        body: append,
+      }),
+    );
+  }
+  agent.destroy();
+  ws.terminate();
+  return tally;
+}
+
+async function attackKeylessSurface(spec: AttackSpec): Promise<Tally> {
+  const typename = JSON.stringify({ query: '{ __typename }' });
+  const introspection = JSON.stringify({
+    query: '{ __schema { types { name fields { name type { name kind ofType { name } } } } } }',
+  });
+  return hammer(spec, (i) =>
+    i % 3 === 0
+      ? { body: typename }
+      : i % 3 === 1
+        ? { body: introspection }
+        : { path: '/metrics', method: 'GET' },
+  );
+}
+
+const ATTACKERS: Record<AttackName, (spec: AttackSpec) => Promise<Tally>> = {
+  'origin-host': attackOriginHost,
+  'large-pages': attackLargePages,
+  'deep-nesting': attackDeepNesting,
+  'ws-flood': attackWsFlood,
+  'ws-subscriptions': attackWsSubscriptions,
+  'keyless-surface': attackKeylessSurface,
+};
+
+async function attackerMain(spec: AttackSpec): Promise<void> {
+  // The parent starts its probe when it reads this line.
+  process.stdout.write('started\n');
+  const tally = await ATTACKERS[spec.attack](spec);
+  process.stdout.write(`${JSON.stringify(tally)}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The probe and the server (this process).
+
+interface Probe {
+  requests: number;
+  failures: number;
+  /** Requests not sent because PROBE_MAX_IN_FLIGHT were still unanswered. */
+  skipped: number;
+  p50: number;
+  p99: number;
+}
+
+/** `{ __typename }` every PROBE_EVERY_MS for `ms`, on schedule whatever the answers take. */
+async function probe(url: string, key: string | undefined, ms: number): Promise<Probe> {
+  const body = JSON.stringify({ query: '{ __typename }' });
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json',
+    ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
+  };
+  const latencies: number[] = [];
+  const pending = new Set<Promise<void>>();
+  let failures = 0;
+  let skipped = 0;
+  const started = performance.now();
+  for (let i = 0; i < Math.ceil(ms / PROBE_EVERY_MS); i++) {
+    const due = started + i * PROBE_EVERY_MS;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (pending.size >= PROBE_MAX_IN_FLIGHT) {
+      // The server is that far behind: the p99 of what was answered understates it.
+      skipped++;
+      continue;
+    }
+    const t0 = performance.now();
+    const one = fetch(url, { method: 'POST', headers, body })
+      .then(async (response) => {
+        const text = await response.text();
+        latencies.push(performance.now() - t0);
+        if (response.status !== 200 || !text.includes('"__typename"')) failures++;
+      })
+      .catch(() => {
+        failures++;
+      })
+      .finally(() => pending.delete(one));
+    pending.add(one);
+  }
+  await Promise.all(pending);
+  return {
+    requests: latencies.length,
+    failures,
+    skipped,
+    p50: latencies.length > 0 ? percentile(latencies, 50) : Number.NaN,
+    p99: latencies.length > 0 ? percentile(latencies, 99) : Number.NaN,
+  };
+}
+
+/** Starts the attack in a child process; resolves once it runs, with its tally to come. */
+async function startAttacker(spec: AttackSpec): Promise<{ done: Promise<Tally | undefined> }> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', SELF], {
+    env: { ...process.env, WEFT_HOSTILE_ATTACK: JSON.stringify(spec) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  let markStarted: () => void = () => {};
+  const started = new Promise<void>((resolve) => {
+    markStarted = resolve;
+  });
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    if (out.includes('started\n')) markStarted();
+  });
+  // Should the attacker hang, it is ended by its own id well after its deadline.
+  const guard = setTimeout(() => child.kill('SIGKILL'), spec.ms + 30_000);
+  const done = new Promise<Tally | undefined>((resolve) => {
+    child.on('exit', () => {
+      clearTimeout(guard);
+      markStarted();
+      const last = out.trim().split('\n').at(-1);
+      try {
+        resolve(last === undefined || last === 'started' ? undefined : JSON.parse(last));
+      } catch {
+        resolve(undefined);
+      }
+    });
+  });
+  await started;
+  return { done };
+}
+
+const SELF = fileURLToPath(import.meta.url);
+
+interface Server {
+  url: string;
+  admin?: string;
+  reader?: string;
+  close(): Promise<void>;
+}
+
+async function startServer(dir: string, mode: 'open' | 'keys'): Promise<Server> {
+  const databaseUrl = `file:${join(dir, `${mode}.db`)}`;
+  await migrate(databaseUrl);
+  const store = openThreadStore(databaseUrl);
+  const hub = createEventHub({ store });
+  await hub.ready;
+  const engine = createEngine({ store, publisher: hub });
+  const db = createPrisma(databaseUrl);
+  const keys = apiKeys(db);
+  const auth = createAuthenticator({ keys, mode, openCheckMs: 0, revalidateMs: 1000 });
+  const app = buildApp({
+    // The server's defaults (limits included), but for the JSON request log, which would drown
+    // the table.
+    config: loadConfig({
+      DATABASE_URL: databaseUrl,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      WEFT_REQUEST_LOG: process.env.WEFT_REQUEST_LOG ?? 'off',
+    }),
+    engine,
+    auth,
+    extendContext: () => ({ events: hub }),
+  });
+  const url = await app.start();
+  const server: Server = {
+    url,
+    async close() {
+      await app.stop(100);
+      await hub.close();
+      await engine.close();
+      await db.prisma.$disconnect();
+    },
+  };
+  if (mode === 'keys') {
+    server.admin = (await keys.create({ tenant: 'acme', scopes: ['admin'] as never })).key;
+    server.reader = (await keys.create({ tenant: 'acme', scopes: ['read'] as never })).key;
+  }
+  return server;
+}
+
+async function gql(url: string, key: string | undefined, query: string, variables?: object) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
+    },
+    body: JSON.stringify({ query, variables }),
+  });
+  const json = (await response.json()) as { data?: Record<string, { __typename: string }> };
+  const payload = Object.values(json.data ?? {})[0];
+  if (payload?.__typename?.endsWith('Success') !== true) {
+    throw new Error(`setup failed: ${JSON.stringify(json).slice(0, 300)}`);
+  }
+}
+
+/** The threads the attacks read and subscribe to, created through the API with the admin key. */
+async function seed(server: Server): Promise<void> {
+  const { url, admin } = server;
+  await gql(url, admin, 'mutation { createThread(input: { threadId: "big" }) { __typename } }');
+  await gql(url, admin, 'mutation { createThread(input: { threadId: "subs" }) { __typename } }');
+  const BATCH = 100;
+  for (let from = 0; from < BIG_NODES; from += BATCH) {
+    const nodes = Array.from({ length: BATCH }, (_, k) => ({
+      kind: 'ANSWER',
+      payload: { i: from + k },
+      resourceKey: `k${(from + k) % 600}`,
+    }));
+    await gql(
+      url,
+      admin,
+      'mutation($n: [NodeInput!]!) { appendNodes(input: { threadId: "big", nodes: $n }) { __typename } }',
+      { n: nodes },
+    );
+  }
+}
+
+const summarize = (tally: Tally | undefined): string =>
+  tally === undefined
+    ? 'attacker gave no tally'
+    : `${fmt(tally.sent)} sent; ${Object.entries(tally.byStatus)
+        .map(([status, n]) => `${status}: ${fmt(n)}`)
+        .join(', ')}${tally.held === undefined ? '' : `; still open at the end: ${tally.held}`}`;
+
+export async function runHostileBench(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'weft-bench-hostile-'));
+  const open = await startServer(dir, 'open');
+  const keyed = await startServer(dir, 'keys');
+  try {
+    await seed(keyed);
+    // Warm-up: JIT and connection pools on both servers.
+    await probe(open.url, undefined, 1000);
+    await probe(keyed.url, keyed.reader, 1000);
+    const rows: string[][] = [];
+    const tallies: string[] = [];
+    for (const attack of ATTACKS) {
+      const server = attack.keyed ? keyed : open;
+      const probeKey = attack.keyed ? keyed.reader : undefined;
+      const baseline = await probe(server.url, probeKey, PHASE_MS);
+      const spec: AttackSpec = { attack: attack.name, url: server.url, ms: PHASE_MS };
+      if (attack.keyed && attack.name !== 'keyless-surface' && attack.name !== 'ws-flood') {
+        spec.key = keyed.admin!;
+      }
+      const attacker = await startAttacker(spec);
+      const under = await probe(server.url, probeKey, PHASE_MS);
+      const tally = await attacker.done;
+      const ratio = under.p99 / baseline.p99;
+      rows.push([
+        `${attack.item}`,
+        attack.label,
+        `${fmt(under.p50, 1)} / ${fmt(under.p99, 1)} ms`,
+        `${fmt(baseline.p99, 1)} ms`,
+        `${fmt(ratio, 2)}×`,
+        '≤ 2×',
+        ratio <= 2 && under.failures + under.skipped === 0 ? 'ok' : 'MISSED',
+        `${under.failures} / ${under.skipped}`,
+      ]);
+      tallies.push(`  ${attack.name}: ${summarize(tally)}`);
+    }
+    const head = [
+      'item',
+      'attack',
+      'probe p50 / p99 under attack',
+      'baseline p99',
+      'ratio',
+      'target',
+      'result',
+      'probe failed / skipped',
+    ];
+    const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+    const line = (cells: string[]) =>
+      `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+    console.log(
+      `\nHostile load (SQLite, attackers at concurrency ${CONCURRENCY} in a child process, ` +
+        `probe { __typename } every ${PROBE_EVERY_MS} ms, ${PHASE_MS / 1000} s per phase, ` +
+        'baseline measured just before each attack)\n',
+    );
+    console.log(line(head));
+    console.log(line(widths.map((w) => '-'.repeat(w))));
+    for (const row of rows) console.log(line(row));
+    console.log('\nWhat the attackers were answered:');
+    for (const t of tallies) console.log(t);
+    console.log('');
+  } finally {
+    await open.close();
+    await keyed.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// Run as the attacker child: started by runHostileBench with its spec in the environment.
+if (process.env.WEFT_HOSTILE_ATTACK !== undefined && process.argv[1] === SELF) {
+  await attackerMain(JSON.parse(process.env.WEFT_HOSTILE_ATTACK) as AttackSpec);
+}
