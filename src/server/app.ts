@@ -300,7 +300,7 @@ export function buildApp(deps: AppDeps): App {
     a: ExecutionArgs,
   ) => ReturnType<NonNullable<Parameters<typeof useServer>[0]['execute']>>;
   type RootOps = { execute: Run; subscribe: Run };
-  /** Open graphql-ws connections per API key (open mode: one bucket for every caller). */
+  /** Open graphql-ws connections per API key (keyed mode only). */
   const perKey = new Map<string, number>();
   const bucketOf = new WeakMap<object, string>();
   wss.on('connection', (socket) => {
@@ -331,7 +331,10 @@ export function buildApp(deps: AppDeps): App {
           ctx.extra.socket.close(FORBIDDEN_CLOSE, Buffer.from(why).subarray(0, 120).toString());
           return false;
         }
-        const bucket = caller.keyId ?? 'open';
+        // Open mode has no keys to tell callers apart: every local client (dashboards, tabs,
+        // agents) shares one identity, so only the per-process cap applies there.
+        const bucket = caller.keyId;
+        if (bucket === undefined || bucket === null) return true;
         const held = perKey.get(bucket) ?? 0;
         if (held >= limits.maxConnectionsPerKey) {
           metrics?.websocketRefusals.inc({ reason: 'connections_per_key' });

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { type App, buildApp } from '../../src/server/app.js';
 import { loadConfig } from '../../src/server/config.js';
+import { createTestApp } from '../api/support.js';
 import { type AuthApp, createAuthApp } from '../auth/support.js';
 
 let t: AuthApp;
@@ -269,5 +270,30 @@ describe('caps', () => {
     expect(socket.closed).toBeUndefined();
     expect(refusals(await metricsOf(url), 'subscriptions')).toBeGreaterThanOrEqual(1);
     socket.close();
+  });
+});
+
+describe('open mode', () => {
+  it('has no per-key cap: every local client shares one identity, only the process cap applies', async () => {
+    const open = await createTestApp({
+      config: {
+        requestLog: false,
+        websocket: {
+          initTimeoutMs: 3000,
+          maxConnections: 100,
+          maxConnectionsPerKey: 2,
+          maxSubscriptions: 100,
+        },
+      },
+    });
+    try {
+      const url = await open.app.start();
+      const sockets = [new Raw(url), new Raw(url), new Raw(url), new Raw(url)];
+      for (const s of sockets) await s.init(undefined);
+      expect(sockets.map((s) => s.acknowledged)).toEqual([true, true, true, true]);
+      for (const s of sockets) s.close();
+    } finally {
+      await open.close();
+    }
   });
 });
