@@ -265,6 +265,9 @@ export function buildApp(deps: AppDeps): App {
   wss = new WebSocketServer({
     server,
     path: GRAPHQL_PATH,
+    // One message may be no larger than one HTTP body (ws would take 100 MiB by default): a
+    // larger one closes the socket with 1009 before it is buffered whole.
+    maxPayload: config.maxBodyBytes,
     verifyClient: (
       { req }: { req: IncomingMessage },
       answer: (
@@ -316,6 +319,17 @@ export function buildApp(deps: AppDeps): App {
       // A caller without a valid key is closed with 4403 at connection_init instead of being
       // acknowledged and held: every operation of it would be refused anyway.
       onConnect: async (ctx) => {
+        // connection_init carries a key and a few settings; what a socket holds for its whole
+        // life should not be a megabyte of parameters.
+        const params = ctx.connectionParams;
+        if (params !== undefined && JSON.stringify(params).length > MAX_CONNECTION_PARAMS_CHARS) {
+          metrics?.websocketRefusals.inc({ reason: 'init_too_large' });
+          ctx.extra.socket.close(
+            BAD_INIT_CLOSE,
+            `connection_init payload over ${MAX_CONNECTION_PARAMS_CHARS} characters`,
+          );
+          return false;
+        }
         const caller = await auth.authenticate(
           authorizationOf({
             ...(ctx.connectionParams === undefined
@@ -484,6 +498,10 @@ export function buildApp(deps: AppDeps): App {
 const INIT_TIMEOUT_CLOSE = 4408;
 /** graphql-ws's close code for a connection_init it does not accept. */
 const FORBIDDEN_CLOSE = 4403;
+/** graphql-ws's close code for a malformed or unacceptable message. */
+const BAD_INIT_CLOSE = 4400;
+/** connection_init parameters (a key and a few settings) larger than this are refused. */
+const MAX_CONNECTION_PARAMS_CHARS = 16_384;
 /** A key holding WEFT_WS_MAX_CONNECTIONS_PER_KEY sockets opens no more (like HTTP 429). */
 const PER_KEY_CLOSE = 4429;
 

@@ -297,3 +297,42 @@ describe('open mode', () => {
     }
   });
 });
+
+describe('message sizes', () => {
+  it('a connection_init over 16 KB is closed with 4400 and not acknowledged; a small one is', async () => {
+    const open = await createTestApp({ config: { requestLog: false } });
+    try {
+      const url = await open.app.start();
+      const huge = new Raw(url);
+      await huge.init('k'.repeat(100_000));
+      expect(huge.acknowledged).toBe(false);
+      await huge.until(() => huge.closed !== undefined);
+      expect(huge.closed?.code).toBe(4400);
+      const small = new Raw(url);
+      await small.init('k'.repeat(1_000));
+      expect(small.acknowledged).toBe(true);
+      small.close();
+    } finally {
+      await open.close();
+    }
+  });
+
+  it('a WebSocket message larger than WEFT_MAX_BODY_BYTES closes the socket with 1009', async () => {
+    const open = await createTestApp({ config: { requestLog: false, maxBodyBytes: 64 * 1024 } });
+    try {
+      const url = await open.app.start();
+      const socket = new Raw(url);
+      await socket.init(undefined);
+      expect(socket.acknowledged).toBe(true);
+      socket.send({
+        id: '1',
+        type: 'subscribe',
+        payload: { query: `{ __typename }`, variables: { pad: 'x'.repeat(100 * 1024) } },
+      });
+      await socket.until(() => socket.closed !== undefined);
+      expect(socket.closed?.code).toBe(1009);
+    } finally {
+      await open.close();
+    }
+  });
+});
