@@ -1,5 +1,5 @@
 import type { ValidationIssue } from './errors.js';
-import { childPath } from './log/json-safety.js';
+import { childPath, pathOf } from './log/json-safety.js';
 
 /** `String.prototype.isWellFormed` (Node 20+), which the ES2023 lib typings do not declare. */
 type WellFormedCheck = string & { isWellFormed(): boolean };
@@ -113,12 +113,4 @@ interface Frame {
   parent: Frame | null;
   key: string | number | null;
   depth: number;
-}
-
-function pathOf(frame: Frame, root: string): string {
-  const keys: (string | number)[] = [];
-  for (let f: Frame | null = frame; f !== null && f.key !== null; f = f.parent) keys.push(f.key);
-  let out = root;
-  for (let i = keys.length - 1; i >= 0; i--) out = childPath(out, keys[i]!);
-  return out;
 }

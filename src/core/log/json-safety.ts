@@ -137,9 +137,18 @@ function isSafeLeaf(value: unknown): boolean {
   }
 }
 
-function pathOf(frame: Frame, root: string): string {
+/** A step of an iterative walk: where it came from, and under which key. */
+export interface PathLink {
+  parent: PathLink | null;
+  key: string | number | null;
+}
+
+/** The `$`-rooted path of a walk's step, e.g. `$.a[2].b`. */
+export function pathOf(frame: PathLink, root: string): string {
   const keys: (string | number)[] = [];
-  for (let f: Frame | null = frame; f !== null && f.key !== null; f = f.parent) keys.push(f.key);
+  for (let f: PathLink | null = frame; f !== null && f.key !== null; f = f.parent) {
+    keys.push(f.key);
+  }
   let out = root;
   for (let i = keys.length - 1; i >= 0; i--) out = childPath(out, keys[i]!);
   return out;

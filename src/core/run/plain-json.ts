@@ -1,5 +1,5 @@
 import type { ValidationIssue } from '../errors.js';
-import { childPath, findJsonUnsafe } from '../log/json-safety.js';
+import { findJsonUnsafe, pathOf } from '../log/json-safety.js';
 
 /**
  * Deepest nesting of objects and arrays accepted in a value from a caller, counted from the
@@ -54,12 +54,4 @@ function findTooDeep(value: unknown, root: string, maxDepth: number): Validation
     }
   }
   return undefined;
-}
-
-function pathOf(frame: Frame, root: string): string {
-  const keys: (string | number)[] = [];
-  for (let f: Frame | null = frame; f !== null && f.key !== null; f = f.parent) keys.push(f.key);
-  let out = root;
-  for (let i = keys.length - 1; i >= 0; i--) out = childPath(out, keys[i]!);
-  return out;
 }
