@@ -1,18 +1,35 @@
 /**
- * Encryption at rest (optional): the columns that hold payload text — node payloads (memory
- * content included), log entry bodies (text or packed), snapshots, run goals and states, stored
- * idempotency responses — are sealed with AES-256-GCM under one 32-byte key from the environment.
+ * Encryption at rest (optional): every column that holds a value a client supplied is sealed
+ * under one 32-byte key from the environment, in one of three ways:
+ *
+ * - free values (payloads, memory content, log entry bodies, snapshots, run goals and states,
+ *   thread metadata and node types, node taint and usage, stored idempotency responses and
+ *   request hashes, API key names) with AES-256-GCM under a random IV: `wenc1:` + base64(iv ‖
+ *   tag ‖ ciphertext), or SEALED_BYTE + the same bytes for a packed entry;
+ * - values looked up by equality and read back (resource keys, memory types and keys, the model
+ *   and workflow node names of run_spend) with a deterministic seal, `sealEqual`: the IV is
+ *   HMAC(subkey, label ‖ 0 ‖ text) cut to 12 bytes, so equal texts under one label give equal
+ *   stored values and a lookup seals its argument and compares. See sealEqual for why this and
+ *   not an HMAC column beside a sealed copy;
+ * - values only compared, never read back (idempotency keys) as a keyed hash, `digest`:
+ *   `whmac1:` + base64url(HMAC-SHA256(subkey, label ‖ 0 ‖ text)).
+ *
+ * Labels name the column, so equal texts in two columns are unrelated. Subkeys are derived from
+ * the key with HMAC-SHA256 under fixed labels; the random-IV seal uses the key itself, as before.
  * Hashes and content ids stay over the plaintext: encryption is a property of the stored bytes,
  * never of the canonical texts (readers get the exact text back).
  *
- * Sealed text is `wenc1:` + base64(iv ‖ tag ‖ ciphertext) — canonical JSON never starts with
- * `w`, so plaintext written before encryption was turned on still reads as is. Sealed bytes (a
- * packed entry) start with SEALED_BYTE (packed bodies start with 0 or 1). A database that has
- * held sealed data is marked (the `weft_setting` row `encryption_key_id`, a fingerprint of the
- * key — not the key): opening it without the key, or with another one, fails at once.
+ * Values written before encryption was turned on (or before a column was covered) stay readable:
+ * canonical JSON never starts with `w`, a stored value without a prefix is read as it is, and a
+ * lookup matches both forms (`equalForms`, `digestForms`). A database that has held sealed data
+ * is marked (the `weft_setting` row `encryption_key_id`, a fingerprint of the key — not the key):
+ * opening it without the key, or with another one, fails at once.
+ *
+ * Without a key every function is the identity (a plain value is never inspected): nothing
+ * changes and nothing is spent when encryption is off.
  *
  * Decryption is authenticated: a wrong key or altered bytes never yield garbage, only
- * ENCRYPTION_KEY_MISMATCH / ENCRYPTION_DATA_DAMAGED.
+ * ENCRYPTION_KEY_MISMATCH.
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 
@@ -36,6 +53,8 @@ const KEY_BYTES = 32;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const TEXT_PREFIX = 'wenc1:';
+const EQUAL_PREFIX = 'wdet1:';
+const DIGEST_PREFIX = 'whmac1:';
 /** First byte of a sealed packed entry (plain ones start with 0 or 1, see packed-entry.ts). */
 const SEALED_BYTE = 0xe1;
 
@@ -69,14 +88,41 @@ export interface FieldCodec {
   openBytes(stored: Uint8Array): Uint8Array;
   /** `openText` for nullable columns. */
   openNullable(stored: string | null): string | null;
+  /**
+   * The deterministic seal of a value that is looked up by equality (`label`: its column):
+   * equal texts give equal stored values. The identity without a key.
+   */
+  sealEqual(label: string, text: string): string;
+  /** Opens `sealEqual`'s value (a value without its prefix is returned as is). */
+  openEqual(label: string, stored: string): string;
+  /**
+   * The stored values a lookup of `text` must match: its seal and, for rows written before the
+   * column was sealed, the text itself (unless it looks sealed: no plain value can, see
+   * openEqual). `[text]` without a key.
+   */
+  equalForms(label: string, text: string): string[];
+  /** Keyed hash of a value that is compared and never read back. The identity without a key. */
+  digest(label: string, text: string): string;
+  /** The stored values a lookup of `text` must match: its digest and the text itself. */
+  digestForms(label: string, text: string): string[];
 }
 
 export const isSealedText = (stored: string): boolean => stored.startsWith(TEXT_PREFIX);
 
 export const isSealedBytes = (stored: Uint8Array): boolean => stored[0] === SEALED_BYTE;
 
+export const isSealedEqual = (stored: string): boolean => stored.startsWith(EQUAL_PREFIX);
+
 export const keyIdOf = (key: Uint8Array): string =>
   createHmac('sha256', key).update('weft encryption key id v1').digest('hex').slice(0, 16);
+
+/** A subkey of `key` for one purpose (HMAC-SHA256 under a fixed label: HKDF-Expand, one block). */
+const subkey = (key: Uint8Array, purpose: string): Buffer =>
+  createHmac('sha256', key).update(`weft subkey v1: ${purpose}`).digest();
+
+/** `label ‖ 0 ‖ text`: labels never contain NUL, so no two (label, text) pairs share it. */
+const labelled = (label: string, text: string): Buffer =>
+  Buffer.concat([Buffer.from(label, 'utf8'), Buffer.of(0), Buffer.from(text, 'utf8')]);
 
 const missing = (): EncryptionError =>
   new EncryptionError(
@@ -123,6 +169,48 @@ export function createFieldCodec(key?: Uint8Array | null): FieldCodec {
     isSealedText(stored)
       ? open(Buffer.from(stored.slice(TEXT_PREFIX.length), 'base64')).toString('utf8')
       : stored;
+
+  // Deterministic seal (SIV-style: the IV is a MAC of the plaintext). Chosen over an HMAC
+  // column beside a random-IV copy because it leaks the same thing — which stored values are
+  // equal — while keeping one column: keys stay primary keys and unique constraints as they
+  // are (no migration, no second index, no copy to keep in step), and a lookup is one sealed
+  // argument. Its own subkeys keep these IVs apart from the random ones under the main key, and
+  // the label is the GCM associated data, so a value moved to another column does not open.
+  // Two distinct texts get the same IV only on a 96-bit HMAC collision (about 2^48 values of
+  // one label before that is likely).
+  const equalKey = subkey(secret, 'deterministic encryption');
+  const ivKey = subkey(secret, 'synthetic iv');
+  const digestKey = subkey(secret, 'lookup digest');
+  const sealEqual = (label: string, text: string): string => {
+    const plain = Buffer.from(text, 'utf8');
+    const iv = createHmac('sha256', ivKey)
+      .update(labelled(label, text))
+      .digest()
+      .subarray(0, IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', equalKey, iv);
+    cipher.setAAD(Buffer.from(label, 'utf8'));
+    const body = Buffer.concat([cipher.update(plain), cipher.final()]);
+    return EQUAL_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
+  };
+  const openEqual = (label: string, stored: string): string => {
+    if (!isSealedEqual(stored)) return stored;
+    const sealed = Buffer.from(stored.slice(EQUAL_PREFIX.length), 'base64');
+    if (sealed.length < IV_BYTES + TAG_BYTES) throw mismatch();
+    const decipher = createDecipheriv('aes-256-gcm', equalKey, sealed.subarray(0, IV_BYTES));
+    decipher.setAAD(Buffer.from(label, 'utf8'));
+    decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    try {
+      return Buffer.concat([
+        decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)),
+        decipher.final(),
+      ]).toString('utf8');
+    } catch {
+      throw mismatch();
+    }
+  };
+  const digest = (label: string, text: string): string =>
+    DIGEST_PREFIX +
+    createHmac('sha256', digestKey).update(labelled(label, text)).digest('base64url');
   return {
     encrypted: true,
     keyId: keyIdOf(secret),
@@ -138,6 +226,14 @@ export function createFieldCodec(key?: Uint8Array | null): FieldCodec {
         ? open(Buffer.from(stored.buffer, stored.byteOffset + 1, stored.byteLength - 1))
         : stored,
     openNullable: (stored) => (stored === null ? null : openText(stored)),
+    sealEqual,
+    openEqual,
+    // A plain value that looks sealed would not read back (openEqual would try to open it), so
+    // it is not looked for either.
+    equalForms: (label, text) =>
+      isSealedEqual(text) ? [sealEqual(label, text)] : [sealEqual(label, text), text],
+    digest,
+    digestForms: (label, text) => [digest(label, text), text],
   };
 }
 
@@ -159,6 +255,13 @@ export const PLAIN_CODEC: FieldCodec = {
     if (stored !== null && isSealedText(stored)) throw missing();
     return stored;
   },
+  // Keys and names are any text (one may start with `wdet1:`), so they are never inspected here:
+  // the database's marker (checkKeyMarker) is what refuses a sealed database without its key.
+  sealEqual: (_label, text) => text,
+  openEqual: (_label, stored) => stored,
+  equalForms: (_label, text) => [text],
+  digest: (_label, text) => text,
+  digestForms: (_label, text) => [text],
 };
 
 /**
