@@ -3,8 +3,10 @@
  * answers them with a few statements per thread touched and per KEYS_PER_STATEMENT keys, so a
  * DataLoader batch of any size is a bounded number of database calls, each under the driver's
  * bound-parameter limit. Rows come back as
- * JSON text, payload columns opened with the codec; log entries as read by log-reads.ts (the
- * text as appended, packed entries whole); the engine's read API (src/engine/reads.ts) parses them.
+ * JSON text, client-supplied columns opened with the codec (sealed-rows.ts); log entries as read
+ * by log-reads.ts (the text as appended, packed entries whole); the engine's read API
+ * (src/engine/reads.ts) parses them. With a key, a lookup by a resource key or memory type or
+ * key matches the sealed value and, for rows written before it was sealed, the plain one.
  */
 import { Prisma } from '../../generated/prisma-sqlite/client.js';
 import { type FieldCodec, PLAIN_CODEC } from '../crypto/index.js';
@@ -12,6 +14,7 @@ import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
 import { MAX_LOG_INDEX, readLogEntries } from './log-reads.js';
 import type { LogEntryRow, NodeRow, ResourceHeadRow, RunRow, ThreadRow } from './rows.js';
+import { LABEL, openHead, openNode, openThread } from './sealed-rows.js';
 
 /** A node row with its parents in position order. */
 export interface NodeWithParents extends NodeRow {
@@ -120,8 +123,8 @@ export function openReadQueries(databaseUrl: string, codec: FieldCodec = PLAIN_C
 }
 
 /**
- * Read queries on a client; `owned`: `close()` disconnects it. `codec` opens the payload columns
- * (encryption at rest: pass the thread store's `codec`).
+ * Read queries on a client; `owned`: `close()` disconnects it. `codec` opens the client-supplied
+ * columns (encryption at rest: pass the thread store's `codec`).
  */
 export function createReadQueries(
   weft: WeftPrisma,
@@ -129,11 +132,12 @@ export function createReadQueries(
   codec: FieldCodec = PLAIN_CODEC,
 ): ReadQueries {
   const prisma = weft.prisma as unknown as SqlitePrismaClient;
-  const open = (row: NodeRow, parentIds: string[]): NodeWithParents => ({
-    ...row,
-    payload: codec.openText(row.payload),
-    parentIds,
-  });
+  const open = (row: NodeRow, parentIds: string[]): NodeWithParents =>
+    codec.encrypted
+      ? { ...openNode(codec, row), parentIds }
+      : { ...row, payload: codec.openText(row.payload), parentIds };
+  const openThreads = (rows: ThreadRow[]): ThreadRow[] =>
+    codec.encrypted ? rows.map((row) => openThread(codec, row)) : rows;
   /** The parent ids of nodes of one thread, in position order, keyed by child sequence. */
   const parentIdsOf = async (threadId: string, sequences: readonly number[]) => {
     const edges = await chunked(sequences, (chunk) =>
@@ -178,32 +182,36 @@ export function createReadQueries(
     );
 
   return {
-    threads: (ids) =>
-      chunked([...new Set(ids)], (chunk) =>
-        prisma.thread.findMany({ where: { id: { in: chunk } } }),
+    threads: async (ids) =>
+      openThreads(
+        await chunked([...new Set(ids)], (chunk) =>
+          prisma.thread.findMany({ where: { id: { in: chunk } } }),
+        ),
       ),
 
-    listThreads: (q) =>
-      prisma.thread.findMany({
-        where: {
-          AND: [
-            q.tenantId === undefined ? {} : { tenantId: q.tenantId },
-            q.forkedFromId === undefined ? {} : { forkedFromId: q.forkedFromId },
-            q.createdAfter === undefined ? {} : { createdAt: { gt: q.createdAfter } },
-            q.createdBefore === undefined ? {} : { createdAt: { lt: q.createdBefore } },
-            q.after === undefined
-              ? {}
-              : {
-                  OR: [
-                    { createdAt: { gt: q.after.createdAt } },
-                    { createdAt: q.after.createdAt, id: { gt: q.after.id } },
-                  ],
-                },
-          ],
-        },
-        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-        take: q.take,
-      }),
+    listThreads: async (q) =>
+      openThreads(
+        await prisma.thread.findMany({
+          where: {
+            AND: [
+              q.tenantId === undefined ? {} : { tenantId: q.tenantId },
+              q.forkedFromId === undefined ? {} : { forkedFromId: q.forkedFromId },
+              q.createdAfter === undefined ? {} : { createdAt: { gt: q.createdAfter } },
+              q.createdBefore === undefined ? {} : { createdAt: { lt: q.createdBefore } },
+              q.after === undefined
+                ? {}
+                : {
+                    OR: [
+                      { createdAt: { gt: q.after.createdAt } },
+                      { createdAt: q.after.createdAt, id: { gt: q.after.id } },
+                    ],
+                  },
+            ],
+          },
+          orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+          take: q.take,
+        }),
+      ),
 
     async nodes(keys) {
       const groups = byThread(keys);
@@ -270,7 +278,16 @@ export function createReadQueries(
       const found = await Promise.all(
         [...groups].map(async ([threadId, group]) => {
           const rows = await chunked([...new Set(group.map((k) => k.resourceKey))], (chunk) =>
-            prisma.node.findMany({ where: { threadId, resourceKey: { in: chunk } } }),
+            prisma.node.findMany({
+              where: {
+                threadId,
+                resourceKey: {
+                  in: codec.encrypted
+                    ? chunk.flatMap((key) => codec.equalForms(LABEL.nodeResourceKey, key))
+                    : chunk,
+                },
+              },
+            }),
           );
           return withParents(threadId, rows.sort(bySequence));
         }),
@@ -279,7 +296,7 @@ export function createReadQueries(
     },
 
     async resourceHeads(threadId, filter = {}) {
-      const rows = await prisma.resourceHead.findMany({
+      const stored = await prisma.resourceHead.findMany({
         where: {
           threadId,
           ...(filter.semantic === undefined
@@ -287,10 +304,19 @@ export function createReadQueries(
             : filter.semantic
               ? { semanticType: { not: null } }
               : {}),
-          ...(filter.type === undefined ? {} : { semanticType: filter.type }),
-          ...(filter.key === undefined ? {} : { semanticKey: filter.key }),
+          ...(filter.type === undefined
+            ? {}
+            : codec.encrypted
+              ? { semanticType: { in: codec.equalForms(LABEL.semanticType, filter.type) } }
+              : { semanticType: filter.type }),
+          ...(filter.key === undefined
+            ? {}
+            : codec.encrypted
+              ? { semanticKey: { in: codec.equalForms(LABEL.semanticKey, filter.key) } }
+              : { semanticKey: filter.key }),
         },
       });
+      const rows = codec.encrypted ? stored.map((row) => openHead(codec, row)) : stored;
       const nodes = new Map(
         (
           await nodesIn(

@@ -333,6 +333,39 @@ export async function setNodeFlagPairs(
   }
 }
 
+/**
+ * Deletes resource heads by (thread, stored key): the plain-text rows of keys a keyed store now
+ * writes sealed (see PlainTwins in sealed-rows.ts).
+ */
+export async function deletePlainHeads(
+  db: RawExecutor,
+  keys: ReadonlyArray<readonly [string, string]>,
+): Promise<void> {
+  const chunk = Math.floor(PARAMETERS_PER_STATEMENT / 2);
+  for (let i = 0; i < keys.length; i += chunk) {
+    const tuples = join(keys.slice(i, i + chunk).map(([t, k]) => sql`(${t}, ${k})`));
+    await db.$executeRaw(
+      sql`DELETE FROM "resource_head" WHERE ("thread_id", "resource_key") IN (VALUES ${tuples})`,
+    );
+  }
+}
+
+/** Deletes run_spend rows by their whole primary key (see deletePlainHeads). */
+export async function deletePlainSpend(
+  db: RawExecutor,
+  keys: ReadonlyArray<readonly [string, string, string, string]>,
+): Promise<void> {
+  const chunk = Math.floor(PARAMETERS_PER_STATEMENT / 4);
+  for (let i = 0; i < keys.length; i += chunk) {
+    const tuples = join(
+      keys.slice(i, i + chunk).map(([t, r, d, k]) => sql`(${t}, ${r}, ${d}, ${k})`),
+    );
+    await db.$executeRaw(
+      sql`DELETE FROM "run_spend" WHERE ("thread_id", "run_id", "dimension", "key") IN (VALUES ${tuples})`,
+    );
+  }
+}
+
 export interface IdempotencyRow {
   scope: string;
   key: string;

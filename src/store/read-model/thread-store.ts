@@ -12,6 +12,21 @@ import { MAX_LOG_INDEX, readLogTexts } from './log-reads.js';
 import { packEntry } from './packed-entry.js';
 import type { LogEntryRow, NodeRow, ReadModelChanges, SnapshotRow } from './rows.js';
 import {
+  type IdempotencyRecord,
+  LABEL,
+  openHead,
+  openNode,
+  openRecord,
+  openSnapshot,
+  openSpend,
+  openThread,
+  type PlainTwins,
+  sealChanges,
+  sealRecord,
+} from './sealed-rows.js';
+import {
+  deletePlainHeads,
+  deletePlainSpend,
   insertEntries,
   insertIdempotencyRecords,
   insertNodeParents,
@@ -42,16 +57,7 @@ import {
 
 const { sql } = Prisma;
 
-/** A stored idempotency record. */
-export interface IdempotencyRecord {
-  scope: string;
-  key: string;
-  requestHash: string;
-  /** Canonical JSON of the original response. */
-  response: string;
-  threadId: string | null;
-  createdAt: Date;
-}
+export type { IdempotencyRecord } from './sealed-rows.js';
 
 /** Where a run lives: a run id repeats in forks of the thread that started it. */
 export interface RunLocation {
@@ -103,8 +109,8 @@ export interface ThreadStore {
   /** Runs whose approval or execution deadline is at or before `now` (candidates only). */
   findDueRuns(query: DueRunQuery): Promise<DueRun[]>;
   /**
-   * How payload columns are sealed and opened (encryption at rest; the identity without a key).
-   * Readers of those columns outside the store open them with it.
+   * How client-supplied columns are sealed and opened (encryption at rest, see sealed-rows.ts;
+   * the identity without a key). Readers of those columns outside the store open them with it.
    */
   readonly codec: FieldCodec;
   /**
@@ -152,9 +158,9 @@ export interface ThreadStoreOptions {
    */
   groupCommit?: boolean | { maxBatch?: number; inFlight?: number };
   /**
-   * Encryption at rest: the 32-byte AES-256-GCM key payload columns are sealed with (see
-   * src/store/crypto). Without it, values are stored in plain text, and a database holding
-   * encrypted data is refused (ENCRYPTION_KEY_MISSING).
+   * Encryption at rest: the 32-byte key every client-supplied column is sealed with (see
+   * src/store/crypto and sealed-rows.ts). Without it, values are stored in plain text, and a
+   * database holding encrypted data is refused (ENCRYPTION_KEY_MISSING).
    */
   encryptionKey?: Uint8Array | undefined;
 }
@@ -173,6 +179,8 @@ interface WriteItem {
   changes: ReadModelChanges;
   entries: StoredEntryRow[];
   record: IdempotencyRecord | undefined;
+  /** With a key: head and spend rows that may still hold the plain form of a sealed key. */
+  twins?: PlainTwins | undefined;
 }
 
 /** What became of one commit inside its transaction (the store turns rejections into errors). */
@@ -411,11 +419,18 @@ async function write(tx: ScriptRecorder, item: WriteItem) {
       if (ids.length > 0) await setNodeFlag(tx, c.threadId, column, value, ids);
     }
   }
+  if (item.twins !== undefined) await deleteTwins(tx, item.twins);
   await upsertResourceHeads(tx, c.resourceHeads);
   await upsertRuns(tx, c.runs);
   await upsertRunSpend(tx, c.runSpend);
   if (c.snapshots !== undefined && c.snapshots.length > 0) await upsertSnapshots(tx, c.snapshots);
   if (!c.created) await updateThread(tx, c.thread);
+}
+
+/** Removes head and spend rows keyed by the plain text of keys now written sealed. */
+async function deleteTwins(tx: RawExecutor, twins: PlainTwins): Promise<void> {
+  if (twins.heads.length > 0) await deletePlainHeads(tx, twins.heads);
+  if (twins.spend.length > 0) await deletePlainSpend(tx, twins.spend);
 }
 
 /**
@@ -446,9 +461,9 @@ function storedEntries(
 }
 
 /**
- * One commit as stored: entries packed, then every payload column sealed with `codec` (node
- * payloads, entry bodies, snapshots, run goals and states, the idempotency response). With the
- * plain codec only the packing happens; the caller's objects are never changed.
+ * One commit as stored: entries packed, then every client-supplied column sealed with `codec`
+ * (sealed-rows.ts), the idempotency key hashed. With the plain codec only the packing happens;
+ * the caller's objects are never changed.
  */
 function storedItem(
   changes: ReadModelChanges,
@@ -457,23 +472,12 @@ function storedItem(
 ): WriteItem {
   const entries = storedEntries(changes.entries, changes.nodes, codec);
   if (!codec.encrypted) return { changes, entries, record };
-  const sealed: ReadModelChanges = {
-    ...changes,
-    nodes: changes.nodes.map((n) => ({ ...n, payload: codec.sealText(n.payload) })),
-    runs: changes.runs.map((r) => ({
-      ...r,
-      goal: codec.sealText(r.goal),
-      state: codec.sealText(r.state),
-    })),
-  };
-  if (changes.snapshots !== undefined) {
-    sealed.snapshots = changes.snapshots.map((s) => ({ ...s, state: codec.sealText(s.state) }));
-  }
+  const sealed = sealChanges(codec, changes);
   return {
-    changes: sealed,
+    changes: sealed.changes,
     entries,
-    record:
-      record === undefined ? undefined : { ...record, response: codec.sealText(record.response) },
+    record: record === undefined ? undefined : sealRecord(codec, record),
+    twins: sealed.twins,
   };
 }
 
@@ -509,6 +513,11 @@ async function writeMerged(tx: RawExecutor, items: readonly WriteItem[]): Promis
       if (pairs.length > 0) await setNodeFlagPairs(tx, column, value, pairs);
     }
   }
+  const twins: PlainTwins = {
+    heads: items.flatMap((i) => i.twins?.heads ?? []),
+    spend: items.flatMap((i) => i.twins?.spend ?? []),
+  };
+  await deleteTwins(tx, twins);
   await upsertResourceHeads(
     tx,
     all.flatMap((c) => c.resourceHeads),
@@ -606,7 +615,7 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): 
         orderBy: { index: 'desc' },
         take: limit,
       });
-      return rows.map((row) => ({ ...row, state: codec.openText(row.state) }));
+      return rows.map((row) => openSnapshot(codec, row));
     },
 
     getLogLength,
@@ -633,10 +642,13 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): 
 
     async findIdempotencyRecord(scope, key) {
       await ready();
-      const row = await prisma.idempotencyRecord.findUnique({
-        where: { scope_key: { scope, key } },
-      });
-      return row === null ? undefined : { ...row, response: codec.openText(row.response) };
+      // With a key, a record written before keys were hashed is found by its plain key.
+      const forms = codec.digestForms(LABEL.idempotencyKey, key);
+      const row =
+        forms.length === 1
+          ? await prisma.idempotencyRecord.findUnique({ where: { scope_key: { scope, key } } })
+          : await prisma.idempotencyRecord.findFirst({ where: { scope, key: { in: forms } } });
+      return row === null ? undefined : openRecord(codec, key, row);
     },
 
     async commit(changes, commitOptions = {}) {
@@ -710,15 +722,17 @@ async function dumpReadModels(
     position: p.position,
   }));
   return {
-    thread: thread.map(plain).sort(byKeys('id')),
-    node: node
-      .map((n) => plain({ ...n, payload: codec.openText(n.payload) }))
-      .sort(byKeys('threadId', 'id')),
+    thread: thread.map((t) => plain(openThread(codec, t))).sort(byKeys('id')),
+    node: node.map((n) => plain(openNode(codec, n))).sort(byKeys('threadId', 'id')),
     node_parent: edges.sort(byKeys('threadId', 'childId', 'parentId')),
-    resource_head: resourceHead.map(plain).sort(byKeys('threadId', 'resourceKey')),
+    resource_head: resourceHead
+      .map((h) => plain(openHead(codec, h)))
+      .sort(byKeys('threadId', 'resourceKey')),
     run: run
       .map((r) => plain({ ...r, goal: codec.openText(r.goal), state: codec.openText(r.state) }))
       .sort(byKeys('threadId', 'id')),
-    run_spend: runSpend.map(plain).sort(byKeys('threadId', 'runId', 'dimension', 'key')),
+    run_spend: runSpend
+      .map((s) => plain(openSpend(codec, s)))
+      .sort(byKeys('threadId', 'runId', 'dimension', 'key')),
   };
 }
