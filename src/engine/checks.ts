@@ -6,6 +6,8 @@ import { findInputIssue, textProblem } from '../core/text.js';
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 /** Longest thread or run id a caller may choose. */
 export const MAX_ID_LENGTH = 200;
+/** Longest storage key the system caller may name: an id, the separator and a long tenant name. */
+export const MAX_KEY_LENGTH = 2 * MAX_ID_LENGTH + 1;
 
 export const invalid = (path: string, message: string): WeftError => ({
   code: 'VALIDATION_FAILED',
@@ -17,6 +19,45 @@ export const invalid = (path: string, message: string): WeftError => ({
 export function checkId(value: unknown, path: string): Result<string> {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH) {
     return err(invalid(path, `must be a non-empty string of at most ${MAX_ID_LENGTH} characters`));
+  }
+  const problem = textProblem(value);
+  return problem === undefined ? ok(value) : err(invalid(path, problem));
+}
+
+/** The first C0 control character (U+0000 to U+001F) in `text`, as its code; -1 for none. */
+function firstControl(text: string): number {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code <= 0x1f) return code;
+  }
+  return -1;
+}
+
+/**
+ * The id of a new thread: a caller-chosen id (checkId) without C0 control characters, U+0000 to
+ * U+001F, so that an id is never read as a tenant's storage key (see tenancy.ts).
+ */
+export function checkNewThreadId(value: unknown, path: string): Result<string> {
+  const checked = checkId(value, path);
+  if (!checked.ok) return checked;
+  const control = firstControl(checked.value);
+  if (control < 0) return checked;
+  const code = control.toString(16).toUpperCase().padStart(4, '0');
+  return err(
+    invalid(
+      path,
+      `contains U+${code}: a thread id may not contain control characters (U+0000 to U+001F)`,
+    ),
+  );
+}
+
+/**
+ * A storage key the system caller names a thread by: a thread id, or one qualified with its
+ * tenant (longer than an id may be).
+ */
+export function checkThreadKey(value: unknown, path: string): Result<string> {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_KEY_LENGTH) {
+    return err(invalid(path, `must be a non-empty string of at most ${MAX_KEY_LENGTH} characters`));
   }
   const problem = textProblem(value);
   return problem === undefined ? ok(value) : err(invalid(path, problem));

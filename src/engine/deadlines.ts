@@ -20,7 +20,7 @@ import {
   openDueRunSource,
   type RunKey,
 } from '../store/read-model/deadlines.js';
-import { checkId, firstFailure, invalid } from './checks.js';
+import { checkId, checkThreadKey, firstFailure, invalid } from './checks.js';
 import type { Runtime } from './engine.js';
 import type {
   DeadlineSweep,
@@ -177,7 +177,8 @@ function checkSweepInput(input: DeadlineSweepInput): Result<void> {
     return err(invalid('$.after', 'must be a { threadId, runId } cursor'));
   }
   return firstFailure(
-    checkId(after.threadId, '$.after.threadId'),
+    // Sweeps are the system's: threads are named by storage key (see tenancy.ts).
+    checkThreadKey(after.threadId, '$.after.threadId'),
     checkId(after.runId, '$.after.runId'),
   );
 }

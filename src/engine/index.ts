@@ -6,7 +6,7 @@ import { migrate } from '../store/migrate/index.js';
 import { createDeadlineCommands } from './deadlines.js';
 import { createRuntime } from './engine.js';
 import { createRunCommands } from './run-commands.js';
-import { checkThread } from './tenancy.js';
+import { answeredAs, locateThread } from './tenancy.js';
 import { createThreadCommands } from './thread-commands.js';
 import type { Engine, EngineOptions } from './types.js';
 
@@ -20,7 +20,15 @@ export {
 } from './deadlines.js';
 export { type ProjectedLog, projectLog } from './project-log.js';
 export { createReads, type Reads } from './reads.js';
-export { canSee, DEFAULT_TENANT, threadTenant } from './tenancy.js';
+export {
+  canSee,
+  DEFAULT_TENANT,
+  KEY_SEPARATOR,
+  publicThreadId,
+  qualifiedKey,
+  threadKey,
+  threadTenant,
+} from './tenancy.js';
 export type * from './types.js';
 
 /** Opens an engine on a migrated database (`databaseUrl`) or a given thread store. */
@@ -37,8 +45,8 @@ export function createEngine(options: EngineOptions): Engine {
     ...createRunCommands(rt, tenant),
     ...deadlines.commands,
     async getState(threadId: string) {
-      const visible = await checkThread(rt.store, threadId, tenant);
-      return visible.ok ? rt.load(threadId, true) : visible;
+      const at = await locateThread(rt.store, threadId, tenant);
+      return at.ok ? answeredAs(await rt.load(at.value.key, true), at.value) : at;
     },
     tenant,
     forTenant,

@@ -36,11 +36,23 @@ import {
   type ThreadListQuery,
 } from '../store/read-model/queries.js';
 import type { LogEntryRow, RunRow, ThreadRow } from '../store/read-model/rows.js';
-import { canSee, DEFAULT_TENANT, isStorable } from './tenancy.js';
+import {
+  answeredAs,
+  DEFAULT_TENANT,
+  isStorable,
+  publicThreadId,
+  qualifiedKey,
+  runHomes,
+  shownId,
+  threadKey,
+} from './tenancy.js';
 import type { Engine, StateAt } from './types.js';
 
 export interface ThreadView {
+  /** The thread's id as the reader names it (a tenant: its id; the system: its storage key). */
   id: string;
+  /** Where the thread is stored: how the store and the event hub name it. Never shown. */
+  key: string;
   tenantId: string;
   createdAt: Date;
   updatedAt: Date;
@@ -184,6 +196,7 @@ const parse = <T>(text: string): T => JSON.parse(text) as T;
 export function toThreadView(row: ThreadRow): ThreadView {
   return {
     id: row.id,
+    key: row.id,
     tenantId: row.tenantId ?? DEFAULT_TENANT,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
@@ -297,6 +310,18 @@ const invalid = (path: string, message: string): WeftError => ({
   issues: [{ path, message }],
 });
 
+/** The VALIDATION_FAILED of a run lookup by a run or thread id that is not storable text. */
+function runLookupProblem(runId: string, threadId: string | undefined): Result<never> | undefined {
+  for (const [value, path] of [
+    [runId, '$.id'],
+    [threadId, '$.threadId'],
+  ] as const) {
+    const problem = typeof value === 'string' ? textProblem(value) : undefined;
+    if (problem !== undefined) return err(invalid(path, problem));
+  }
+  return undefined;
+}
+
 /**
  * The read API on an engine and read queries (default: opened on `databaseUrl`). `close()`
  * closes the queries it opened itself, not the engine.
@@ -391,30 +416,25 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
       ),
 
     async findRun(runId, threadId, tenant) {
-      for (const [value, path] of [
-        [runId, '$.id'],
-        [threadId, '$.threadId'],
-      ] as const) {
-        const problem = typeof value === 'string' ? textProblem(value) : undefined;
-        if (problem !== undefined) return err(invalid(path, problem));
-      }
+      const bad = runLookupProblem(runId, threadId);
+      if (bad !== undefined) return bad;
       if (threadId !== undefined) {
-        if (!(await canSee(engine.store, threadId, tenant))) return ok(undefined);
-        const [row] = await q.runs([{ threadId, id: runId }]);
+        // With a tenant, `threadId` is its id; the system names threads by storage key.
+        const key =
+          tenant === undefined ? threadId : await threadKey(engine.store, threadId, tenant);
+        if (key === undefined) return ok(undefined);
+        const [row] = await q.runs([{ threadId: key, id: runId }]);
         return ok(row === undefined ? undefined : toRunView(row));
       }
       const places = (await q.runPlaces(runId)).filter(
         (p) => tenant === undefined || p.tenantId === tenant,
       );
-      const held = new Set(places.map((p) => p.threadId));
-      const homes = places.filter((p) => p.forkedFromId === null || !held.has(p.forkedFromId));
+      const homes = runHomes(places);
       if (homes.length === 0) return ok(undefined);
       if (homes.length > 1) {
+        const threads = homes.map((h) => shownId(h.threadId, tenant)).join(', ');
         return err(
-          invalid(
-            '$.threadId',
-            `run ${runId} exists in threads ${homes.map((h) => h.threadId).join(', ')}: pass threadId`,
-          ),
+          invalid('$.threadId', `run ${runId} exists in threads ${threads}: pass threadId`),
         );
       }
       const [row] = await q.runs([{ threadId: homes[0]!.threadId, id: runId }]);
@@ -506,87 +526,192 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
 }
 
 /**
- * The read API as `tenant` sees it: lists are filtered by tenant in SQL; a read of
- * another tenant's thread (or of its nodes, runs, events, state) answers exactly as one of a
- * thread that does not exist — undefined, empty, or NOT_FOUND. Every call goes to `reads`.
- * `close()` does nothing: the shared read API is closed by its owner.
+ * The read API as `tenant` sees it: thread ids are the tenant's own (see tenancy.ts), mapped to
+ * storage keys on the way in and back to ids on the way out, so no answer shows a storage key;
+ * lists are filtered by tenant in SQL; a read of another tenant's thread (or of its nodes, runs,
+ * events, state) answers exactly as one of a thread that does not exist — undefined, empty, or
+ * NOT_FOUND. Every call goes to `reads`. `close()` does nothing: the shared read API is closed
+ * by its owner.
  */
 export function scopeReads(reads: Reads, store: ThreadStore, tenant: string): Reads {
-  const sees = (threadId: string) => canSee(store, threadId, tenant);
+  /** The storage key of the tenant's thread `threadId`; undefined when it has none. */
+  const keyOf = (threadId: string) => threadKey(store, threadId, tenant);
+  /**
+   * The key a cursor naming `threadId` stands for: the thread's, or where a thread by that id
+   * would be stored (a cursor only needs a position in the key order).
+   */
+  const cursorKey = async (threadId: string) =>
+    (await keyOf(threadId)) ??
+    (tenant === DEFAULT_TENANT ? threadId : qualifiedKey(threadId, tenant));
   const notFound = (id: string): Result<never> =>
     err({ code: 'NOT_FOUND', message: `thread ${id} does not exist`, entity: 'Thread', id });
+  /** A view with its thread named by id instead of storage key. */
+  const named = <T extends { threadId: string }>(view: T): T =>
+    ({ ...view, threadId: publicThreadId(view.threadId) }) as T;
+  const namedThread = (view: ThreadView): ThreadView => ({ ...view, id: publicThreadId(view.key) });
+  const namedEvents = (events: EventView[]) => events.map(named);
+  /** `result` with the key replaced by the id wherever it shows (messages included). */
+  const answered = <T>(
+    result: Result<T>,
+    key: string,
+    id: string,
+    value: (v: T) => T,
+  ): Result<T> => (result.ok ? ok(value(result.value)) : answeredAs(result, { key, id }));
 
-  /** Answers keys of visible threads through `read`, the others with `none()`, in key order. */
+  /**
+   * Answers keys of the tenant's threads through `read` (given storage keys), the others with
+   * `none()`, in key order; `out` names each answer's thread by id again.
+   */
   async function keyed<K extends { threadId: string }, V>(
     keys: readonly K[],
     read: (keys: readonly K[]) => Promise<V[]>,
     none: () => V,
+    out: (value: V) => V,
   ): Promise<V[]> {
     const threads = [...new Set(keys.map((k) => k.threadId))];
-    const verdicts = await Promise.all(threads.map(sees));
-    const visible = new Set(threads.filter((_, i) => verdicts[i]));
-    if (visible.size === threads.length) return read(keys);
-    const allowed = keys.filter((k) => visible.has(k.threadId));
+    const found = await Promise.all(threads.map(keyOf));
+    const storedAs = new Map<string, string>();
+    threads.forEach((id, i) => {
+      if (found[i] !== undefined) storedAs.set(id, found[i]);
+    });
+    const allowed = keys.flatMap((k) => {
+      const key = storedAs.get(k.threadId);
+      return key === undefined ? [] : [{ ...k, threadId: key }];
+    });
     const answers = allowed.length === 0 ? [] : await read(allowed);
     let next = 0;
-    return keys.map((k) => (visible.has(k.threadId) ? answers[next++]! : none()));
+    return keys.map((k) => (storedAs.has(k.threadId) ? out(answers[next++]!) : none()));
   }
 
-  const ifVisible = async <T>(threadId: string, read: () => Promise<T>, none: T): Promise<T> =>
-    (await sees(threadId)) ? read() : none;
-  const orNotFound = async <T>(threadId: string, read: () => Promise<Result<T>>) =>
-    (await sees(threadId)) ? read() : notFound(threadId);
+  /** `read(key)` for the tenant's thread `threadId`, else `none`. */
+  const ifVisible = async <T>(
+    threadId: string,
+    read: (key: string) => Promise<T>,
+    none: T,
+  ): Promise<T> => {
+    const key = await keyOf(threadId);
+    return key === undefined ? none : read(key);
+  };
+  /** `read(key)` for the tenant's thread `threadId` (errors in its terms), else NOT_FOUND. */
+  const orNotFound = async <T>(
+    threadId: string,
+    read: (key: string) => Promise<Result<T>>,
+    value: (v: T) => T = (v) => v,
+  ): Promise<Result<T>> => {
+    const key = await keyOf(threadId);
+    return key === undefined ? notFound(threadId) : answered(await read(key), key, threadId, value);
+  };
+  const nodesNamed = (nodes: NodeView[]) => nodes.map(named);
+  const same = <T>(v: T) => v;
 
   return {
-    threads: async (ids) =>
-      (await reads.threads(ids)).map((t) => (t?.tenantId === tenant ? t : undefined)),
-    listThreads: (query) => reads.listThreads({ ...query, tenantId: tenant }),
+    async threads(ids) {
+      const keys = await Promise.all(ids.map(keyOf));
+      const views = await reads.threads(keys.filter((k): k is string => k !== undefined));
+      let next = 0;
+      return keys.map((key) => {
+        if (key === undefined) return undefined;
+        const view = views[next++];
+        return view?.tenantId === tenant ? namedThread(view) : undefined;
+      });
+    },
+    listThreads: async (query) => {
+      const after =
+        query.after === undefined
+          ? undefined
+          : { createdAt: query.after.createdAt, id: await cursorKey(query.after.id) };
+      // A fork records its source by id (the log's thread_forked), so the filter is an id.
+      const rows = await reads.listThreads({ ...query, after, tenantId: tenant });
+      return rows.map(namedThread);
+    },
     nodes: (keys) =>
       keyed(
         keys,
         (k) => reads.nodes(k),
         () => undefined,
+        (n) => n && named(n),
       ),
-    nodePage: (query) => ifVisible(query.threadId, () => reads.nodePage(query), []),
-    nodeCount: (threadId) => ifVisible(threadId, () => reads.nodeCount(threadId), 0),
+    nodePage: (query) =>
+      ifVisible(
+        query.threadId,
+        async (key) => nodesNamed(await reads.nodePage({ ...query, threadId: key })),
+        [],
+      ),
+    nodeCount: (threadId) => ifVisible(threadId, (key) => reads.nodeCount(key), 0),
     children: (keys) =>
       keyed(
         keys,
         (k) => reads.children(k),
         () => [],
+        nodesNamed,
       ),
     resourceVersions: (keys) =>
       keyed(
         keys,
         (k) => reads.resourceVersions(k),
         () => [],
+        nodesNamed,
       ),
-    resources: (threadId) => ifVisible(threadId, () => reads.resources(threadId), []),
-    memory: (threadId, filter) => ifVisible(threadId, () => reads.memory(threadId, filter), []),
+    resources: (threadId) =>
+      ifVisible(threadId, async (key) => nodesNamed(await reads.resources(key)), []),
+    memory: (threadId, filter) =>
+      ifVisible(
+        threadId,
+        async (key) =>
+          (await reads.memory(key, filter)).map((m) => ({ ...m, node: named(m.node) })),
+        [],
+      ),
     events: (threadId, afterIndex, take) =>
-      ifVisible(threadId, () => reads.events(threadId, afterIndex, take), []),
+      ifVisible(
+        threadId,
+        async (key) => namedEvents(await reads.events(key, afterIndex, take)),
+        [],
+      ),
     runs: (keys) =>
       keyed(
         keys,
         (k) => reads.runs(k),
         () => undefined,
+        (r) => r && named(r),
       ),
-    findRun: (runId, threadId) => reads.findRun(runId, threadId, tenant),
-    listRuns: (query) => reads.listRuns({ ...query, tenantId: tenant }),
+    async findRun(runId, threadId) {
+      const found = await reads.findRun(runId, threadId, tenant);
+      return found.ok ? ok(found.value && named(found.value)) : found;
+    },
+    listRuns: async (query) => {
+      const threadId = query.threadId === undefined ? undefined : await keyOf(query.threadId);
+      if (query.threadId !== undefined && threadId === undefined) return [];
+      const after =
+        query.after === undefined
+          ? undefined
+          : { ...query.after, threadId: await cursorKey(query.after.threadId) };
+      const rows = await reads.listRuns({ ...query, threadId, after, tenantId: tenant });
+      return rows.map(named);
+    },
     walks: (keys) =>
       keyed(
         keys,
         (k) => reads.walks(k),
         () => [],
+        same,
       ),
-    spend: (threadId) => orNotFound(threadId, () => reads.spend(threadId)),
-    stateAt: (threadId, index) => orNotFound(threadId, () => reads.stateAt(threadId, index)),
-    verify: (threadId, strict) => orNotFound(threadId, () => reads.verify(threadId, strict)),
+    spend: (threadId) => orNotFound(threadId, (key) => reads.spend(key)),
+    stateAt: (threadId, index) => orNotFound(threadId, (key) => reads.stateAt(key, index), named),
+    verify: (threadId, strict) => orNotFound(threadId, (key) => reads.verify(key, strict)),
     diff: async (a, b) => {
-      for (const id of [a, b]) if (!(await sees(id))) return notFound(id);
-      return reads.diff(a, b);
+      const [ka, kb] = [await keyOf(a), await keyOf(b)];
+      if (ka === undefined) return notFound(a);
+      if (kb === undefined) return notFound(b);
+      const diff = answeredAs(await reads.diff(ka, kb), { key: ka, id: a });
+      if (!diff.ok) return answeredAs(diff, { key: kb, id: b });
+      return ok({
+        ...diff.value,
+        onlyA: namedEvents(diff.value.onlyA),
+        onlyB: namedEvents(diff.value.onlyB),
+      });
     },
-    projection: (threadId, input) => orNotFound(threadId, () => reads.projection(threadId, input)),
+    projection: (threadId, input) =>
+      orNotFound(threadId, (key) => reads.projection(key, input), named),
     close: async () => undefined,
   };
 }

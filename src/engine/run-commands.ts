@@ -21,9 +21,16 @@ import {
   type ThreadEvent,
   type ThreadState,
 } from '../core/thread/index.js';
-import { checkId, checkIndex, checkSize, firstFailure, invalid } from './checks.js';
+import { checkId, checkIndex, checkSize, checkThreadKey, firstFailure, invalid } from './checks.js';
 import type { IdempotencyClaim, Runtime } from './engine.js';
-import { checkThread, tenantScope } from './tenancy.js';
+import {
+  answeredAs,
+  type Located,
+  locateThread,
+  runHomes,
+  shownId,
+  tenantScope,
+} from './tenancy.js';
 import type {
   CancelRunInput,
   DispatchInput,
@@ -147,6 +154,10 @@ const runNotFound = (runId: string) => ({
  */
 export function createRunCommands(rt: Runtime, tenant?: string) {
   const scoped = (scope: string) => tenantScope(scope, tenant);
+  /** A reference to an existing thread: an id for a tenant, a storage key for the system. */
+  const checkRef = (value: unknown, path: string) =>
+    tenant === undefined ? checkThreadKey(value, path) : checkId(value, path);
+  const shown = (key: string) => shownId(key, tenant);
   /** The threads holding `runId` that this caller may see. */
   const runThreads = async (runId: string) =>
     (await rt.store.findRunThreads(runId)).filter(
@@ -158,24 +169,27 @@ export function createRunCommands(rt: Runtime, tenant?: string) {
    * it; without `threadId` the command goes to that starting thread (the one whose fork source
    * does not hold the run), and `threadId` picks a fork's copy.
    */
-  async function locateRun(runId: string, threadId: string | undefined): Promise<Result<string>> {
+  async function locateRun(runId: string, threadId: string | undefined): Promise<Result<Located>> {
     const checked = firstFailure(
       checkId(runId, '$.runId'),
-      threadId === undefined ? ok(undefined) : checkId(threadId, '$.threadId'),
+      threadId === undefined ? ok(undefined) : checkRef(threadId, '$.threadId'),
     );
     if (!checked.ok) return checked;
     const places = await runThreads(runId);
     if (threadId !== undefined) {
-      return places.some((p) => p.threadId === threadId) ? ok(threadId) : err(runNotFound(runId));
+      // A thread the caller does not have holds none of its runs.
+      const at = await locateThread(rt.store, threadId, tenant);
+      return at.ok && places.some((p) => p.threadId === at.value.key)
+        ? at
+        : err(runNotFound(runId));
     }
-    const held = new Set(places.map((p) => p.threadId));
-    const homes = places.filter((p) => p.forkedFromId === null || !held.has(p.forkedFromId));
-    if (homes.length === 1) return ok(homes[0]!.threadId);
+    const homes = runHomes(places);
+    if (homes.length === 1) return ok({ key: homes[0]!.threadId, id: shown(homes[0]!.threadId) });
     if (homes.length === 0) return err(runNotFound(runId));
     return err(
       invalid(
         '$.threadId',
-        `run ${runId} exists in threads ${homes.map((h) => h.threadId).join(', ')}: pass threadId`,
+        `run ${runId} exists in threads ${homes.map((h) => shown(h.threadId)).join(', ')}: pass threadId`,
       ),
     );
   }
@@ -187,7 +201,7 @@ export function createRunCommands(rt: Runtime, tenant?: string) {
     return err(
       invalid(
         '$.runId',
-        `run ${runId} already exists (thread ${places[0]!.threadId}): use a new id`,
+        `run ${runId} already exists (thread ${shown(places[0]!.threadId)}): use a new id`,
       ),
     );
   }
@@ -232,18 +246,18 @@ export function createRunCommands(rt: Runtime, tenant?: string) {
         if (!checked.ok) return checked;
         const located = await locateRun(input.runId, input.threadId);
         if (!located.ok) return located;
-        const threadId = located.value;
+        const at = located.value;
         let unchanged: RunResult | undefined;
-        const result = await rt.onThread(threadId, expectedIndex, claim, {
+        const result = await rt.onThread(at.key, expectedIndex, claim, {
           plan: (state, now) => {
             const planned = plan(state, now);
             unchanged =
-              planned === UNCHANGED ? currentResult(threadId, input.runId, state) : undefined;
+              planned === UNCHANGED ? currentResult(at.id, input.runId, state) : undefined;
             return planned === UNCHANGED ? err(NOTHING_TO_WRITE) : planned;
           },
-          respond: runResult(threadId, input.runId),
+          respond: runResult(at.id, input.runId),
         });
-        return unchanged === undefined ? result : ok(unchanged);
+        return unchanged === undefined ? answeredAs(result, at) : ok(unchanged);
       },
       roots,
     );
@@ -254,7 +268,7 @@ export function createRunCommands(rt: Runtime, tenant?: string) {
       keyedRequest('startRun', input, async (claim) => {
         const runId = input.runId ?? rt.ids.next();
         const checked = firstFailure(
-          checkId(input.threadId, '$.threadId'),
+          checkRef(input.threadId, '$.threadId'),
           checkId(runId, '$.runId'),
           typeof input.goal === 'string' && input.goal.trim() === ''
             ? err(invalid('$.goal', 'must say what the run is for: it is empty'))
@@ -262,14 +276,14 @@ export function createRunCommands(rt: Runtime, tenant?: string) {
           checkSize(input.memory, '$.memory', rt.maxPayloadBytes),
         );
         if (!checked.ok) return checked;
-        const visible = await checkThread(rt.store, input.threadId, tenant);
-        if (!visible.ok) return visible;
+        const at = await locateThread(rt.store, input.threadId, tenant);
+        if (!at.ok) return at;
         if (input.runId !== undefined) {
           const fresh = await checkNewRunId(runId);
           if (!fresh.ok) return fresh;
         }
         const { idempotencyKey: _key, threadId: _thread, ...fields } = input;
-        return startOn(rt, input.threadId, claim, runId, (state, now) =>
+        return startOn(rt, at.value, claim, runId, (state, now) =>
           planStartRun(state, { ...fields, runId }, now),
         );
       }),
@@ -362,35 +376,35 @@ export function createRunCommands(rt: Runtime, tenant?: string) {
         request(input),
         async (claim) => {
           const checked = firstFailure(
-            checkId(input.threadId, '$.threadId'),
+            checkRef(input.threadId, '$.threadId'),
             checkSize(input.state, '$.state', DEFAULT_IMPORT_LIMITS.maxBytes),
           );
           if (!checked.ok) return checked;
-          const visible = await checkThread(rt.store, input.threadId, tenant);
-          if (!visible.ok) return visible;
+          const at = await locateThread(rt.store, input.threadId, tenant);
+          if (!at.ok) return at;
           const runId = (input.state as { run_id?: unknown } | null)?.run_id;
           if (typeof runId === 'string') {
             const fresh = await checkNewRunId(runId);
             if (!fresh.ok) return fresh;
           }
-          return startOn(
-            rt,
-            input.threadId,
-            claim,
-            typeof runId === 'string' ? runId : '',
-            (state) => planImportWorkflowState(state, input.state),
+          return startOn(rt, at.value, claim, typeof runId === 'string' ? runId : '', (state) =>
+            planImportWorkflowState(state, input.state),
           );
         },
       ),
   };
 }
 
-function startOn(
+async function startOn(
   rt: Runtime,
-  threadId: string,
+  at: Located,
   claim: IdempotencyClaim | undefined,
   runId: string,
   plan: (state: ThreadState, now: string) => Result<ThreadEvent>,
 ): Promise<Result<RunResult>> {
-  return rt.onThread(threadId, undefined, claim, { plan, respond: runResult(threadId, runId) });
+  const result = await rt.onThread(at.key, undefined, claim, {
+    plan,
+    respond: runResult(at.id, runId),
+  });
+  return answeredAs(result, at);
 }

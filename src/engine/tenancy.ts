@@ -3,8 +3,24 @@
  * tenant's threads: another tenant's thread is NOT_FOUND with the very answer a thread that does
  * not exist gets, so nothing tells the two apart. New threads (create, import, fork) belong to the
  * caller's tenant. `undefined` is the system caller (CLI, scheduler, embedding): every tenant.
+ *
+ * Thread ids are per tenant: two tenants may each have a thread `t1`. The store keeps one
+ * global key per thread, so the engine maps `(tenant, id)` to a storage key at its boundary:
+ *
+ * - a thread of the default tenant is stored under its id, as every thread was before ids were
+ *   per tenant (open mode and existing data are unchanged);
+ * - a new thread of another tenant is stored under `<id>` U+001F `<tenant>` (a thread id may
+ *   not contain C0 control characters, so no id is ever read as such a key); the default tenant
+ *   uses that form too for an id whose plain key another tenant already holds;
+ * - a thread a tenant created before that keeps its plain key, and is found under it.
+ *
+ * The log is not touched: a thread's entries name it by its id (`thread_created`,
+ * `thread_forked`), never by its key, so state hashes do not depend on where a thread is stored,
+ * and an exported log imports into any tenant. Tenant callers name threads by id and see ids
+ * in every answer; the system caller names threads by storage key (the same as the id for
+ * threads of the default tenant) and sees keys.
  */
-import { err, ok, type Result } from '../core/errors.js';
+import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { textProblem } from '../core/text.js';
 import { DEFAULT_TENANT, type ThreadStore } from '../store/read-model/index.js';
 import { invalid } from './checks.js';
@@ -12,26 +28,26 @@ import { threadNotFound } from './engine.js';
 
 export { DEFAULT_TENANT };
 
+/** Between a thread id and its tenant in a storage key; no thread id contains it. */
+export const KEY_SEPARATOR = '\u001f';
+
 /** Threads whose tenant is remembered per store (a thread's tenant never changes). */
 const MAX_CACHED = 100_000;
 const caches = new WeakMap<ThreadStore, Map<string, string>>();
 
-/** The tenant owning `threadId` (cached once known); undefined for an unknown thread. */
-export async function threadTenant(
-  store: ThreadStore,
-  threadId: string,
-): Promise<string | undefined> {
+/** The tenant owning the thread stored under `key` (cached once known); undefined for none. */
+export async function threadTenant(store: ThreadStore, key: string): Promise<string | undefined> {
   let cache = caches.get(store);
   if (cache === undefined) {
     cache = new Map();
     caches.set(store, cache);
   }
-  const known = cache.get(threadId);
+  const known = cache.get(key);
   if (known !== undefined) return known;
-  const tenant = await store.getThreadTenant(threadId);
+  const tenant = await store.getThreadTenant(key);
   if (tenant !== undefined) {
     if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
-    cache.set(threadId, tenant);
+    cache.set(key, tenant);
   }
   return tenant;
 }
@@ -40,30 +56,150 @@ export async function threadTenant(
 export const isStorable = (value: unknown): boolean =>
   typeof value !== 'string' || textProblem(value) === undefined;
 
-/** Whether `tenant` (undefined: the system) may see `threadId`; false for an unknown thread. */
+/**
+ * Whether `tenant` (undefined: the system) may see the thread stored under `key`; false for an
+ * unknown key.
+ */
 export async function canSee(
   store: ThreadStore,
-  threadId: string,
+  key: string,
   tenant: string | undefined,
 ): Promise<boolean> {
   if (tenant === undefined) return true;
-  // No stored thread has an id that is not storable text, and Postgres refuses a NUL in a lookup.
-  if (!isStorable(threadId)) return false;
-  return (await threadTenant(store, threadId)) === tenant;
+  // No stored thread has a key that is not storable text, and Postgres refuses a NUL in a lookup.
+  if (!isStorable(key)) return false;
+  return (await threadTenant(store, key)) === tenant;
 }
 
-/** ok when `tenant` may see the thread; else the NOT_FOUND of a thread that does not exist. */
-export async function checkThread(
+/** The storage key of thread `threadId` of `tenant` in the tenant-qualified form. */
+export const qualifiedKey = (threadId: string, tenant: string): string =>
+  `${threadId}${KEY_SEPARATOR}${tenant}`;
+
+/** The id of the thread stored under `key`, as its tenant names it. */
+export function publicThreadId(key: string): string {
+  const at = key.indexOf(KEY_SEPARATOR);
+  return at < 0 ? key : key.slice(0, at);
+}
+
+/**
+ * The storage key of `tenant`'s thread `threadId`; undefined when the tenant has no thread by
+ * that id (whether or not another tenant has one). The likelier place is looked up first: the
+ * plain key for the default tenant (its qualified key exists only when another tenant held the
+ * plain one first, and a key is never freed), the qualified key for others (the plain one holds
+ * only threads they created before ids were per tenant).
+ */
+export async function threadKey(
+  store: ThreadStore,
+  threadId: string,
+  tenant: string,
+): Promise<string | undefined> {
+  if (
+    typeof threadId !== 'string' ||
+    threadId.includes(KEY_SEPARATOR) ||
+    !isStorable(threadId) ||
+    !isStorable(tenant)
+  ) {
+    return undefined;
+  }
+  const qualified = qualifiedKey(threadId, tenant);
+  if (tenant === DEFAULT_TENANT) {
+    const plainOwner = await threadTenant(store, threadId);
+    if (plainOwner === tenant) return threadId;
+    if (plainOwner === undefined) return undefined;
+    return (await threadTenant(store, qualified)) === tenant ? qualified : undefined;
+  }
+  if ((await threadTenant(store, qualified)) === tenant) return qualified;
+  return (await threadTenant(store, threadId)) === tenant ? threadId : undefined;
+}
+
+/**
+ * Where a new thread `threadId` of `tenant` is stored, or `taken` with the key of the tenant's
+ * own thread by that id. Another tenant's thread by that id changes only the key, never the
+ * answer. Two creations racing for one key are settled by the store (the thread key is unique).
+ */
+export async function newThreadKey(
+  store: ThreadStore,
+  threadId: string,
+  tenant: string,
+): Promise<{ key: string; taken: boolean }> {
+  const existing = await threadKey(store, threadId, tenant);
+  if (existing !== undefined) return { key: existing, taken: true };
+  if (tenant !== DEFAULT_TENANT) return { key: qualifiedKey(threadId, tenant), taken: false };
+  const plainOwner = await threadTenant(store, threadId);
+  return {
+    key: plainOwner === undefined ? threadId : qualifiedKey(threadId, tenant),
+    taken: false,
+  };
+}
+
+/** A thread as one caller names it: its storage key, and the id the caller's answers show. */
+export interface Located {
+  key: string;
+  id: string;
+}
+
+/**
+ * The thread `threadId` names for `tenant`, or the NOT_FOUND of a thread that does not exist.
+ * The system caller names threads by storage key: whether one exists is left to the command.
+ */
+export async function locateThread(
   store: ThreadStore,
   threadId: string,
   tenant: string | undefined,
-): Promise<Result<void>> {
-  if (typeof threadId !== 'string') return ok(undefined);
+  path = '$.threadId',
+): Promise<Result<Located>> {
   // No stored thread has such an id, and Postgres refuses a NUL even in a lookup.
-  const problem = textProblem(threadId);
-  if (problem !== undefined) return err(invalid('$.threadId', problem));
-  if (tenant === undefined) return ok(undefined);
-  return (await canSee(store, threadId, tenant)) ? ok(undefined) : err(threadNotFound(threadId));
+  const problem = typeof threadId === 'string' ? textProblem(threadId) : 'must be a string';
+  if (problem !== undefined) return err(invalid(path, problem));
+  if (tenant === undefined) return ok({ key: threadId, id: threadId });
+  const key = await threadKey(store, threadId, tenant);
+  return key === undefined ? err(threadNotFound(threadId)) : ok({ key, id: threadId });
+}
+
+/** How `tenant` names the thread stored under `key` (the system: by the key itself). */
+export const shownId = (key: string, tenant: string | undefined): string =>
+  tenant === undefined ? key : publicThreadId(key);
+
+/**
+ * `error` as the caller of `at` sees it: the storage key replaced by the caller's id in every
+ * field and message, so no answer shows where a thread is stored.
+ */
+export function inCallerTerms(error: WeftError, at: Located): WeftError {
+  if (at.key === at.id) return error;
+  const swap = (value: unknown): unknown => {
+    if (typeof value === 'string') return value.split(at.key).join(at.id);
+    if (Array.isArray(value)) return value.map(swap);
+    if (typeof value === 'object' && value !== null) {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, swap(v)]));
+    }
+    return value;
+  };
+  return swap(error) as WeftError;
+}
+
+/** `result`, its error in the terms of the caller of `at` (see inCallerTerms). */
+export function answeredAs<T>(result: Result<T>, at: Located): Result<T> {
+  return result.ok ? result : err(inCallerTerms(result.error, at));
+}
+
+/** A thread holding a run, with its fork source and tenant (RunLocation / RunPlace). */
+interface RunHolder {
+  threadId: string;
+  forkedFromId: string | null;
+  tenantId: string;
+}
+
+/**
+ * Of the threads holding a run id, the ones that started the run: a fork carries a copy of the
+ * runs of the prefix it copied, so a holder whose fork source (in its own tenant, named by id)
+ * also holds the run is a copy.
+ */
+export function runHomes<T extends RunHolder>(holders: readonly T[]): T[] {
+  const named = (tenant: string, id: string) => `${tenant}${KEY_SEPARATOR}${id}`;
+  const held = new Set(holders.map((h) => named(h.tenantId, publicThreadId(h.threadId))));
+  return holders.filter(
+    (h) => h.forkedFromId === null || !held.has(named(h.tenantId, h.forkedFromId)),
+  );
 }
 
 /**

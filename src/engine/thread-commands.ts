@@ -14,10 +14,28 @@ import {
   type ThreadEvent,
 } from '../core/thread/index.js';
 import { mergeChanges, projectEntry } from '../store/read-model/index.js';
-import { checkDepth, checkId, checkIndex, checkSize, firstFailure, invalid } from './checks.js';
+import {
+  checkDepth,
+  checkId,
+  checkIndex,
+  checkNewThreadId,
+  checkSize,
+  checkThreadKey,
+  firstFailure,
+  invalid,
+} from './checks.js';
 import { type Runtime, threadNotFound } from './engine.js';
 import { projectLog } from './project-log.js';
-import { checkThread, newThreadTenant, tenantScope, threadTenant } from './tenancy.js';
+import {
+  answeredAs,
+  type Located,
+  locateThread,
+  newThreadKey,
+  newThreadTenant,
+  publicThreadId,
+  tenantScope,
+  threadTenant,
+} from './tenancy.js';
 import type {
   AppendNodesInput,
   AppendNodesResult,
@@ -44,9 +62,45 @@ function request<T extends { idempotencyKey?: string }>(input: T): Omit<T, 'idem
   return rest;
 }
 
-/** The thread commands for `tenant` (undefined: the system, every tenant; see tenancy.ts). */
+/**
+ * The CONFLICT of a new thread whose id its tenant already uses (`at`: that thread), in the
+ * terms of the store's own for a lost race.
+ */
+export async function threadExists(
+  rt: Pick<Runtime, 'store'>,
+  at: Located,
+  hint: string,
+): Promise<Result<never>> {
+  return err({
+    code: 'CONFLICT',
+    message: `thread ${at.id} already exists: ${hint}`,
+    threadId: at.id,
+    expectedIndex: 0,
+    actualIndex: (await rt.store.getLogLength(at.key)) ?? 0,
+  });
+}
+
+/**
+ * The thread commands for `tenant` (undefined: the system, every tenant; see tenancy.ts). A
+ * tenant names threads by id, in its own namespace; the system by storage key.
+ */
 export function createThreadCommands(rt: Runtime, tenant?: string) {
   const scoped = (scope: string) => tenantScope(scope, tenant);
+  /** A reference to an existing thread: an id for a tenant, a storage key for the system. */
+  const checkRef = (value: unknown, path: string) =>
+    tenant === undefined ? checkThreadKey(value, path) : checkId(value, path);
+  const locate = (threadId: string) => locateThread(rt.store, threadId, tenant);
+
+  /**
+   * Where a new thread `threadId` of `owner` goes: its storage key and the id this caller's
+   * answers show (the key, for the system), or the CONFLICT of an id the owner already uses.
+   */
+  async function place(threadId: string, owner: string): Promise<Result<Located>> {
+    const placed = await newThreadKey(rt.store, threadId, owner);
+    const at = { key: placed.key, id: tenant === undefined ? placed.key : threadId };
+    return placed.taken ? threadExists(rt, at, 'choose another id') : ok(at);
+  }
+
   /** The first entry of a new thread (thread_created or state_imported). */
   async function startThread<T>(
     scope: string,
@@ -57,25 +111,31 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
     return rt.idempotent(scoped(scope), input.idempotencyKey, request(input), async (claim) => {
       const threadId = input.threadId === undefined ? rt.ids.next() : input.threadId;
       const checked = firstFailure(
-        checkId(threadId, '$.threadId'),
+        checkNewThreadId(threadId, '$.threadId'),
         checkDepth(input.metadata, '$.metadata'),
         checkSize(input.metadata, '$.metadata', rt.maxPayloadBytes),
       );
       if (!checked.ok) return checked;
+      // The log names the thread by its id; where it is stored is the store's business.
       const event = plan(threadId);
       if (!event.ok) return event;
       const initial = createThreadMachine().initial;
       const now = rt.clock.now();
       const committed = commitEvent(initial, event.value, rt.stamp(now), rt.machineOptions);
       if (!committed.ok) return committed;
+      const owner = newThreadTenant(tenant);
+      const at = await place(threadId, owner);
+      if (!at.ok) return at;
+      const { key, id } = at.value;
       const { entry, state, effects } = committed.value;
-      const changes = projectEntry(initial, state, effects, entry, threadId);
-      changes.thread.tenantId = newThreadTenant(tenant);
-      const response = respond(committed.value, threadId);
-      return rt.newThread(threadId, changes, state, claim, response, now, {
+      const changes = projectEntry(initial, state, effects, entry, key);
+      changes.thread.tenantId = owner;
+      const response = respond(committed.value, id);
+      const written = await rt.newThread(key, changes, state, claim, response, now, {
         entries: [entry],
         effects,
       });
+      return answeredAs(written, at.value);
     });
   }
 
@@ -111,7 +171,7 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
       rt.idempotent(scoped('appendNodes'), input.idempotencyKey, request(input), async (claim) => {
         const nodes: unknown = input.nodes;
         const checked = firstFailure(
-          checkId(input.threadId, '$.threadId'),
+          checkRef(input.threadId, '$.threadId'),
           checkIndex(input.expectedIndex, '$.expectedIndex'),
           Array.isArray(nodes) ? ok(undefined) : err(invalid('$.nodes', 'must be a list')),
           ...(Array.isArray(nodes) ? nodes : []).map((node, i) =>
@@ -123,59 +183,61 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
           ),
         );
         if (!checked.ok) return checked;
-        const visible = await checkThread(rt.store, input.threadId, tenant);
-        if (!visible.ok) return visible;
-        return rt.onThread(input.threadId, input.expectedIndex, claim, {
+        const at = await locate(input.threadId);
+        if (!at.ok) return at;
+        const result = await rt.onThread(at.value.key, input.expectedIndex, claim, {
           plan: (state, now) => planAppendNodes(state, input.nodes, now),
           respond: (c) => ({
-            ...written(c, input.threadId),
+            ...written(c, at.value.id),
             nodes: (c.entry.event as unknown as NodesAppendedEvent).nodes.map(
               (recorded) => getNode(c.state.graph, recorded.id)!,
             ),
           }),
         });
+        return answeredAs(result, at.value);
       }),
 
     remember: (input: RememberInput): Promise<Result<RememberResult>> =>
       rt.idempotent(scoped('remember'), input.idempotencyKey, request(input), async (claim) => {
         const checked = firstFailure(
-          checkId(input.threadId, '$.threadId'),
+          checkRef(input.threadId, '$.threadId'),
           checkSize(input.content, '$.content', rt.maxPayloadBytes),
         );
         if (!checked.ok) return checked;
-        const visible = await checkThread(rt.store, input.threadId, tenant);
-        if (!visible.ok) return visible;
+        const at = await locate(input.threadId);
+        if (!at.ok) return at;
         const remembered = {
           type: input.type,
           key: input.key,
           content: input.content,
           ...(input.runId === undefined ? {} : { runId: input.runId }),
         };
-        return rt.onThread(input.threadId, undefined, claim, {
+        const result = await rt.onThread(at.value.key, undefined, claim, {
           plan: (state, now) => planRemember(state, remembered, now),
           respond: (c) => {
             const recorded = (c.entry.event as unknown as NodesAppendedEvent).nodes[0]!;
             const node = getNode(c.state.graph, recorded.id)!;
             const payload = node.payload as { type: string; key: string };
             return {
-              ...written(c, input.threadId),
+              ...written(c, at.value.id),
               node,
               memory: { type: payload.type, key: payload.key },
             };
           },
         });
+        return answeredAs(result, at.value);
       }),
 
     forkThread: (input: ForkThreadInput): Promise<Result<ForkThreadResult>> =>
       rt.idempotent(scoped('forkThread'), input.idempotencyKey, request(input), (claim) =>
-        fork(rt, input, claim, tenant),
+        fork(rt, input, claim, tenant, checkRef, place),
       ),
 
     async verify(threadId: string, options: { strict?: boolean } = {}) {
-      const visible = await checkThread(rt.store, threadId, tenant);
-      if (!visible.ok) return visible;
-      const entries = await rt.store.readEntries(threadId);
-      if (entries.length === 0) return err(threadNotFound(threadId));
+      const at = await locate(threadId);
+      if (!at.ok) return at;
+      const entries = await rt.store.readEntries(at.value.key);
+      if (entries.length === 0) return err(threadNotFound(at.value.id));
       const machine = createThreadMachine(rt.machineOptions);
       return ok(verifyLog(machine, entries, { strict: options.strict ?? true }));
     },
@@ -183,50 +245,60 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
     async stateAt(threadId: string, index?: number): Promise<Result<StateAt>> {
       const checked = checkIndex(index, '$.index');
       if (!checked.ok) return checked;
-      const visible = await checkThread(rt.store, threadId, tenant);
-      if (!visible.ok) return visible;
-      const latest = await rt.load(threadId, true);
-      if (!latest.ok) return latest;
-      const at = index ?? latest.value.length;
-      if (at > latest.value.length) {
-        return err(
-          invalid('$.index', `thread ${threadId} has ${latest.value.length} entries, not ${at}`),
-        );
-      }
-      // Time travel: the nearest snapshot plus the replay of the entries after it.
-      const state = await rt.stateAt(threadId, at, latest.value);
-      if (!state.ok) return state;
-      return ok({
-        threadId,
-        index: at,
-        state: state.value,
-        agentState: exportAgentState(state.value.graph),
-      });
+      const at = await locate(threadId);
+      if (!at.ok) return at;
+      return answeredAs(await stateOf(rt, at.value, index), at.value);
     },
   };
+}
+
+/** The state of the thread at `at` after its first `index` entries (default: all). */
+async function stateOf(rt: Runtime, at: Located, index?: number): Promise<Result<StateAt>> {
+  const latest = await rt.load(at.key, true);
+  if (!latest.ok) return latest;
+  const length = index ?? latest.value.length;
+  if (length > latest.value.length) {
+    return err(
+      invalid('$.index', `thread ${at.id} has ${latest.value.length} entries, not ${length}`),
+    );
+  }
+  // Time travel: the nearest snapshot plus the replay of the entries after it.
+  const state = await rt.stateAt(at.key, length, latest.value);
+  if (!state.ok) return state;
+  return ok({
+    threadId: at.id,
+    index: length,
+    state: state.value,
+    agentState: exportAgentState(state.value.graph),
+  });
 }
 
 /**
  * A fork copies the entries `[0, upToIndex)` verbatim under a new thread id and appends
  * `thread_forked`; its read models are the projection of that log, written in one transaction.
+ * The fork belongs to its source's tenant (the caller's, for a tenant's call) and is named in
+ * that tenant's namespace: `thread_forked` records both ids as the tenant names them.
  */
 async function fork(
   rt: Runtime,
   input: ForkThreadInput,
   claim: Parameters<Runtime['newThread']>[3],
   tenant: string | undefined,
+  checkRef: (value: unknown, path: string) => Result<string>,
+  place: (threadId: string, owner: string) => Promise<Result<Located>>,
 ): Promise<Result<ForkThreadResult>> {
   const newThreadId = input.newThreadId ?? rt.ids.next();
   const checked = firstFailure(
-    checkId(input.threadId, '$.threadId'),
-    checkId(newThreadId, '$.newThreadId'),
+    checkRef(input.threadId, '$.threadId'),
+    checkNewThreadId(newThreadId, '$.newThreadId'),
     checkIndex(input.upToIndex, '$.upToIndex'),
   );
   if (!checked.ok) return checked;
-  const visible = await checkThread(rt.store, input.threadId, tenant);
-  if (!visible.ok) return visible;
-  const source = await rt.load(input.threadId, true);
-  if (!source.ok) return source;
+  const located = await locateThread(rt.store, input.threadId, tenant);
+  if (!located.ok) return located;
+  const from = located.value;
+  const source = await rt.load(from.key, true);
+  if (!source.ok) return answeredAs(source, from);
   const upToIndex = input.upToIndex ?? source.value.length;
   if (upToIndex < 1 || upToIndex > source.value.length) {
     return err(
@@ -236,15 +308,19 @@ async function fork(
       ),
     );
   }
-  const prefix: LogEntry[] = await rt.store.readEntries(input.threadId, 0, upToIndex);
-  const projected = projectLog(newThreadId, prefix, rt.machineOptions, rt.snapshots);
+  const owner = newThreadTenant(tenant ?? (await threadTenant(rt.store, from.key)));
+  const placed = await place(newThreadId, owner);
+  if (!placed.ok) return placed;
+  const to = placed.value;
+  const prefix: LogEntry[] = await rt.store.readEntries(from.key, 0, upToIndex);
+  const projected = projectLog(to.key, prefix, rt.machineOptions, rt.snapshots);
   if (!projected.ok) return projected;
   const { state: copied, changes: copiedChanges } = projected.value;
   const now = rt.clock.now();
   const event: ThreadEvent = {
     type: 'thread_forked',
     threadId: newThreadId,
-    fromThreadId: input.threadId,
+    fromThreadId: tenant === undefined ? publicThreadId(from.key) : from.id,
     upToIndex,
   };
   const committed = commitEvent(copied, event, rt.stamp(now), rt.machineOptions);
@@ -252,21 +328,19 @@ async function fork(
   const { entry, state, effects } = committed.value;
   const changes = mergeChanges([
     copiedChanges!,
-    projectEntry(copied, state, effects, entry, newThreadId),
+    projectEntry(copied, state, effects, entry, to.key),
   ]);
-  // A fork belongs to its source's tenant (the caller's, for a tenant's call).
-  changes.thread.tenantId = newThreadTenant(
-    tenant ?? (await threadTenant(rt.store, input.threadId)),
-  );
+  changes.thread.tenantId = owner;
   const response: ForkThreadResult = {
-    threadId: newThreadId,
+    threadId: to.id,
     logIndex: entry.index,
     logLength: state.length,
-    forkedFrom: { threadId: input.threadId, upToIndex },
+    forkedFrom: { threadId: from.id, upToIndex },
   };
   const forkEffects: ThreadEffect[] = [{ type: 'thread_created', threadId: newThreadId }];
-  return rt.newThread(newThreadId, changes, state, claim, response, now, {
+  const written = await rt.newThread(to.key, changes, state, claim, response, now, {
     entries: [...prefix, entry],
     effects: forkEffects,
   });
+  return answeredAs(written, to);
 }

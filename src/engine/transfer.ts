@@ -5,12 +5,16 @@
  */
 import { err, ok, type Result } from '../core/errors.js';
 import { type LogEntry, validateEntry } from '../core/log/index.js';
+import { checkNewThreadId } from './checks.js';
 import { projectLog } from './project-log.js';
-import { newThreadTenant } from './tenancy.js';
+import { inCallerTerms, newThreadKey, newThreadTenant } from './tenancy.js';
+import { threadExists } from './thread-commands.js';
 import type { Engine } from './types.js';
 
 export interface ImportedLog {
+  /** The id the thread has in its tenant. */
   threadId: string;
+  tenant: string;
   logLength: number;
   stateHash: string;
 }
@@ -21,10 +25,15 @@ const invalid = (path: string, message: string) => ({
   issues: [{ path, message }],
 });
 
+const HINT = 'import under another id (--thread-id)';
+
 /**
- * Creates thread `threadId` from `entries` (index 0 first). Refuses (nothing written): an empty
- * log, a malformed or unsigned entry (VALIDATION_FAILED), a log whose replay fails or whose hashes
- * differ (VERIFICATION_FAILED and the core's codes), an existing thread id (CONFLICT).
+ * Creates thread `threadId` of a tenant from `entries` (index 0 first). The id is the tenant's
+ * own (see tenancy.ts): another tenant's thread by that id does not stand in the way. Refuses
+ * (nothing written): an id that is not a new thread id (VALIDATION_FAILED at `$.threadId`), an
+ * empty log, a malformed or unsigned entry (VALIDATION_FAILED), a log whose replay fails or whose
+ * hashes differ (VERIFICATION_FAILED and the core's codes), an id the tenant already uses
+ * (CONFLICT).
  */
 export async function importThreadLog(
   engine: Engine,
@@ -33,6 +42,8 @@ export async function importThreadLog(
   /** The tenant of the new thread (default `default`; an engine acting for a tenant: its own). */
   tenant?: string,
 ): Promise<Result<ImportedLog>> {
+  const id = checkNewThreadId(threadId, '$.threadId');
+  if (!id.ok) return id;
   if (entries.length === 0) return err(invalid('$', 'the log has no entries'));
   const checked: LogEntry[] = [];
   for (const [i, raw] of entries.entries()) {
@@ -43,22 +54,24 @@ export async function importThreadLog(
     }
     checked.push(entry.value);
   }
-  const projected = projectLog(threadId, checked);
+  const owner = newThreadTenant(engine.tenant ?? tenant);
+  const placed = await newThreadKey(engine.store, threadId, owner);
+  const at = { key: placed.key, id: threadId };
+  if (placed.taken) return threadExists(engine, at, HINT);
+  // The entries keep naming the thread as they did where they were exported: the log, and so
+  // every state hash, is independent of the id and tenant it is imported under.
+  const projected = projectLog(placed.key, checked);
   if (!projected.ok) return projected;
   const changes = projected.value.changes!;
-  changes.thread.tenantId = newThreadTenant(engine.tenant ?? tenant);
+  changes.thread.tenantId = owner;
   const written = await engine.store.commit(changes);
   if (!written.ok) {
-    if (written.error.code === 'CONFLICT') {
-      return err({
-        ...written.error,
-        message: `thread ${threadId} already exists: import under another id (--thread-id)`,
-      });
-    }
-    return written;
+    if (written.error.code === 'CONFLICT') return threadExists(engine, at, HINT);
+    return err(inCallerTerms(written.error, at));
   }
   return ok({
     threadId,
+    tenant: owner,
     logLength: projected.value.state.length,
     stateHash: projected.value.state.stateHash,
   });

@@ -259,12 +259,18 @@ export interface Engine {
   stateAt(threadId: string, index?: number): Promise<Result<StateAt>>;
   /** The latest state (from the cache when current). */
   getState(threadId: string): Promise<Result<ThreadState>>;
-  /** The tenant this engine acts for; undefined: the system (every tenant). */
+  /**
+   * The tenant this engine acts for; undefined: the system (every tenant), which names threads
+   * by storage key (a thread's id for the default tenant's, `<id>` U+001F `<tenant>` for most
+   * others: see src/engine/tenancy.ts) and sees keys in its answers.
+   */
   readonly tenant: string | undefined;
   /**
-   * The same engine acting for `tenant`: its commands and reads see only that
-   * tenant's threads and runs (another tenant's are NOT_FOUND, exactly like ones that do not
-   * exist), new threads belong to it, and idempotency keys are per tenant.
+   * The same engine acting for `tenant`: thread ids are the tenant's own (two tenants may each
+   * have a thread `t1`; creating, forking to or importing under an id only another tenant uses
+   * succeeds), its commands and reads see only that tenant's threads and runs (another tenant's
+   * are NOT_FOUND, exactly like ones that do not exist), every answer names threads by id, new
+   * threads belong to it, and idempotency keys are per tenant.
    */
   forTenant(tenant: string): Engine;
   /** The raw store: every tenant's data (system use only). */

@@ -151,9 +151,9 @@ builder.subscriptionType({
         afterIndex: t.arg.int({ validate: cursor }),
       },
       subscribe: async (_root, args, ctx) => {
-        await loadThread(ctx, args.threadId);
+        const thread = await loadThread(ctx, args.threadId);
         return threadEvents(hubOf(ctx), {
-          threadId: args.threadId,
+          threadId: thread.key,
           ...(args.afterIndex == null ? {} : { afterIndex: args.afterIndex }),
         });
       },
@@ -170,9 +170,9 @@ builder.subscriptionType({
         kinds: t.arg({ type: [NodeKindEnum] }),
       },
       subscribe: async (_root, args, ctx) => {
-        await loadThread(ctx, args.threadId);
+        const thread = await loadThread(ctx, args.threadId);
         return nodeAppended(hubOf(ctx), {
-          threadId: args.threadId,
+          threadId: thread.key,
           ...(args.afterSequence == null ? {} : { afterSequence: args.afterSequence }),
           ...(args.kinds == null ? {} : { kinds: args.kinds }),
         });
@@ -214,13 +214,13 @@ builder.subscriptionType({
         if (args.afterOrdinal != null && args.threadId == null) {
           throw badInput('afterOrdinal', 'needs threadId (a cursor is a position in one log)');
         }
-        if (args.threadId != null) await loadThread(ctx, args.threadId);
+        const thread = args.threadId == null ? undefined : await loadThread(ctx, args.threadId);
         if (args.runId != null) {
           const run = unwrapResult(await ctx.reads.findRun(args.runId, args.threadId ?? undefined));
           if (run === undefined) throw notFound('Run', args.runId);
         }
         return runStatusChanged(hubOf(ctx), {
-          ...(args.threadId == null ? {} : { threadId: args.threadId }),
+          ...(thread === undefined ? {} : { threadId: thread.key }),
           ...(args.runId == null ? {} : { runId: args.runId }),
           ...(args.afterIndex == null || args.threadId == null
             ? {}
@@ -240,9 +240,9 @@ builder.subscriptionType({
         afterIndex: t.arg.int({ validate: cursor }),
       },
       subscribe: async (_root, args, ctx) => {
-        if (args.threadId != null) await loadThread(ctx, args.threadId);
+        const thread = args.threadId == null ? undefined : await loadThread(ctx, args.threadId);
         return approvalRequested(hubOf(ctx), {
-          ...(args.threadId == null ? {} : { threadId: args.threadId }),
+          ...(thread === undefined ? {} : { threadId: thread.key }),
           ...(args.afterIndex == null || args.threadId == null
             ? {}
             : { afterIndex: args.afterIndex }),

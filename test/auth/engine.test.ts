@@ -4,7 +4,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSequentialIds } from '../../src/core/ports.js';
-import { createEngine, type Engine } from '../../src/engine/index.js';
+import { createEngine, type Engine, qualifiedKey } from '../../src/engine/index.js';
 import { createReads, scopeReads } from '../../src/engine/reads.js';
 import { importThreadLog } from '../../src/engine/transfer.js';
 import { migrate } from '../../src/store/migrate/index.js';
@@ -77,7 +77,9 @@ describe('engine tenancy', () => {
     must(await engine.createThread({ threadId: 'src' }));
     const entries = await engine.store.readEntries('src');
     must(await importThreadLog(engine, 'copy', entries, 'globex'));
-    expect(await engine.store.getThreadTenant('copy')).toBe('globex');
+    // Stored under globex's key for the id, not the plain one (ids are per tenant).
+    expect(await engine.store.getThreadTenant(qualifiedKey('copy', 'globex'))).toBe('globex');
+    expect(await engine.store.getThreadTenant('copy')).toBeUndefined();
     expect((await b.getState('copy')).ok).toBe(true);
     expect((await b.getState('src')).ok).toBe(false);
   });
@@ -101,15 +103,16 @@ async function ownership(backend: 'sqlite' | 'postgres') {
   must(await b.startRun({ threadId: 'tb', goal: 'g', runId: 'r1' }));
   must(await engine.createThread({ threadId: 'td' }));
   const dump = await engine.store.dumpReadModels();
+  // Storage keys: a tenant's thread is qualified with its tenant, the default tenant's is not.
   expect(Object.fromEntries(dump.thread.map((t) => [t.id, t.tenantId]))).toEqual({
-    ta: 'acme',
-    fa: 'acme',
-    tb: 'globex',
+    [qualifiedKey('ta', 'acme')]: 'acme',
+    [qualifiedKey('fa', 'acme')]: 'acme',
+    [qualifiedKey('tb', 'globex')]: 'globex',
     td: 'default',
   });
   expect(dump.run.map((r) => [r.threadId, r.tenantId])).toEqual([
-    ['fa', 'acme'],
-    ['tb', 'globex'],
+    [qualifiedKey('fa', 'acme'), 'acme'],
+    [qualifiedKey('tb', 'globex'), 'globex'],
   ]);
   const reads = createReads(engine, { databaseUrl: url });
   try {
@@ -118,9 +121,12 @@ async function ownership(backend: 'sqlite' | 'postgres') {
     expect(list.map((t) => t.id)).toEqual(['tb']);
     const runs = await forB.listRuns({ tenantId: 'globex', take: 10 });
     expect(runs.map((r) => r.threadId)).toEqual(['tb']);
-    // The SQL filter itself, with no scoping wrapper:
+    // The SQL filter itself, with no scoping wrapper (which names threads by storage key):
     const acme = await reads.listThreads({ tenantId: 'acme', take: 10 });
-    expect(acme.map((t) => t.id).sort()).toEqual(['fa', 'ta']);
+    expect(acme.map((t) => t.id).sort()).toEqual([
+      qualifiedKey('fa', 'acme'),
+      qualifiedKey('ta', 'acme'),
+    ]);
     expect((await forB.threads(['ta', 'tb'])).map((t) => t?.id)).toEqual([undefined, 'tb']);
     expect(must(await forB.findRun('r1'))?.threadId).toBe('tb');
   } finally {

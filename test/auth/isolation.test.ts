@@ -16,8 +16,8 @@ let keyB: string;
 let nodeA: string;
 
 /** A's ids, and ids that exist nowhere. */
-const A = { thread: 'a-thread', fork: 'a-fork', run: 'a-run' };
-const MISSING = { thread: 'no-thread', fork: 'no-fork', run: 'no-run' };
+const A = { thread: 'a-thread', fork: 'a-fork', spare: 'a-spare', run: 'a-run' };
+const MISSING = { thread: 'no-thread', fork: 'no-fork', spare: 'no-spare', run: 'no-run' };
 const B = { thread: 'b-thread', run: 'b-run' };
 
 /** The response with A's and the missing ids (and node ids) replaced by one placeholder. */
@@ -176,29 +176,27 @@ const MUTATIONS: Record<string, () => Promise<number>> = {
       threadId: ids.thread,
       state: { run_id: 'b-imported' },
     })),
-  // A thread id is global, so choosing A's id is refused — with the answer B gets for an id it
-  // holds itself (the id is taken), never A's data.
+  // Thread ids are per tenant: an id only A uses makes a thread of B's own, with the answer a
+  // free id gets (A's thread is untouched); only an id B uses itself is taken.
   createThread: async () => {
-    for (const id of [A.thread, B.thread]) {
-      const r = await t.gql(
-        keyB,
-        `mutation($id: ID!) { createThread(input: { threadId: $id }) { ${ERR} } }`,
-        { id },
-      );
-      expect(r.data.createThread.__typename).toBe('ConflictError');
-    }
+    const create = `mutation($id: ID!) { createThread(input: { threadId: $id }) { ${ERR}
+      ... on CreateThreadSuccess { logIndex thread { id logLength } } } }`;
+    const r = (await same((ids) => t.gql(keyB, create, { id: ids.fork }))) as Response;
+    expect(r.data.createThread).toMatchObject({ __typename: 'CreateThreadSuccess' });
+    const own = await t.gql(keyB, create, { id: B.thread });
+    expect(own.data.createThread.__typename).toBe('ConflictError');
     return 1;
   },
   importState: async () => {
     const state = await asA('query($id: ID!) { thread(id: $id) { state } }', { id: A.thread });
-    for (const id of [A.thread, B.thread]) {
-      const r = await t.gql(
-        keyB,
-        `mutation($id: ID!, $s: JSON!) { importState(input: { threadId: $id, state: $s }) { ${ERR} } }`,
-        { id, s: state.thread.state },
-      );
-      expect(r.data.importState.__typename).toBe('ConflictError');
-    }
+    const importing = `mutation($id: ID!, $s: JSON!) { importState(input: { threadId: $id, state: $s }) {
+      ${ERR} ... on ImportStateSuccess { logIndex thread { id logLength } } } }`;
+    const r = (await same((ids) =>
+      t.gql(keyB, importing, { id: ids.spare, s: state.thread.state }),
+    )) as Response;
+    expect(r.data.importState).toMatchObject({ __typename: 'ImportStateSuccess' });
+    const own = await t.gql(keyB, importing, { id: B.thread, s: state.thread.state });
+    expect(own.data.importState.__typename).toBe('ConflictError');
     return 1;
   },
 };
@@ -294,6 +292,7 @@ beforeAll(async () => {
   await asA(
     `mutation { forkThread(input: { threadId: "${A.thread}", newThreadId: "${A.fork}" }) { __typename } }`,
   );
+  await asA(`mutation { createThread(input: { threadId: "${A.spare}" }) { __typename } }`);
   const b = await t.gql(
     keyB,
     `mutation { createThread(input: { threadId: "${B.thread}" }) { __typename } }`,

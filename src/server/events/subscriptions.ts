@@ -1,5 +1,6 @@
 import { getNodeBySequence, type NodeKind } from '../../core/graph/index.js';
 import { getNodeMeta } from '../../core/thread/index.js';
+import { publicThreadId } from '../../engine/index.js';
 import type { ThreadStore } from '../../store/read-model/index.js';
 import { type StreamSource, streamLog } from './stream.js';
 import type {
@@ -13,7 +14,9 @@ import type {
 
 /**
  * The four realtime streams (the Subscription fields) over a hub, as async iterators (end them with
- * `return()` or the signal). Cursors: `afterIndex` replays the stored entries with a greater
+ * `return()` or the signal). Streams are opened on a thread's storage key (how the engine
+ * publishes it); payloads name the thread by its id, as its tenant does (see
+ * src/engine/tenancy.ts). Cursors: `afterIndex` replays the stored entries with a greater
  * index, then continues live; `afterSequence` likewise for nodes; without one, a stream starts
  * at the log's end when it is opened.
  */
@@ -83,7 +86,7 @@ export function threadEvents(
   });
   return mapStream(items, (item) => [
     once(item, () => ({
-      threadId: item.threadId,
+      threadId: publicThreadId(item.threadId),
       index: item.index,
       id: item.entry.id,
       type: item.entry.event.type,
@@ -141,7 +144,7 @@ export function nodeAppended(
       if (kinds !== undefined && !kinds.has(effect.node.kind)) continue;
       out.push(
         once(effect, () => ({
-          threadId: item.threadId,
+          threadId: publicThreadId(item.threadId),
           node: effect.node,
           meta: effect.meta,
           logIndex: item.index,
@@ -199,7 +202,7 @@ export function runStatusChanged(
       const at = ordinal;
       out.push(
         once(effect, () => ({
-          threadId: item.threadId,
+          threadId: publicThreadId(item.threadId),
           runId: effect.runId,
           from: effect.from,
           to: effect.to,
@@ -233,11 +236,11 @@ async function ownHistoryStart(hub: EventHub, item: LogItem): Promise<number> {
   const first = item.index === 0 ? item.entry : (await hub.read(item.threadId, 0, 1))[0]?.entry;
   if (first === undefined) return 0;
   const event = first.event as { type: string; threadId?: string };
-  // The first entry names the thread it created: another thread's name means a log copied from
-  // elsewhere (a fork, or an import under a new id), and only the whole log says whether it is
-  // a fork and where its copy ends.
+  // The first entry names the thread it created (by id, not storage key): another thread's name
+  // means a log copied from elsewhere (a fork, or an import under a new id), and only the whole
+  // log says whether it is a fork and where its copy ends.
   const start =
-    event.threadId === item.threadId
+    event.threadId === publicThreadId(item.threadId)
       ? 0
       : ((await hub.latestState(item.threadId)).config?.forkedFrom?.upToIndex ?? 0);
   if (known.size >= MAX_HISTORY_STARTS) known.delete(known.keys().next().value!);
@@ -257,7 +260,7 @@ export function approvalRequested(
       if (effect.type !== 'approval_requested') continue;
       out.push(
         once(effect, () => ({
-          threadId: item.threadId,
+          threadId: publicThreadId(item.threadId),
           runId: effect.runId,
           waitingFor: effect.waitingFor,
           pendingApproval: effect.pendingApproval,
