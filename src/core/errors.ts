@@ -4,7 +4,11 @@
  * should tell the reader what to do.
  */
 
-/** Codes of the AgentState import rules, in the order they are checked. */
+/**
+ * Codes of the AgentState import rules, in the order they are checked. The node rules among them
+ * (resource key, semantic payload, vocabulary, parents) are also what the replay of a log refuses
+ * a recorded node with.
+ */
 export const IMPORT_RULE_CODES = [
   'STATE_TOO_LARGE',
   'STATE_VERSION_UNSUPPORTED',
@@ -14,9 +18,12 @@ export const IMPORT_RULE_CODES = [
   'NODE_CREATED_AT_INVALID',
   'NODE_SEQUENCE_INVALID',
   'NODE_RESOURCE_KEY_INVALID',
+  'NODE_SEMANTIC_INVALID',
+  'NODE_SEMANTIC_TYPE_NOT_ALLOWED',
   'NODE_PARENTS_INVALID',
   'NODE_ID_DUPLICATE',
   'NODE_PARENT_NOT_EARLIER',
+  'NODE_VERSION_PARENT_MISSING',
   'NODE_ID_MISMATCH',
   'FRONTIER_INVALID',
 ] as const;

@@ -38,7 +38,10 @@ function makeNode(
   };
 }
 
-/** A hand-written valid state: goal → inference → resource v1 → resource v2, answer head. */
+/**
+ * A hand-written valid state: goal → inference → resource v1 → resource v2, answer head, and a
+ * semantic memory of the inference (never a head).
+ */
 function sampleState(): AgentState {
   const nodes: CausalNode[] = [];
   const add = (kind: NodeKind, payload: JsonValue, parents: string[], resourceKey?: string) => {
@@ -58,6 +61,12 @@ function sampleState(): AgentState {
   const v1 = add('resource', { bytes: 10 }, [thought], 'file:config.ts');
   const v2 = add('resource', { bytes: 12 }, [thought, v1], 'file:config.ts');
   const answer = add('answer', 'done', [v2]);
+  add(
+    'semantic',
+    { type: 'memory', key: 'config-path', content: 'src/config.ts' },
+    [thought],
+    'semantic:memory:config-path',
+  );
   return { version: 1, nodes, frontier: [answer] };
 }
 
@@ -124,6 +133,21 @@ describe('import rules, one by one', () => {
       },
     ],
     [
+      'NODE_SEMANTIC_INVALID',
+      (s) => {
+        s.nodes[5]!.resourceKey = 'semantic:memory:admin';
+        return s.nodes[5]!.id;
+      },
+    ],
+    [
+      'NODE_SEMANTIC_TYPE_NOT_ALLOWED',
+      (s) => {
+        s.nodes[5]!.payload = { type: 'secret', key: 'config-path', content: 'src/config.ts' };
+        s.nodes[5]!.resourceKey = 'semantic:secret:config-path';
+        return s.nodes[5]!.id;
+      },
+    ],
+    [
       'NODE_PARENTS_INVALID',
       (s) => {
         (s.nodes[3]!.parents as string[]).reverse();
@@ -142,6 +166,13 @@ describe('import rules, one by one', () => {
       (s) => {
         s.nodes[1]!.parents = [s.nodes[2]!.id];
         return s.nodes[1]!.id;
+      },
+    ],
+    [
+      'NODE_VERSION_PARENT_MISSING',
+      (s) => {
+        s.nodes[3]!.parents = [s.nodes[1]!.id as string];
+        return s.nodes[3]!.id;
       },
     ],
     [
@@ -225,7 +256,41 @@ describe('import rules, one by one', () => {
     expect(error.nodeId).toBe(state.nodes[1]!.id);
     expect(failure(raw(sampleState()), { maxBytes: 200 }).code).toBe('STATE_TOO_LARGE');
     expect(failure(raw(sampleState()), { maxPayloadBytes: 10 }).code).toBe('STATE_TOO_LARGE');
-    expect(validateAgentState(raw(sampleState()), { maxNodes: 5 }).ok).toBe(true);
+    expect(validateAgentState(raw(sampleState()), { maxNodes: 6 }).ok).toBe(true);
+  });
+
+  it('checks semantic nodes against the vocabulary it imports with, and as given (never normalised)', () => {
+    const state = raw(sampleState());
+    const custom = { nodeTypes: [{ name: 'decision', description: 'A decision.' }] };
+    const outside = importAgentState(state, custom);
+    expect(!outside.ok && outside.error).toMatchObject({
+      code: 'NODE_SEMANTIC_TYPE_NOT_ALLOWED',
+      nodeId: state.nodes[5]!.id,
+    });
+    expect(!outside.ok && outside.error.message).toContain('payload.type "memory"');
+    expect(importAgentState(state, { ...custom, allowDynamicNodeTypes: true }).ok).toBe(true);
+    const upper = raw(sampleState());
+    upper.nodes[5]!.payload = { type: 'Memory', key: 'config-path', content: 'src/config.ts' };
+    const refused = failure(upper);
+    expect(refused.code).toBe('NODE_SEMANTIC_INVALID');
+    expect(refused.message).toContain(
+      'payload.type "Memory" is not a semantic type in normal form',
+    );
+  });
+
+  it('refuses a semantic resource key on another kind, an empty key and a semantic head', () => {
+    const reserved = raw(sampleState());
+    reserved.nodes[2]!.resourceKey = 'semantic:memory:config-path';
+    expect(failure(reserved)).toMatchObject({
+      code: 'NODE_RESOURCE_KEY_INVALID',
+      nodeId: reserved.nodes[2]!.id,
+    });
+    const empty = raw(sampleState());
+    empty.nodes[2]!.resourceKey = '';
+    expect(failure(empty).code).toBe('NODE_RESOURCE_KEY_INVALID');
+    const head = raw(sampleState());
+    head.frontier.push(head.nodes[5]!.id);
+    expect(failure(head)).toMatchObject({ code: 'FRONTIER_INVALID', nodeId: head.nodes[5]!.id });
   });
 
   it('fails with VALIDATION_FAILED on a bad vocabulary', () => {
@@ -321,13 +386,19 @@ const specArb = fc.record({
   kind: fc.constantFrom(...NODE_KINDS),
   payload: fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<JsonValue>,
   parentMask: fc.array(fc.boolean(), { maxLength: 12 }),
-  resourceKey: fc.option(fc.constantFrom('file:a.ts', 'file:b.ts', 'semantic:memory:k', 'r', ''), {
-    nil: undefined,
+  resourceKey: fc.option(fc.constantFrom('file:a.ts', 'file:b.ts', 'r'), { nil: undefined }),
+  semantic: fc.record({
+    type: fc.constantFrom('memory', 'preference'),
+    key: fc.constantFrom('k', 'notes/2026.md'),
   }),
   createdAt: createdAtArb,
 });
 
-/** A valid AgentState built directly (not through appendNodes): arbitrary DAG and frontier. */
+/**
+ * A valid AgentState built directly (not through appendNodes): an arbitrary DAG and frontier
+ * within the node rules — a semantic node's payload and key agree, a new version of a resource
+ * key has the previous one among its parents, and no semantic node is a head.
+ */
 const validStateArb = (minNodes: number) =>
   fc
     .record({
@@ -338,21 +409,24 @@ const validStateArb = (minNodes: number) =>
     .map(({ specs, frontierMask, frontierOrder }) => {
       const nodes: CausalNode[] = [];
       const ids = new Set<string>();
+      const versions = new Map<string, string>();
       for (const spec of specs) {
+        const { type, key } = spec.semantic;
+        const semantic = spec.kind === 'semantic';
+        const payload = semantic ? { type, key, content: spec.payload } : spec.payload;
+        const resourceKey = semantic ? `semantic:${type}:${key}` : spec.resourceKey;
         const parents = nodes.filter((_, j) => spec.parentMask[j]).map((n) => n.id);
-        const node = makeNode(
-          nodes,
-          spec.kind,
-          spec.payload,
-          parents,
-          spec.createdAt,
-          spec.resourceKey,
-        );
+        const previous = resourceKey === undefined ? undefined : versions.get(resourceKey);
+        if (previous !== undefined && !parents.includes(previous)) parents.push(previous);
+        const node = makeNode(nodes, spec.kind, payload, parents, spec.createdAt, resourceKey);
         if (ids.has(node.id)) continue;
         ids.add(node.id);
         nodes.push(node);
+        if (resourceKey !== undefined) versions.set(resourceKey, node.id);
       }
-      const heads = nodes.filter((_, j) => frontierMask[j]).map((n) => n.id);
+      const heads = nodes
+        .filter((n, j) => frontierMask[j] && n.kind !== 'semantic')
+        .map((n) => n.id);
       const frontier = heads
         .map((id, j) => ({ id, rank: frontierOrder[j] ?? 0 }))
         .sort((a, b) => a.rank - b.rank)
@@ -485,8 +559,31 @@ function corrupt(s: RawState, code: ImportRuleCode, pick: number, variant: numbe
     case 'NODE_SEQUENCE_INVALID':
       node.sequence = [i + 2, i, 0, i + 1.5, -(i + 1)][v(5)];
       return { input: s, nodeId: id };
-    case 'NODE_RESOURCE_KEY_INVALID':
-      node.resourceKey = [5, null, ['k'], {}, true][v(5)];
+    case 'NODE_RESOURCE_KEY_INVALID': {
+      const key = [5, null, ['k'], {}, true, '', 'semantic:memory:k'][v(7)];
+      // A semantic key is only wrong on another kind.
+      node.resourceKey = key === 'semantic:memory:k' && node.kind === 'semantic' ? '' : key;
+      return { input: s, nodeId: id };
+    }
+    case 'NODE_SEMANTIC_INVALID': {
+      const choice = v(4);
+      const payload = node.payload as Record<string, unknown>;
+      if (node.kind !== 'semantic' || choice === 0) {
+        node.kind = 'semantic';
+        node.payload = { type: 'memory', key: 'k', content: 1, note: 'not a semantic field' };
+      } else if (choice === 1) {
+        payload.key = 'Not Normal';
+      } else if (choice === 2) {
+        node.resourceKey = `${node.resourceKey as string}-moved`;
+      } else {
+        delete node.resourceKey;
+      }
+      return { input: s, nodeId: id };
+    }
+    case 'NODE_SEMANTIC_TYPE_NOT_ALLOWED':
+      node.kind = 'semantic';
+      node.payload = { type: 'secret', key: 'k', content: 1 };
+      node.resourceKey = 'semantic:secret:k';
       return { input: s, nodeId: id };
     case 'NODE_PARENTS_INVALID': {
       const parents = node.parents as unknown[];
@@ -510,19 +607,46 @@ function corrupt(s: RawState, code: ImportRuleCode, pick: number, variant: numbe
       node.parents = [...(node.parents as string[]), extra].sort();
       return { input: s, nodeId: id };
     }
+    case 'NODE_VERSION_PARENT_MISSING': {
+      // Two versions of a fresh key, the second not descending from the first.
+      const version = (payload: string, sequence: number): CausalNode => ({
+        id: nodeId({ kind: 'resource', parents: [], payload, resourceKey: 'fresh' }),
+        kind: 'resource',
+        parents: [],
+        payload,
+        createdAt: '2026-01-01T00:00:00Z',
+        sequence,
+        resourceKey: 'fresh',
+      });
+      const second = version('v2', n + 2);
+      s.nodes.push(version('v1', n + 1) as never, second as never);
+      return { input: s, nodeId: second.id };
+    }
     case 'NODE_ID_MISMATCH': {
+      // Only changes that keep the node rules: a semantic node keeps its kind and keys.
       const choice = v(3);
-      if (choice === 0) node.payload = { corrupted: node.payload as JsonValue };
-      else if (choice === 1)
-        node.kind = NODE_KINDS[(NODE_KINDS.indexOf(node.kind as NodeKind) + 1) % 10];
-      else if (node.resourceKey === undefined) node.resourceKey = 'injected';
-      else if (variant % 2 === 0) delete node.resourceKey;
-      else node.resourceKey = `${node.resourceKey as string}~`;
+      const semantic = node.kind === 'semantic';
+      if (choice === 1 && !semantic) {
+        const others: readonly NodeKind[] = NODE_KINDS.filter((k) => k !== 'semantic');
+        node.kind = others[(others.indexOf(node.kind as NodeKind) + 1) % others.length];
+      } else if (choice === 2 && !semantic && node.resourceKey === undefined) {
+        node.resourceKey = 'injected';
+      } else if (semantic) {
+        const payload = node.payload as { content: JsonValue };
+        payload.content = { corrupted: payload.content };
+      } else {
+        node.payload = { corrupted: node.payload as JsonValue };
+      }
       return { input: s, nodeId: id };
     }
     case 'FRONTIER_INVALID': {
-      const choice = v(3);
-      if (choice === 0) {
+      const choice = v(4);
+      const memory = s.nodes.find((m) => m.kind === 'semantic')?.id as string | undefined;
+      if (choice === 3 && memory !== undefined) {
+        s.frontier.push(memory);
+        return { input: s, nodeId: memory };
+      }
+      if (choice === 0 || choice === 3) {
         s.frontier.splice(pick % (s.frontier.length + 1), 0, MISSING_ID);
         return { input: s, nodeId: MISSING_ID };
       }

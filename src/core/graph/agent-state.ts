@@ -12,20 +12,39 @@ export type { ImportFailure } from './import-rules.js';
 export type AgentStateValidation = { ok: true } | { ok: false; error: ImportFailure };
 
 /**
- * Checks an untrusted AgentState against the import rules (`IMPORT_RULE_CODES`, in order), rule by rule over all
- * nodes, in this order: size limits (STATE_TOO_LARGE, estimated cheaply and bounded before any
- * other work), version, top-level shape, node shape, kind, createdAt, sequence, resourceKey,
- * parents, duplicate ids, causal order of parents, recomputed ids, frontier. The first failing
- * rule wins; within a rule, the first node in sequence order. Never repairs. Pure.
+ * Checks an untrusted AgentState against the import rules (`IMPORT_RULE_CODES`, in order), rule
+ * by rule over all nodes, in this order: size limits (STATE_TOO_LARGE, estimated cheaply and
+ * bounded before any other work), version, top-level shape, node shape, kind, createdAt,
+ * sequence, resourceKey (a non-empty string; `semantic:` keys only on kind semantic), semantic
+ * payload (`{type, key, content}` in normal form, content within bounds, resourceKey
+ * `semantic:<type>:<key>` of that payload), semantic type in the vocabulary of `config` (a
+ * resolved graph config, default the built-in one), parents, duplicate ids, causal order of
+ * parents, a new version of a resource key having the previous one as a parent, recomputed ids,
+ * frontier (no semantic node in it). The first failing rule wins; within a rule, the first node
+ * in sequence order. Never repairs. Pure.
  */
-export function validateAgentState(raw: unknown, limits?: ImportLimits): AgentStateValidation {
-  const checked = checkAgentState(raw, limits);
+export function validateAgentState(
+  raw: unknown,
+  limits?: ImportLimits,
+  config?: Readonly<GraphConfig>,
+): AgentStateValidation {
+  const checked = checkAgentState(raw, limits ?? {}, config ?? defaultConfig());
   return checked.ok ? { ok: true } : { ok: false, error: checked.error };
 }
 
+let builtIn: Readonly<GraphConfig> | undefined;
+function defaultConfig(): Readonly<GraphConfig> {
+  if (builtIn === undefined) {
+    const resolved = resolveGraphConfig();
+    if (!resolved.ok) throw new Error(resolved.error.message);
+    builtIn = resolved.value;
+  }
+  return builtIn;
+}
+
 /**
- * Validates `raw` (see `validateAgentState`) and loads it into a new graph with the given
- * vocabulary. A config problem fails with VALIDATION_FAILED, a state problem with its import
+ * Validates `raw` against the given vocabulary (see `validateAgentState`) and loads it into a new
+ * graph with it. A config problem fails with VALIDATION_FAILED, a state problem with its import
  * rule code and node id. Payloads are copied, so later changes to `raw` do not leak in.
  * Cost O(total size).
  */
@@ -36,7 +55,7 @@ export function importAgentState(
 ): Result<GraphState> {
   const resolved = resolveGraphConfig(config);
   if (!resolved.ok) return resolved;
-  const checked = checkAgentState(raw, limits);
+  const checked = checkAgentState(raw, limits ?? {}, resolved.value);
   if (!checked.ok) return err(checked.error);
   const store = createStore(checked.nodes.length);
   for (const node of checked.nodes) pushNode(store, nodeFromRaw(node));

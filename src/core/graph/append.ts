@@ -1,7 +1,8 @@
-import { err, ok, type Result, type ValidationIssue } from '../errors.js';
+import { err, type ImportRuleCode, ok, type Result, type ValidationIssue } from '../errors.js';
 import { isNodeKind, type NodeKind, nodeId } from '../identity.js';
 import type { JsonValue } from '../json.js';
 import { findJsonProblem, NOT_JSON, tryFrozenJsonCopy } from './json-value.js';
+import { type NodeProblem, type NodeRule, nodeProblem } from './node-rules.js';
 import { isSemanticResourceKey, resolveSemantic } from './semantic.js';
 import {
   cloneStore,
@@ -36,8 +37,10 @@ export interface AppendResult {
  *   frontier and adds the new node at its end; semantic nodes (`semantic:` resource keys) never
  *   enter the frontier and leave it unchanged;
  * - a `semantic` draft's payload is normalised to `{type, key, content}` and its resource key set
- *   to (or checked against) `semantic:<type>:<key>`; a type outside the vocabulary fails with
- *   SEMANTIC_TYPE_NOT_ALLOWED unless dynamic types are allowed.
+ *   to (or checked against) `semantic:<type>:<key>`; then every draft must obey the node rules
+ *   (node-rules.ts) every path into a graph shares: a type outside the vocabulary fails with
+ *   SEMANTIC_TYPE_NOT_ALLOWED unless dynamic types are allowed, any other rule with
+ *   VALIDATION_FAILED naming the field.
  * `createdAt` must parse as a date; sequences continue 1-based and contiguous.
  * Cost: O(parents + frontier + payload) per draft plus O(log n); O(n) once if `graph` is an older
  * value whose store has moved on (see store.ts).
@@ -54,21 +57,33 @@ export function appendNodes(
 }
 
 /**
- * `appendNodes` for drafts that carry their own content id (`id`, e.g. recorded nodes of a
- * verified log), each taken as its `knownIds` entry. Internal to the core.
+ * `appendNodes` for recorded nodes (those of a log entry being replayed), which must come out of
+ * the append exactly as recorded: nothing is normalised or repaired. Each node must obey the node
+ * rules as given (NODE_RESOURCE_KEY_INVALID, NODE_SEMANTIC_INVALID,
+ * NODE_SEMANTIC_TYPE_NOT_ALLOWED) and its recorded parents must be the ones the append resolves
+ * — sorted, unique, with the previous version of its resource key (NODE_PARENTS_INVALID); each
+ * error names the node (`label(index)`, its recorded id) and the field. With `trustIds` the
+ * recorded id is taken as the node's id instead of being recomputed (see AppendOptions.knownIds):
+ * only for logs whose content ids were computed by this code. Internal to the core.
  */
-export function appendWithOwnIds(
+export function appendRecordedNodes(
   graph: GraphState,
   drafts: readonly (NodeDraft & { id: string })[],
   createdAt: string,
+  options: { trustIds: boolean; label: (index: number) => string },
 ): Result<AppendResult> {
-  const batch = stage(graph, drafts, createdAt, OWN_IDS);
+  const batch = stage(graph, drafts, createdAt, options.trustIds ? OWN_IDS : undefined, options);
   if (!(batch instanceof Batch)) return batch;
   return ok({ graph: batch.commit(), nodes: batch.nodes, created: batch.created });
 }
 
 /** Tells `stage` to read each draft's known id from its own `id` field. */
 const OWN_IDS: unique symbol = Symbol('own ids');
+
+/** How `stage` treats recorded nodes: checked as given, failures named with `label`. */
+interface Recorded {
+  label: (index: number) => string;
+}
 
 export interface AppendOptions {
   /**
@@ -100,6 +115,7 @@ function stage(
   drafts: readonly NodeDraft[],
   createdAt: string,
   knownIds?: readonly string[] | typeof OWN_IDS,
+  recorded?: Recorded,
 ): Batch | Failure {
   if (!Array.isArray(drafts)) return invalid([{ path: '$', message: 'drafts must be an array' }]);
   if (!isTimestamp(createdAt)) {
@@ -111,11 +127,11 @@ function stage(
   const batch = new Batch(graph, count);
   for (let i = 0; i < count; i++) {
     const draft = drafts[i];
-    const prepared = prepareDraft(graph, draft, i);
+    const prepared = prepareDraft(graph, draft, i, recorded);
     if (!prepared.ok) return prepared;
     const knownId =
       knownIds === OWN_IDS ? (draft as { id: string }).id : (knownIds as string[] | undefined)?.[i];
-    const failed = batch.add(prepared.value, createdAt, i, knownId);
+    const failed = batch.add(prepared.value, createdAt, i, knownId, recorded);
     if (failed !== undefined) return failed;
   }
   return batch;
@@ -165,9 +181,16 @@ interface PreparedDraft {
   parents: string[] | undefined;
   resourceKey: string | undefined;
   advance: boolean;
+  /** A recorded node's own id, for naming it in errors. */
+  recordedId?: string;
 }
 
-function prepareDraft(graph: GraphState, draft: unknown, index: number): Result<PreparedDraft> {
+function prepareDraft(
+  graph: GraphState,
+  draft: unknown,
+  index: number,
+  recorded?: Recorded,
+): Result<PreparedDraft> {
   if (typeof draft !== 'object' || draft === null) {
     return invalid([
       { path: `$[${index}]`, message: 'a draft must be an object {kind, payload, ...}' },
@@ -178,6 +201,20 @@ function prepareDraft(graph: GraphState, draft: unknown, index: number): Result<
   const copy = d.payload === undefined ? NOT_JSON : tryFrozenJsonCopy(d.payload);
   const problem =
     d.payload === undefined || copy !== NOT_JSON ? undefined : findJsonProblem(d.payload);
+  const recordedId = (draft as { id?: unknown }).id;
+  if (recorded !== undefined && isNodeKind(d.kind) && copy !== NOT_JSON) {
+    // Checked as recorded, before the draft checks, so a recorded node gets the rule's own code.
+    const broken = nodeProblem(
+      graph.config,
+      d.kind,
+      copy,
+      d.resourceKey,
+      d.resourceKey !== undefined,
+    );
+    if (broken !== undefined) {
+      return recordedFailure(recorded, index, recordedId, RECORDED_CODES[broken.rule], broken);
+    }
+  }
   if (
     !isNodeKind(d.kind) ||
     d.payload === undefined ||
@@ -188,7 +225,36 @@ function prepareDraft(graph: GraphState, draft: unknown, index: number): Result<
   ) {
     return invalid(draftIssues(d, problem, `$[${index}]`));
   }
+  if (recorded !== undefined) {
+    return ok({
+      kind: d.kind as NodeKind,
+      payload: copy as JsonValue,
+      parents: d.parents as string[] | undefined,
+      resourceKey: d.resourceKey as string | undefined,
+      advance: d.advance !== false,
+      ...(typeof recordedId === 'string' ? { recordedId } : {}),
+    });
+  }
   return resolveDraft(graph, d, index, copy as JsonValue);
+}
+
+/** The import rule code a recorded node that breaks a node rule fails with. */
+const RECORDED_CODES: Record<NodeRule, ImportRuleCode> = {
+  resourceKey: 'NODE_RESOURCE_KEY_INVALID',
+  semantic: 'NODE_SEMANTIC_INVALID',
+  vocabulary: 'NODE_SEMANTIC_TYPE_NOT_ALLOWED',
+};
+
+function recordedFailure(
+  recorded: Recorded,
+  index: number,
+  id: unknown,
+  code: ImportRuleCode,
+  broken: Pick<NodeProblem, 'field' | 'problem'>,
+): Failure {
+  const named = typeof id === 'string' ? ` (${id})` : '';
+  const message = `${recorded.label(index)}${named}: ${broken.field} ${broken.problem}`;
+  return err(typeof id === 'string' ? { code, message, nodeId: id } : { code, message });
 }
 
 const isStringArray = (value: unknown): boolean =>
@@ -224,7 +290,10 @@ function draftIssues(
   return issues;
 }
 
-/** `copy` is the frozen copy of `d.payload`, which a semantic draft replaces by its normal form. */
+/**
+ * `copy` is the frozen copy of `d.payload`, which a semantic draft replaces by its normal form
+ * (its resource key derived when omitted); the result must then obey the node rules.
+ */
 function resolveDraft(
   graph: GraphState,
   d: Partial<Record<keyof NodeDraft, unknown>>,
@@ -232,29 +301,28 @@ function resolveDraft(
   copy: JsonValue,
 ): Result<PreparedDraft> {
   const kind = d.kind as NodeKind;
+  const path = `$[${index}]`;
   let payload = copy;
   let resourceKey = d.resourceKey as string | undefined;
   if (kind === 'semantic') {
-    const path = `$[${index}]`;
     const semantic = resolveSemantic(graph.config, payload, `${path}.payload`);
     if (!semantic.ok) return semantic;
-    if (resourceKey !== undefined && resourceKey !== semantic.value.resourceKey) {
-      return invalid([
-        {
-          path: `${path}.resourceKey`,
-          message: `a semantic node's resourceKey must be "${semantic.value.resourceKey}" (semantic:<type>:<key>); omit it to have it derived`,
-        },
-      ]);
-    }
     // A fresh {type, key, content} around the already frozen copy of the content.
     payload = Object.freeze(semantic.value.payload);
-    resourceKey = semantic.value.resourceKey;
-  } else if (isSemanticResourceKey(resourceKey)) {
+    resourceKey ??= semantic.value.resourceKey;
+  }
+  const broken = nodeProblem(graph.config, kind, payload, resourceKey, resourceKey !== undefined);
+  if (broken?.rule === 'vocabulary') {
+    const type = (payload as { type: string }).type;
+    return err({
+      code: 'SEMANTIC_TYPE_NOT_ALLOWED',
+      message: `Semantic type ${broken.problem}`,
+      type,
+    });
+  }
+  if (broken !== undefined) {
     return invalid([
-      {
-        path: `$[${index}].resourceKey`,
-        message: 'resource keys starting with "semantic:" are reserved for kind "semantic"',
-      },
+      { path: `${path}.${broken.field}`, message: `${broken.field} ${broken.problem}` },
     ]);
   }
   return ok({
@@ -338,6 +406,7 @@ class Batch {
     createdAt: string,
     index: number,
     knownId?: string,
+    recorded?: Recorded,
   ): Failure | undefined {
     const requested = draft.parents ?? this.frontier;
     const { resourceKey } = draft;
@@ -368,6 +437,12 @@ class Batch {
       parentSeqs[total - 1] = previousSeq;
     }
     if (!shared) sortUnique(parents, parentSeqs);
+    if (recorded !== undefined && !sameIds(parents, requested)) {
+      return recordedFailure(recorded, index, draft.recordedId, 'NODE_PARENTS_INVALID', {
+        field: 'parents',
+        problem: `${JSON.stringify(requested)} are not the parents the append resolves, ${JSON.stringify(parents)} (sorted, unique, with the previous version of its resourceKey)`,
+      });
+    }
     const id =
       knownId ?? nodeId({ kind: draft.kind, parents, payload: draft.payload, resourceKey });
     const existing = this.seqOf(id);
@@ -474,6 +549,12 @@ function sameJson(a: JsonValue, b: JsonValue): boolean {
       return false;
     }
   }
+  return true;
+}
+
+function sameIds(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
 

@@ -1,11 +1,17 @@
 import type { ImportRuleCode } from '../errors.js';
-import { isNodeKind, nodeId } from '../identity.js';
+import { isNodeKind, type NodeKind, nodeId } from '../identity.js';
 import { estimateJsonSize, findJsonProblem } from './json-value.js';
-import { DEFAULT_IMPORT_LIMITS, type ImportLimits } from './types.js';
+import { type NodeProblem, resourceKeyProblem, semanticProblem } from './node-rules.js';
+import { vocabularyProblem } from './semantic.js';
+import { DEFAULT_IMPORT_LIMITS, type GraphConfig, type ImportLimits } from './types.js';
 
 /*
- * The AgentState import rules, checked rule by rule over all nodes; the first
- * failing rule wins, and within a rule the first node in sequence order.
+ * The AgentState import rules, checked rule by rule over all nodes; the first failing rule wins,
+ * and within a rule the first node in sequence order. The rules on resource keys, semantic
+ * payloads and the vocabulary are the node rules every path into a graph shares
+ * (node-rules.ts); the parent and frontier rules hold what the live append guarantees by
+ * construction (a new version descends from the one it supersedes; semantic nodes never enter
+ * the frontier).
  */
 
 export interface ImportFailure {
@@ -18,8 +24,12 @@ export type RawNode = Record<string, unknown>;
 export type CheckedState =
   | { ok: true; nodes: RawNode[]; frontier: string[]; seqById: Map<string, number> }
   | { ok: false; error: ImportFailure };
-/** What the node rules share: nodes, frontier and, from the duplicate rule on, id → sequence. */
+/**
+ * What the node rules share: the graph's vocabulary, nodes, frontier and, from the duplicate rule
+ * on, id → sequence.
+ */
 interface RuleContext {
+  config: Readonly<GraphConfig>;
   nodes: RawNode[];
   frontier: unknown[];
   seqById: Map<string, number>;
@@ -39,8 +49,15 @@ const STATE_FIELDS = new Set(['version', 'nodes', 'frontier']);
 /** Rough size of a node's keys and punctuation, for the byte estimate. */
 const NODE_OVERHEAD = 96;
 
-/** Runs every import rule; on success also returns the id → sequence index it built. Pure. */
-export function checkAgentState(raw: unknown, limits: ImportLimits = {}): CheckedState {
+/**
+ * Runs every import rule against the vocabulary of `config` (a resolved graph config); on
+ * success also returns the id → sequence index it built. Pure.
+ */
+export function checkAgentState(
+  raw: unknown,
+  limits: ImportLimits,
+  config: Readonly<GraphConfig>,
+): CheckedState {
   const tooLarge = checkSize(raw, { ...DEFAULT_IMPORT_LIMITS, ...limits });
   if (tooLarge) return { ok: false, error: tooLarge };
   if (!isRecord(raw)) {
@@ -62,7 +79,12 @@ export function checkAgentState(raw: unknown, limits: ImportLimits = {}): Checke
   }
   const shape = nodeShapeRule(nodes);
   if (shape) return { ok: false, error: shape };
-  const context: RuleContext = { nodes: nodes as RawNode[], frontier, seqById: new Map() };
+  const context: RuleContext = {
+    config,
+    nodes: nodes as RawNode[],
+    frontier,
+    seqById: new Map(),
+  };
   for (const rule of NODE_RULES) {
     const failure = rule(context);
     if (failure) return { ok: false, error: failure };
@@ -139,15 +161,22 @@ function nodeShapeProblem(node: RawNode): string | undefined {
 }
 
 const eachNode =
-  (code: ImportRuleCode, problem: (node: RawNode, index: number) => string | undefined): Rule =>
-  ({ nodes }) => {
+  (
+    code: ImportRuleCode,
+    problem: (node: RawNode, index: number, context: RuleContext) => string | undefined,
+  ): Rule =>
+  (context) => {
+    const { nodes } = context;
     for (let i = 0; i < nodes.length; i++) {
       const node = nodes[i] as RawNode;
-      const message = problem(node, i);
+      const message = problem(node, i, context);
       if (message !== undefined) return nodeFail(code, node, i, message);
     }
     return undefined;
   };
+
+const described = (found: NodeProblem | undefined): string | undefined =>
+  found === undefined ? undefined : `${found.field} ${found.problem}`;
 
 const kindRule = eachNode('NODE_KIND_INVALID', (node) =>
   isNodeKind(node.kind)
@@ -168,8 +197,18 @@ const sequenceRule = eachNode('NODE_SEQUENCE_INVALID', (node, i) =>
 );
 
 const resourceKeyRule = eachNode('NODE_RESOURCE_KEY_INVALID', (node) =>
-  Object.hasOwn(node, 'resourceKey') && typeof node.resourceKey !== 'string'
-    ? 'resourceKey must be a string when present'
+  described(
+    resourceKeyProblem(node.kind as NodeKind, node.resourceKey, Object.hasOwn(node, 'resourceKey')),
+  ),
+);
+
+const semanticRule = eachNode('NODE_SEMANTIC_INVALID', (node) =>
+  node.kind === 'semantic' ? described(semanticProblem(node.payload, node.resourceKey)) : undefined,
+);
+
+const vocabularyRule = eachNode('NODE_SEMANTIC_TYPE_NOT_ALLOWED', (node, _i, { config }) =>
+  node.kind === 'semantic'
+    ? described(vocabularyProblem(config, (node.payload as { type: string }).type))
     : undefined,
 );
 
@@ -216,6 +255,27 @@ const parentOrderRule: Rule = ({ nodes, seqById }) => {
   return undefined;
 };
 
+/** A new version of a resource key descends from the one it supersedes, as appends make it. */
+const versionParentRule: Rule = ({ nodes }) => {
+  const heads = new Map<string, string>();
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[i] as RawNode;
+    const key = node.resourceKey;
+    if (typeof key !== 'string') continue;
+    const previous = heads.get(key);
+    if (previous !== undefined && !(node.parents as string[]).includes(previous)) {
+      return nodeFail(
+        'NODE_VERSION_PARENT_MISSING',
+        node,
+        i,
+        `parents do not include ${previous}, the previous version of its resourceKey ${JSON.stringify(key)}: a new version descends from the one it supersedes`,
+      );
+    }
+    heads.set(key, node.id as string);
+  }
+  return undefined;
+};
+
 const identityRule = eachNode('NODE_ID_MISMATCH', (node) => {
   const expected = nodeId({
     kind: node.kind as string,
@@ -228,18 +288,21 @@ const identityRule = eachNode('NODE_ID_MISMATCH', (node) => {
     : `content hashes to ${expected}: the node was altered or its id is wrong`;
 });
 
-const frontierRule: Rule = ({ frontier, seqById }) => {
+const frontierRule: Rule = ({ frontier, seqById, nodes }) => {
   const seen = new Set<string>();
   for (let f = 0; f < frontier.length; f++) {
     const id = frontier[f];
     if (typeof id !== 'string') {
       return { code: 'FRONTIER_INVALID', message: `frontier[${f}] is not a node id string` };
     }
+    const seq = seqById.get(id);
     const problem = seen.has(id)
       ? 'is listed twice'
-      : seqById.has(id)
-        ? undefined
-        : 'is not a node';
+      : seq === undefined
+        ? 'is not a node'
+        : nodes[seq - 1]?.kind === 'semantic'
+          ? 'is a semantic node: semantic nodes never enter the frontier'
+          : undefined;
     if (problem) {
       return { code: 'FRONTIER_INVALID', message: `frontier[${f}] ${id} ${problem}`, nodeId: id };
     }
@@ -253,9 +316,12 @@ const NODE_RULES: readonly Rule[] = [
   createdAtRule,
   sequenceRule,
   resourceKeyRule,
+  semanticRule,
+  vocabularyRule,
   parentsRule,
   duplicateRule,
   parentOrderRule,
+  versionParentRule,
   identityRule,
   frontierRule,
 ];

@@ -1,6 +1,7 @@
 import { err, ok, type Result, type ValidationIssue } from '../errors.js';
 import type { JsonValue } from '../json.js';
 import { findJsonProblem } from './json-value.js';
+import type { NodeProblem } from './node-rules.js';
 import type { GraphState } from './store.js';
 import type { GraphConfig, NodeDraft, SemanticInput } from './types.js';
 
@@ -64,6 +65,29 @@ export function parseSemanticResourceKey(
   return { type: rest.slice(0, colon), key: rest.slice(colon + 1) };
 }
 
+/** Why a semantic content (plain JSON) is too long to store, or undefined. */
+export function semanticContentProblem(content: unknown): string | undefined {
+  return JSON.stringify(content).length > MAX_SEMANTIC_CONTENT_CHARS
+    ? `exceeds ${MAX_SEMANTIC_CONTENT_CHARS} characters of JSON; store a reference instead`
+    : undefined;
+}
+
+/** A semantic type (in normal form) must be in the graph's vocabulary unless dynamic types are on. */
+export function vocabularyProblem(
+  config: Readonly<GraphConfig>,
+  type: string,
+): NodeProblem | undefined {
+  if (config.allowDynamicNodeTypes || config.nodeTypes.some((t) => t.name === type)) {
+    return undefined;
+  }
+  const allowed = config.nodeTypes.map((t) => t.name).join(', ');
+  return {
+    rule: 'vocabulary',
+    field: 'payload.type',
+    problem: `"${type}" is not in this graph's vocabulary (${allowed}); use one of them, or create or import the thread with it in nodeTypes or with allowDynamicNodeTypes`,
+  };
+}
+
 export interface ResolvedSemantic {
   payload: { type: string; key: string; content: JsonValue };
   resourceKey: string;
@@ -112,18 +136,17 @@ export function resolveSemantic(
     issues.push({ path: `${path}.content`, message: 'content is required (use null for none)' });
   } else if (problem) {
     issues.push({ path: `${path}.content${problem.path}`, message: problem.reason });
-  } else if (JSON.stringify(content).length > MAX_SEMANTIC_CONTENT_CHARS) {
-    issues.push({
-      path: `${path}.content`,
-      message: `content exceeds ${MAX_SEMANTIC_CONTENT_CHARS} characters of JSON; store a reference instead`,
-    });
+  } else {
+    const tooLong = semanticContentProblem(content);
+    if (tooLong !== undefined)
+      issues.push({ path: `${path}.content`, message: `content ${tooLong}` });
   }
   if (issues.length > 0 || type === undefined || key === undefined) return invalid(issues);
-  if (!config.allowDynamicNodeTypes && !config.nodeTypes.some((t) => t.name === type)) {
-    const allowed = config.nodeTypes.map((t) => t.name).join(', ');
+  const outside = vocabularyProblem(config, type);
+  if (outside !== undefined) {
     return err({
       code: 'SEMANTIC_TYPE_NOT_ALLOWED',
-      message: `Semantic type "${type}" is not in this graph's vocabulary (${allowed}); use one of them or enable allowDynamicNodeTypes`,
+      message: `Semantic type ${outside.problem}`,
       type,
     });
   }

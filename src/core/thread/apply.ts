@@ -6,10 +6,9 @@ import {
   quoteJson,
 } from '../canonical.js';
 import { err, isWeftFailure, ok, type Result, type WeftError } from '../errors.js';
-// Internal to the core (not re-exported): append taking each recorded node's own id as known.
-import { appendWithOwnIds } from '../graph/append.js';
+// Internal to the core (not re-exported): the append of recorded nodes, checked as recorded.
+import { appendRecordedNodes } from '../graph/append.js';
 import {
-  appendNodes,
   type CausalNode,
   createGraph,
   type GraphState,
@@ -65,9 +64,12 @@ export type ThreadEffect =
 export interface ThreadMachineOptions {
   /**
    * Take recorded node ids as given instead of recomputing them from content. Only for replaying
-   * with `verify: 'strict'` (or `'present'` on fully signed logs): the state hash commits to every
-   * byte of each entry, payloads included, so a changed payload still fails verification at its
-   * index. Without verification, leave this off and every id is recomputed and checked.
+   * a log this code wrote itself (its own store), with `verify: 'strict'` (or `'present'` on fully
+   * signed logs): the state hash commits to every byte of each entry, payloads included, so a
+   * payload changed after signing still fails verification at its index. It proves nothing about
+   * a log from elsewhere (`weft import`): whoever wrote it could compute every hash, including
+   * over a node whose id is not its content's. Leave this off there, and every id is recomputed
+   * and checked (NODE_ID_MISMATCH). Every other node rule is checked either way.
    */
   trustRecordedIds?: boolean;
   prices?: PriceTable;
@@ -243,16 +245,20 @@ function dispatchEvent(
       return ok(next);
     }
     case 'nodes_appended':
-      return appendRecorded(state, event.nodes, ctx);
+      return appendRecorded(state, event.nodes, ctx, '$.event.nodes');
     case 'run_started':
       return applyRunStarted(state, event.runId, event.config, event.goalNode, ctx);
     case 'run_action_dispatched': {
       const reduced = applyRunAction(state, event.runId, event.action, ctx);
-      return reduced.ok ? appendRecorded(reduced.value, event.memoryNodes, ctx) : reduced;
+      return reduced.ok
+        ? appendRecorded(reduced.value, event.memoryNodes, ctx, '$.event.memoryNodes')
+        : reduced;
     }
     case 'approval_resolved': {
       const reduced = applyRunAction(state, event.runId, event.action, ctx);
-      return reduced.ok ? appendRecorded(reduced.value, event.memoryNodes ?? [], ctx) : reduced;
+      return reduced.ok
+        ? appendRecorded(reduced.value, event.memoryNodes ?? [], ctx, '$.event.memoryNodes')
+        : reduced;
     }
     case 'run_cancelled':
       return applyInternal(
@@ -323,11 +329,17 @@ function applyCreation(
   return ok(next);
 }
 
-/** Appends recorded nodes, checks each recomputed id, and derives taint, run links and spend. */
+/**
+ * Appends recorded nodes — checked as recorded against the node rules every path into a graph
+ * shares (see appendRecordedNodes), so a log cannot carry in what a live write would refuse —
+ * checks each recomputed id, and derives taint, run links and spend. `field`: where the event
+ * holds them (`$.event.nodes`, a list, or `$.event.goalNode`), for naming a refused node.
+ */
 function appendRecorded(
   state: ThreadState,
   recorded: readonly RecordedNode[],
   ctx: ApplyContext,
+  field: string,
 ): Result<ThreadState> {
   if (recorded.length === 0) return ok(state);
   for (let i = 0; i < recorded.length; i++) {
@@ -335,9 +347,11 @@ function appendRecorded(
     if (runId !== undefined && !state.runs.has(runId)) return err(runNotFound(runId));
   }
   // A recorded node is a draft with extra fields (id, runId, taint, usage) that append ignores.
-  const appended = ctx.options.trustRecordedIds
-    ? appendWithOwnIds(state.graph, recorded, ctx.entry.recordedAt)
-    : appendNodes(state.graph, recorded, ctx.entry.recordedAt);
+  const list = field !== '$.event.goalNode';
+  const appended = appendRecordedNodes(state.graph, recorded, ctx.entry.recordedAt, {
+    trustIds: ctx.options.trustRecordedIds === true,
+    label: (i) => `entry ${ctx.entry.index}, ${list ? `${field}[${i}]` : field}`,
+  });
   if (!appended.ok) return appended;
   const { graph, nodes, created } = appended.value;
   let nodeMeta = state.nodeMeta;
@@ -473,7 +487,7 @@ function applyRunStarted(
     ctx,
   );
   if (!started.ok) return started;
-  return appendRecorded(started.value, [{ ...goalNode, runId }], ctx);
+  return appendRecorded(started.value, [{ ...goalNode, runId }], ctx, '$.event.goalNode');
 }
 
 function applyRunAction(

@@ -94,10 +94,11 @@ export function planImportState(
   state: unknown,
   settings: ThreadSettings,
 ): Result<StateImportedEvent> {
-  const valid = validateAgentState(state);
-  if (!valid.ok) return err(valid.error);
   const graph = createGraph(graphConfig(settings));
   if (!graph.ok) return graph;
+  // Against the vocabulary the thread will have: its semantic nodes must be of those types.
+  const valid = validateAgentState(state, undefined, graph.value.config);
+  if (!valid.ok) return err(valid.error);
   return ok({
     type: 'state_imported',
     threadId,
