@@ -1,18 +1,26 @@
 /**
  * `weft export | import | verify | replay`: work directly on the database named by DATABASE_URL
- * (migrated first), through the engine.
+ * (migrated first), through the engine. Thread ids are per tenant (src/engine/tenancy.ts): a
+ * thread named on the command line is looked up in `--tenant` (default: default).
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { WeftError } from '../core/errors.js';
 import { nodeCount } from '../core/graph/index.js';
-import { createEngine, type Engine, projectLog } from '../engine/index.js';
+import {
+  createEngine,
+  DEFAULT_TENANT,
+  type Engine,
+  projectLog,
+  publicThreadId,
+  threadKey,
+} from '../engine/index.js';
 import { importThreadLog } from '../engine/transfer.js';
 import { TENANT_NAME } from '../server/auth/keys.js';
 import { isMigrationError, migrate } from '../store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
 import { createReadQueries } from '../store/read-model/queries.js';
-import { intOption, parseArgs, UsageError } from './args.js';
+import { intOption, type ParsedArgs, parseArgs, UsageError } from './args.js';
 import { configOrExit } from './server-commands.js';
 
 /** The header line of an export file; every following line is one stored entry, verbatim. */
@@ -64,6 +72,23 @@ export async function withDatabase(
   }
 }
 
+/** The tenant `--tenant` names (default: default), checked. */
+export function tenantOption(args: ParsedArgs): string {
+  const tenant = args.options.get('tenant');
+  if (tenant === undefined) return DEFAULT_TENANT;
+  if (tenant === true || !TENANT_NAME.test(tenant)) {
+    throw new UsageError(
+      `--tenant ${String(tenant)} is not a tenant name (1 to 64 letters, digits, . _ -)`,
+    );
+  }
+  return tenant;
+}
+
+/** What a command says when `threadId` names no thread of `tenant`. */
+export const noSuchThread = (threadId: string, tenant: string) =>
+  `thread ${threadId} does not exist in tenant ${tenant}` +
+  (tenant === DEFAULT_TENANT ? " (another tenant's thread: pass --tenant)" : '');
+
 export const describeError = (e: WeftError) => {
   const where = 'nodeId' in e && e.nodeId !== undefined ? ` (node ${e.nodeId})` : '';
   const issues =
@@ -74,24 +99,26 @@ export const describeError = (e: WeftError) => {
 };
 
 export function runExport(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['at', 'out'] });
+  const args = parseArgs(argv, { values: ['at', 'out', 'tenant'] });
   const [threadId, extra] = args.positionals;
   if (threadId === undefined || extra !== undefined) {
     throw new UsageError('export takes one thread id');
   }
   const at = intOption(args, 'at');
   const out = args.options.get('out');
+  const tenant = tenantOption(args);
   return withDatabase('export', async ({ engine }) => {
-    const length = await engine.store.getLogLength(threadId);
-    if (length === undefined) {
-      console.error(`weft export: thread ${threadId} does not exist`);
+    const key = await threadKey(engine.store, threadId, tenant);
+    const length = key === undefined ? undefined : await engine.store.getLogLength(key);
+    if (key === undefined || length === undefined) {
+      console.error(`weft export: ${noSuchThread(threadId, tenant)}`);
       return 1;
     }
     if (at !== undefined && (at < 1 || at > length)) {
       console.error(`weft export: --at must be from 1 to ${length} (the thread's log length)`);
       return 2;
     }
-    const texts = await engine.store.readEntryTexts(threadId, 0, at ?? length);
+    const texts = await engine.store.readEntryTexts(key, 0, at ?? length);
     const header = JSON.stringify({
       format: EXPORT_FORMAT,
       version: 1,
@@ -170,51 +197,83 @@ export async function runImport(argv: string[]): Promise<number> {
     throw error;
   }
   const threadId = (args.options.get('thread-id') as string | undefined) ?? parsed.threadId;
+  const tenant = tenantOption(args);
   return withDatabase('import', async ({ engine }) => {
-    const tenant = args.options.get('tenant') as string | undefined;
-    if (tenant !== undefined && !TENANT_NAME.test(tenant)) {
-      throw new UsageError(`--tenant ${tenant} is not a tenant name (letters, digits, . _ -)`);
-    }
     const imported = await importThreadLog(engine, threadId, parsed.entries, tenant);
     if (!imported.ok) {
       console.error(`weft import: refused, nothing written. ${describeError(imported.error)}`);
       return 1;
     }
     console.log(
-      `weft import: thread ${threadId} created with ${imported.value.logLength} entries (state hash ${imported.value.stateHash})`,
+      `weft import: thread ${threadId} created with ${imported.value.logLength} entries (state hash ${imported.value.stateHash})${tenant === DEFAULT_TENANT ? '' : ` in tenant ${tenant}`}`,
     );
     return 0;
   });
 }
 
-/** The thread ids named on the command line, or every thread with `--all` / none named. */
-async function threadIds(db: Opened, positionals: string[]): Promise<string[]> {
-  if (positionals.length > 0) return positionals;
+/** A thread a command works on: where it is stored and how its lines name it. */
+interface Target {
+  /** The storage key; undefined when the thread named on the command line does not exist. */
+  key: string | undefined;
+  /** The thread's id in its tenant. */
+  id: string;
+  tenant: string;
+  /** How output lines name it: its id, and its tenant unless that is the default. */
+  label: string;
+}
+
+function target(key: string | undefined, id: string, tenant: string): Target {
+  return { key, id, tenant, label: tenant === DEFAULT_TENANT ? id : `${id} (tenant ${tenant})` };
+}
+
+/**
+ * The threads named on the command line (ids of `--tenant`, default: default), or with none
+ * named every thread: of `--tenant` when given, else of every tenant.
+ */
+async function targets(db: Opened, args: ParsedArgs): Promise<Target[]> {
+  const tenant = tenantOption(args);
+  if (args.positionals.length > 0) {
+    return Promise.all(
+      args.positionals.map(async (id) =>
+        target(await threadKey(db.engine.store, id, tenant), id, tenant),
+      ),
+    );
+  }
   const queries = createReadQueries(db.prisma, false, db.engine.store.codec);
-  const ids: string[] = [];
+  const found: Target[] = [];
   let after: { createdAt: Date; id: string } | undefined;
+  const tenantId = args.options.has('tenant') ? tenant : undefined;
   for (;;) {
-    const page = await queries.listThreads({ tenantId: undefined, take: 500, after });
-    ids.push(...page.map((t) => t.id));
+    const page = await queries.listThreads({ tenantId, take: 500, after });
+    found.push(
+      ...page.map((t) => target(t.id, publicThreadId(t.id), t.tenantId ?? DEFAULT_TENANT)),
+    );
     const last = page.at(-1);
-    if (last === undefined || page.length < 500) return ids;
+    if (last === undefined || page.length < 500) return found;
     after = { createdAt: last.createdAt, id: last.id };
   }
 }
 
 export function runVerify(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { flags: ['strict', 'no-strict', 'all'] });
+  const args = parseArgs(argv, { flags: ['strict', 'no-strict', 'all'], values: ['tenant'] });
   if (args.options.has('strict') && args.options.has('no-strict')) {
     throw new UsageError('--strict and --no-strict exclude each other');
   }
   const strict = !args.options.has('no-strict');
   return withDatabase('verify', async (db) => {
     let failed = 0;
-    const ids = await threadIds(db, args.positionals);
-    for (const id of ids) {
-      const report = await db.engine.verify(id, { strict });
+    const threads = await targets(db, args);
+    for (const { key, id: threadId, tenant, label: id } of threads) {
+      if (key === undefined) {
+        console.error(`weft verify: ${noSuchThread(threadId, tenant)}`);
+        failed++;
+        continue;
+      }
+      const report = await db.engine.verify(key, { strict });
       if (!report.ok) {
-        console.error(`weft verify: thread ${id}: ${describeError(report.error)}`);
+        // The system engine names the thread by its storage key; the line names it by id.
+        const why = describeError(report.error).split(key).join(threadId);
+        console.error(`weft verify: thread ${id}: ${why}`);
         failed++;
       } else if (!report.value.ok) {
         const r = report.value;
@@ -230,7 +289,7 @@ export function runVerify(argv: string[]): Promise<number> {
         );
       }
     }
-    if (ids.length === 0) console.log('weft verify: no threads');
+    if (threads.length === 0) console.log('weft verify: no threads');
     return failed === 0 ? 0 : 1;
   });
 }
@@ -238,20 +297,20 @@ export function runVerify(argv: string[]): Promise<number> {
 const r = (n: number) => `${n} ${n === 1 ? 'entry' : 'entries'}`;
 
 export function runReplay(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { flags: ['all'] });
+  const args = parseArgs(argv, { flags: ['all'], values: ['tenant'] });
   return withDatabase('replay', async (db) => {
     let failed = 0;
     const queries = createReadQueries(db.prisma, false, db.engine.store.codec);
-    const ids = await threadIds(db, args.positionals);
-    for (const id of ids) {
-      const entries = await db.engine.store.readEntries(id);
-      const [row] = await queries.threads([id]);
-      if (entries.length === 0 || row === undefined) {
-        console.error(`weft replay: thread ${id} does not exist`);
+    const threads = await targets(db, args);
+    for (const { key, id: threadId, tenant, label: id } of threads) {
+      const entries = key === undefined ? [] : await db.engine.store.readEntries(key);
+      const [row] = key === undefined ? [] : await queries.threads([key]);
+      if (key === undefined || entries.length === 0 || row === undefined) {
+        console.error(`weft replay: ${noSuchThread(threadId, tenant)}`);
         failed++;
         continue;
       }
-      const replayed = projectLog(id, entries);
+      const replayed = projectLog(key, entries);
       if (!replayed.ok) {
         console.error(`weft replay: thread ${id}: ${describeError(replayed.error)}`);
         failed++;
@@ -261,7 +320,7 @@ export function runReplay(argv: string[]): Promise<number> {
       const stored = {
         logLength: row.logLength,
         stateHash: row.stateHash,
-        nodes: await queries.nodeCount(id),
+        nodes: await queries.nodeCount(key),
       };
       const rebuilt = {
         logLength: state.length,
@@ -284,7 +343,7 @@ export function runReplay(argv: string[]): Promise<number> {
         );
       }
     }
-    if (ids.length === 0) console.log('weft replay: no threads');
+    if (threads.length === 0) console.log('weft replay: no threads');
     return failed === 0 ? 0 : 1;
   });
 }

@@ -4,10 +4,10 @@
  * each node is in the view and the best-scoring candidates left out.
  */
 import { type OmittedNode, TOKENIZER_NAMES, type TokenizerName } from '../core/projection/index.js';
-import { createReads, type ProjectionView } from '../engine/reads.js';
+import { createReads, type ProjectionView, scopeReads } from '../engine/reads.js';
 import { createReadQueries } from '../store/read-model/queries.js';
 import { intOption, parseArgs, UsageError } from './args.js';
-import { describeError, withDatabase } from './data-commands.js';
+import { describeError, noSuchThread, tenantOption, withDatabase } from './data-commands.js';
 
 /** How many omitted candidates `--explain` lists (`--omitted N` to change it). */
 export const DEFAULT_EXPLAIN_OMITTED = 20;
@@ -15,7 +15,7 @@ export const DEFAULT_EXPLAIN_OMITTED = 20;
 export function runProjection(argv: string[]): Promise<number> {
   const args = parseArgs(argv, {
     flags: ['explain'],
-    values: ['query', 'target', 'max', 'max-nodes', 'tokenizer', 'omitted'],
+    values: ['query', 'target', 'max', 'max-nodes', 'tokenizer', 'omitted', 'tenant'],
   });
   const [threadId, extra] = args.positionals;
   if (threadId === undefined || extra !== undefined) {
@@ -38,14 +38,21 @@ export function runProjection(argv: string[]): Promise<number> {
   };
   const explain = args.options.has('explain');
   const omitted = intOption(args, 'omitted') ?? DEFAULT_EXPLAIN_OMITTED;
+  const tenant = tenantOption(args);
   return withDatabase('projection', async (db) => {
-    const reads = createReads(
-      db.engine,
-      createReadQueries(db.prisma, false, db.engine.store.codec),
+    // As the tenant sees it: its thread by id, with answers naming it by id.
+    const reads = scopeReads(
+      createReads(db.engine, createReadQueries(db.prisma, false, db.engine.store.codec)),
+      db.engine.store,
+      tenant,
     );
     const result = await reads.projection(threadId, input);
     if (!result.ok) {
       const e = result.error;
+      if (e.code === 'NOT_FOUND' && e.entity === 'Thread') {
+        console.error(`weft projection: ${noSuchThread(threadId, tenant)}`);
+        return 1;
+      }
       const figures =
         e.code === 'PROJECTION_OVERFLOW'
           ? ` (requires ${e.requiredTokens} tokens, maxPromptTokens is ${e.maxPromptTokens})`

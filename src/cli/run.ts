@@ -17,18 +17,25 @@ Commands:
   keys list [--tenant T]         list keys (ids, tenants, scopes, status; never secrets)
   keys revoke <id>               revoke a key at once (also for open subscriptions)
   keys purge                     delete revoked keys (with none left, the next start is open)
-  export <threadId> [--at N] [--out FILE]
+  export <threadId> [--at N] [--out FILE] [--tenant T]
                                  write the thread's log (entries [0, N)) as JSON lines
   import <file|-> [--thread-id ID] [--tenant T]
                                  create a thread from an exported log, byte for byte
-                                 (in tenant T; default: default)
-  verify <threadId>... [--strict | --no-strict]
-                                 replay each log and check every state hash (strict: default)
-  replay [<threadId>...] [--all] replay logs and compare with the stored read models
+                                 (id ID, default the exported one; the tenant must not
+                                 use it yet)
+  verify [<threadId>...] [--strict | --no-strict] [--tenant T]
+                                 replay each log and check every state hash (strict: default;
+                                 none named: every thread, of T with --tenant)
+  replay [<threadId>...] [--all] [--tenant T]
+                                 replay logs and compare with the stored read models
   projection <threadId> [--query Q] [--target N] [--max N] [--max-nodes N]
-             [--tokenizer chars|o200k|cl100k] [--explain [--omitted N]]
+             [--tokenizer chars|o200k|cl100k] [--explain [--omitted N]] [--tenant T]
                                  print the thread's prompt view; --explain adds
                                  why each node is in it and the best omitted candidates
+
+Thread ids are per tenant: two tenants may each have a thread t1. A thread id on the command
+line names a thread of tenant T (--tenant T; default: default, the tenant of open mode). A
+thread id may not contain control characters (U+0000 to U+001F).
 
 Environment (serve uses all of these; the other commands DATABASE_URL and WEFT_ENCRYPTION_KEY):
   DATABASE_URL            file:./data/weft.db by default; a postgres:// URL selects Postgres

@@ -6,10 +6,14 @@
  * their own "shared" and never see the other's data, nor a storage key (an id with its tenant
  * attached) in any answer, error or cursor. A's CONFLICT on its own duplicate stays, a fork in B
  * of B's "shared" records forkedFrom "shared", and a thread id with a control character is a
- * typed VALIDATION_FAILED naming the field.
+ * typed VALIDATION_FAILED naming the field. The CLI names threads of `--tenant` (default:
+ * default): `weft import` under an id only another tenant uses succeeds too.
  */
+import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type Client, createClient } from 'graphql-ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { WebSocket } from 'ws';
 import { createEngine, type Engine } from '../../src/engine/index.js';
 import { type App, buildApp } from '../../src/server/app.js';
@@ -20,6 +24,7 @@ import { migrate } from '../../src/store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../../src/store/prisma/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
 import { freshDatabase } from '../auth/support.js';
+import { weftIn } from '../cli/support.js';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/services.js';
 
 const pg = await postgresAvailable();
@@ -438,3 +443,74 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     },
   );
 }
+
+describe('weft export / import / verify with --tenant', () => {
+  it("imports under an id only another tenant uses, and addresses each tenant's thread by id", async () => {
+    const url = await freshDatabase();
+    const env = { DATABASE_URL: url };
+    const engine = createEngine({ store: openThreadStore(url) });
+    const acme = engine.forTenant(TENANTS.a);
+    try {
+      expect((await acme.createThread({ threadId: SHARED })).ok).toBe(true);
+      const appended = await acme.appendNodes({
+        threadId: SHARED,
+        nodes: [{ kind: 'inference', payload: { secret: "A's plan" } }],
+      });
+      expect(appended.ok).toBe(true);
+    } finally {
+      await engine.close();
+    }
+    const file = join(tmpdir(), `weft-tenant-ids-${process.pid}-${Date.now()}.jsonl`);
+    onTestFinished(() => rmSync(file, { force: true }));
+
+    const exported = await weftIn(['export', SHARED, '--tenant', TENANTS.a, '--out', file], env);
+    expect(exported.code).toBe(0);
+    const [header] = readFileSync(file, 'utf8').split('\n');
+    expect(JSON.parse(header!)).toMatchObject({ threadId: SHARED, entries: 2 });
+    expectNoStorageForm(readFileSync(file, 'utf8'));
+
+    const notDefault = await weftIn(['export', SHARED], env);
+    expect(notDefault.code).toBe(1);
+    expect(notDefault.err).toContain(`thread ${SHARED} does not exist in tenant default`);
+    expect(notDefault.err).toContain('--tenant');
+
+    const imported = await weftIn(['import', file, '--tenant', TENANTS.b], env);
+    expect(imported.code, imported.err).toBe(0);
+    expect(imported.out).toContain(`thread ${SHARED} created with 2 entries`);
+    expect(imported.out).toContain(`in tenant ${TENANTS.b}`);
+    const again = await weftIn(['import', file, '--tenant', TENANTS.b], env);
+    expect(again.code).toBe(1);
+    expect(again.err).toContain(`thread ${SHARED} already exists`);
+    expect((await weftIn(['import', file], env)).code).toBe(0);
+
+    const bad = await weftIn(['import', file, '--thread-id', 'tab\there'], env);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain('VALIDATION_FAILED');
+    expect(bad.err).toContain('$.threadId');
+
+    const one = await weftIn(['verify', SHARED, '--tenant', TENANTS.b], env);
+    expect(one.code).toBe(0);
+    expect(one.out).toContain(`thread ${SHARED} (tenant ${TENANTS.b}): ok, 2 entries verified`);
+    const all = await weftIn(['verify'], env);
+    expect(all.code).toBe(0);
+    expect(all.out.trim().split('\n').sort()).toEqual(
+      [
+        `weft verify: thread ${SHARED} (tenant ${TENANTS.a}): ok, 2 entries verified (strict)`,
+        `weft verify: thread ${SHARED} (tenant ${TENANTS.b}): ok, 2 entries verified (strict)`,
+        `weft verify: thread ${SHARED}: ok, 2 entries verified (strict)`,
+      ].sort(),
+    );
+    expect((await weftIn(['replay', SHARED, '--tenant', TENANTS.a], env)).code).toBe(0);
+    const view = await weftIn(['projection', SHARED, '--tenant', TENANTS.b], env);
+    expect(view.code, view.err).toBe(0);
+    expect(view.out).toContain("A's plan");
+    const missing = await weftIn(['projection', SHARED, '--tenant', TENANTS.c], env);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toContain(`does not exist in tenant ${TENANTS.c}`);
+    expectNoStorageForm(
+      [one.out, all.out, view.out, view.err, missing.err]
+        .join('')
+        .replaceAll(/\(tenant [a-z]+\)|in tenant [a-z]+/g, ''),
+    );
+  });
+});
