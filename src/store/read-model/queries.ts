@@ -277,6 +277,7 @@ export function createReadQueries(
       const groups = byThread(keys);
       const found = await Promise.all(
         [...groups].map(async ([threadId, group]) => {
+          // With a key each key is looked for in two forms: 2 × 400 + 1 values, still under 999.
           const rows = await chunked([...new Set(group.map((k) => k.resourceKey))], (chunk) =>
             prisma.node.findMany({
               where: {
