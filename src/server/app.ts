@@ -58,7 +58,8 @@ import {
   useNoIntrospection,
   useNoSuggestions,
 } from './plugins.js';
-import { useDocumentNestingLimit } from './value-depth.js';
+import { createRefusalThrottle, isRefusal } from './refusal-throttle.js';
+import { useBodyNestingLimit, useDocumentNestingLimit } from './value-depth.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -172,6 +173,7 @@ export function buildApp(deps: AppDeps): App {
       // Before parsing: graphql-js parses values recursively, so a deep enough literal would
       // overflow its stack and come back as a 500.
       useDocumentNestingLimit(),
+      useBodyNestingLimit(),
       useCsrfPrevention(),
       useHealth(async () => {
         if (stopping) throw new Error('shutting down');
@@ -211,8 +213,22 @@ export function buildApp(deps: AppDeps): App {
   const logRequest =
     deps.logRequest ??
     ((line: RequestLogLine) => process.stdout.write(`${JSON.stringify(line)}\n`));
+  const throttle = createRefusalThrottle(config.refusals);
+  /** Holds `res`'s answer when it is a refusal and its address has used up its burst. */
+  const throttleRefusals = (req: IncomingMessage, res: ServerResponse) => {
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    const address = req.socket.remoteAddress ?? '';
+    res.end = ((...args: unknown[]) => {
+      if (!isRefusal(res.statusCode)) return end(...args);
+      const before = throttle.delayed;
+      throttle.answer(address, () => end(...args));
+      if (throttle.delayed !== before) metrics?.delayedRefusals.inc();
+      return res;
+    }) as typeof res.end;
+  };
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now();
+    if (throttle.enabled) throttleRefusals(req, res);
     const info = beginRequest(req);
     res.setHeader(REQUEST_ID_HEADER, info.id);
     if (stopping) res.setHeader('connection', 'close');
@@ -474,6 +490,7 @@ export function buildApp(deps: AppDeps): App {
     stop(graceMs = 5000) {
       stopped ??= (async () => {
         stopping = true;
+        throttle.close();
         // graphql-ws closes every socket with 1001 (going away); its clients reconnect elsewhere.
         await ws.dispose();
         const sockets = wss;
