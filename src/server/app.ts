@@ -24,6 +24,7 @@ import { type Authenticator, openAuthenticator, useAuth } from './auth/index.js'
 import { authorizationOf } from './auth/plugin.js';
 import { isLoopbackHost as loopbackAddress, type ServerConfig } from './config.js';
 import { useSharedSubscriptions } from './events/shared-execution.js';
+import { createFairExecution } from './fair-execution.js';
 import {
   armorPlugins,
   type ForeignCheck,
@@ -146,6 +147,7 @@ export function buildApp(deps: AppDeps): App {
       };
     },
   });
+  const fair = createFairExecution();
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema: deps.schema ?? defaultSchema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -199,6 +201,8 @@ export function buildApp(deps: AppDeps): App {
       ...armorPlugins(config.limits, { blockFieldSuggestions: !config.introspection }),
       ...(config.introspection ? [] : [useNoIntrospection(), useNoSuggestions()]),
       useAuth(auth),
+      // Large pages take turns per caller, so one caller's pile of them cannot hold up others.
+      fair.plugin,
       useSharedSubscriptions(),
       ...(deps.plugins ?? []),
     ],
