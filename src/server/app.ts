@@ -60,7 +60,12 @@ import {
   useNoSuggestions,
 } from './plugins.js';
 import { createRefusalThrottle, isRefusal } from './refusal-throttle.js';
-import { useBodyNestingLimit, useDocumentNestingLimit } from './value-depth.js';
+import {
+  MAX_BODY_NESTING,
+  nestsDeeperThan,
+  useBodyNestingLimit,
+  useDocumentNestingLimit,
+} from './value-depth.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -399,6 +404,16 @@ export function buildApp(deps: AppDeps): App {
             new GraphQLError(
               `this connection already runs ${running} operations, its limit (WEFT_WS_MAX_SUBSCRIPTIONS); complete one or open another connection`,
               { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } },
+            ),
+          ];
+        }
+        // The bound HTTP bodies get before parsing (useBodyNestingLimit); graphql-ws has parsed
+        // the message already, but a value this deep goes no further.
+        if (nestsDeeperThan(params.variables ?? null, MAX_BODY_NESTING)) {
+          return [
+            new GraphQLError(
+              `the variables nest objects and arrays more than ${MAX_BODY_NESTING} levels deep`,
+              { extensions: { code: 'BAD_USER_INPUT' } },
             ),
           ];
         }

@@ -141,3 +141,20 @@ export function useBodyNestingLimit(limit = MAX_BODY_NESTING): Plugin {
     },
   };
 }
+
+/**
+ * Whether a parsed JSON value nests objects and arrays deeper than `limit`. Iterative, and it
+ * stops at the first level past `limit`: at most the whole value is visited, never more.
+ */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
