@@ -450,7 +450,7 @@ interface Server {
   close(): Promise<void>;
 }
 
-async function startServer(dir: string, mode: 'open' | 'keys'): Promise<Server> {
+export async function startServer(dir: string, mode: 'open' | 'keys'): Promise<Server> {
   const databaseUrl = `file:${join(dir, `${mode}.db`)}`;
   await migrate(databaseUrl);
   const store = openThreadStore(databaseUrl);
@@ -507,7 +507,7 @@ async function gql(url: string, key: string | undefined, query: string, variable
 }
 
 /** The threads the attacks read and subscribe to, created through the API with the admin key. */
-async function seed(server: Server): Promise<void> {
+export async function seed(server: Server): Promise<void> {
   const { url, admin } = server;
   await gql(url, admin, 'mutation { createThread(input: { threadId: "big" }) { __typename } }');
   await gql(url, admin, 'mutation { createThread(input: { threadId: "subs" }) { __typename } }');
@@ -545,7 +545,9 @@ export async function runHostileBench(): Promise<void> {
     await probe(keyed.url, keyed.reader, 1000);
     const rows: string[][] = [];
     const tallies: string[] = [];
-    for (const attack of ATTACKS) {
+    // WEFT_BENCH_HOSTILE_ONLY=large-pages,deep-nesting runs some attacks only (all by default).
+    const only = process.env.WEFT_BENCH_HOSTILE_ONLY?.split(',').map((s) => s.trim());
+    for (const attack of ATTACKS.filter((a) => only === undefined || only.includes(a.name))) {
       const server = attack.keyed ? keyed : open;
       const probeKey = attack.keyed ? keyed.reader : undefined;
       const baseline = await probe(server.url, probeKey, PHASE_MS);

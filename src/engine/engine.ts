@@ -509,12 +509,15 @@ export function createRuntime(options: EngineOptions) {
   ): Promise<Result<T>> {
     // Every write passes here, so this is where ids, keys and text that could not be stored and
     // read back exactly (a lone surrogate, a NUL, an integer past 2^53) are refused, the same way
-    // on every backend. The depth bound stops the walk early, so a value nested 10,000 deep costs
-    // a thousand steps, not a walk of the whole value plus each command's own checks after it;
-    // values between a command's own bound and this one get that command's message.
+    // on every backend. With
+    // a key, the request is hashed (below): one too deep for that gets an answer, not a stack
+    // overflow; without one, each command's own bounds name the deep value.
     const badText =
       findTextIssue(key, '$.idempotencyKey') ??
-      findInputIssue(request, '$', { maxDepth: MAX_REQUEST_DEPTH, exactNumbers: true });
+      findInputIssue(request, '$', {
+        ...(key === undefined ? {} : { maxDepth: MAX_REQUEST_DEPTH }),
+        exactNumbers: true,
+      });
     if (badText !== undefined) {
       return err({
         code: 'VALIDATION_FAILED',

@@ -77,12 +77,19 @@ export interface Loaders {
 
 const keyed = (k: { threadId: string; id: string }) => `${k.threadId}\u0000${k.id}`;
 
+/**
+ * Batches are dispatched on the next turn of the event loop rather than on the next tick, so a
+ * large page yields to other clients' I/O between one level of its selection and the next.
+ */
+const yielding = { batchScheduleFn: (dispatch: () => void) => setImmediate(dispatch) };
+
 export function createLoaders(reads: Reads): Loaders {
   const node = new DataLoader<NodeKey, NodeView | undefined, string>((keys) => reads.nodes(keys), {
+    ...yielding,
     cacheKeyFn: keyed,
   });
   return {
-    thread: new DataLoader((ids) => reads.threads(ids)),
+    thread: new DataLoader((ids) => reads.threads(ids), yielding),
     node,
     children: new DataLoader(
       async (keys) => {
@@ -90,13 +97,15 @@ export function createLoaders(reads: Reads): Loaders {
         for (const list of lists) for (const child of list) node.prime(child, child);
         return lists;
       },
-      { cacheKeyFn: keyed },
+      { ...yielding, cacheKeyFn: keyed },
     ),
     resourceVersions: new DataLoader((keys) => reads.resourceVersions(keys), {
+      ...yielding,
       cacheKeyFn: (k) => `${k.threadId}\u0000${k.resourceKey}`,
     }),
-    run: new DataLoader((keys) => reads.runs(keys), { cacheKeyFn: keyed }),
+    run: new DataLoader((keys) => reads.runs(keys), { ...yielding, cacheKeyFn: keyed }),
     walk: new DataLoader((keys) => reads.walks(keys), {
+      ...yielding,
       cacheKeyFn: (k) =>
         JSON.stringify([k.threadId, k.id, k.direction, k.depth ?? null, k.kinds ?? null]),
     }),

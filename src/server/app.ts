@@ -24,6 +24,7 @@ import { type Authenticator, openAuthenticator, useAuth } from './auth/index.js'
 import { authorizationOf } from './auth/plugin.js';
 import { isLoopbackHost as loopbackAddress, type ServerConfig } from './config.js';
 import { useSharedSubscriptions } from './events/shared-execution.js';
+import { createFairExecution } from './fair-execution.js';
 import {
   armorPlugins,
   type ForeignCheck,
@@ -58,7 +59,13 @@ import {
   useNoIntrospection,
   useNoSuggestions,
 } from './plugins.js';
-import { useDocumentNestingLimit } from './value-depth.js';
+import { createRefusalThrottle, isRefusal } from './refusal-throttle.js';
+import {
+  MAX_BODY_NESTING,
+  nestsDeeperThan,
+  useBodyNestingLimit,
+  useDocumentNestingLimit,
+} from './value-depth.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -145,6 +152,7 @@ export function buildApp(deps: AppDeps): App {
       };
     },
   });
+  const fair = createFairExecution();
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema: deps.schema ?? defaultSchema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -172,6 +180,7 @@ export function buildApp(deps: AppDeps): App {
       // Before parsing: graphql-js parses values recursively, so a deep enough literal would
       // overflow its stack and come back as a 500.
       useDocumentNestingLimit(),
+      useBodyNestingLimit(),
       useCsrfPrevention(),
       useHealth(async () => {
         if (stopping) throw new Error('shutting down');
@@ -197,6 +206,8 @@ export function buildApp(deps: AppDeps): App {
       ...armorPlugins(config.limits, { blockFieldSuggestions: !config.introspection }),
       ...(config.introspection ? [] : [useNoIntrospection(), useNoSuggestions()]),
       useAuth(auth),
+      // Large pages take turns per caller, so one caller's pile of them cannot hold up others.
+      fair.plugin,
       useSharedSubscriptions(),
       ...(deps.plugins ?? []),
     ],
@@ -211,8 +222,22 @@ export function buildApp(deps: AppDeps): App {
   const logRequest =
     deps.logRequest ??
     ((line: RequestLogLine) => process.stdout.write(`${JSON.stringify(line)}\n`));
+  const throttle = createRefusalThrottle(config.refusals);
+  /** Holds `res`'s answer when it is a refusal and its address has used up its burst. */
+  const throttleRefusals = (req: IncomingMessage, res: ServerResponse) => {
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    const address = req.socket.remoteAddress ?? '';
+    res.end = ((...args: unknown[]) => {
+      if (!isRefusal(res.statusCode)) return end(...args);
+      const before = throttle.delayed;
+      throttle.answer(address, () => end(...args));
+      if (throttle.delayed !== before) metrics?.delayedRefusals.inc();
+      return res;
+    }) as typeof res.end;
+  };
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now();
+    if (throttle.enabled) throttleRefusals(req, res);
     const info = beginRequest(req);
     res.setHeader(REQUEST_ID_HEADER, info.id);
     if (stopping) res.setHeader('connection', 'close');
@@ -382,6 +407,16 @@ export function buildApp(deps: AppDeps): App {
             ),
           ];
         }
+        // The bound HTTP bodies get before parsing (useBodyNestingLimit); graphql-ws has parsed
+        // the message already, but a value this deep goes no further.
+        if (nestsDeeperThan(params.variables ?? null, MAX_BODY_NESTING)) {
+          return [
+            new GraphQLError(
+              `the variables nest objects and arrays more than ${MAX_BODY_NESTING} levels deep`,
+              { extensions: { code: 'BAD_USER_INPUT' } },
+            ),
+          ];
+        }
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
           req: ctx.extra.request,
@@ -474,6 +509,7 @@ export function buildApp(deps: AppDeps): App {
     stop(graceMs = 5000) {
       stopped ??= (async () => {
         stopping = true;
+        throttle.close();
         // graphql-ws closes every socket with 1001 (going away); its clients reconnect elsewhere.
         await ws.dispose();
         const sockets = wss;

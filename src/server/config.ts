@@ -48,6 +48,16 @@ export const WEBSOCKET_DEFAULTS = {
   maxSubscriptions: 100,
 } as const;
 
+/** Defaults of the refusal throttle (see refusal-throttle.ts; each has a WEFT_REFUSAL_* variable). */
+export const REFUSAL_DEFAULTS = {
+  /** Refusals one address gets answered at once before they are delayed. */
+  burst: 30,
+  /** Refusals per second that burst refills by. */
+  perSecond: 10,
+  /** How long each refusal beyond that is held before it is answered; 0 turns this off. */
+  delayMs: 250,
+} as const;
+
 /** An integer variable from `min` to `max`, `fallback` when unset. */
 const int = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
@@ -218,6 +228,9 @@ const EnvSchema = z.object({
     WEBSOCKET_DEFAULTS.maxSubscriptions,
     1,
   ),
+  WEFT_REFUSAL_BURST: int('WEFT_REFUSAL_BURST', REFUSAL_DEFAULTS.burst, 1, 1_000_000),
+  WEFT_REFUSAL_RATE: int('WEFT_REFUSAL_RATE', REFUSAL_DEFAULTS.perSecond, 1, 1_000_000),
+  WEFT_REFUSAL_DELAY_MS: int('WEFT_REFUSAL_DELAY_MS', REFUSAL_DEFAULTS.delayMs, 0, 60_000),
   // Operations.
   WEFT_METRICS: flag('WEFT_METRICS', true),
   // With keys, /metrics answers this bearer token or an admin key.
@@ -276,6 +289,8 @@ export interface ServerConfig {
   limits: Omit<Limits, 'maxBodyBytes'>;
   /** graphql-ws connection limits. */
   websocket: WebSocketLimits;
+  /** The refusal throttle (REFUSAL_DEFAULTS). */
+  refusals: { burst: number; perSecond: number; delayMs: number };
   /**
    * Browser origins (besides the server's own) allowed to call over HTTP (CORS, with credentials)
    * and to open WebSockets; `*` allows any. WEFT_CORS_ORIGINS and WEFT_ALLOWED_ORIGINS together.
@@ -338,6 +353,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxConnections: e.WEFT_WS_MAX_CONNECTIONS,
       maxConnectionsPerKey: e.WEFT_WS_MAX_CONNECTIONS_PER_KEY,
       maxSubscriptions: e.WEFT_WS_MAX_SUBSCRIPTIONS,
+    },
+    refusals: {
+      burst: e.WEFT_REFUSAL_BURST,
+      perSecond: e.WEFT_REFUSAL_RATE,
+      delayMs: e.WEFT_REFUSAL_DELAY_MS,
     },
     allowedOrigins: [...new Set([...e.WEFT_CORS_ORIGINS, ...e.WEFT_ALLOWED_ORIGINS])],
     metrics: e.WEFT_METRICS,

@@ -27,6 +27,7 @@ export interface Metrics {
   appendedNodes: Counter;
   logLength: Histogram;
   websocketRefusals: Counter<'reason'>;
+  delayedRefusals: Counter;
 }
 
 export interface MetricsSources {
@@ -112,6 +113,11 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
       name: 'weft_websocket_refusals_total',
       help: 'graphql-ws connections or operations refused, by reason: unauthenticated (4403), init_timeout (4408), connections (503 at the upgrade), connections_per_key (4429), subscriptions (TOO_MANY_SUBSCRIPTIONS)',
       labelNames: ['reason'] as const,
+      registers,
+    }),
+    delayedRefusals: new Counter({
+      name: 'weft_delayed_refusals_total',
+      help: 'Refused HTTP requests answered late because their address had used up its burst of refusals (WEFT_REFUSAL_DELAY_MS)',
       registers,
     }),
     logLength: new Histogram({

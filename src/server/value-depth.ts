@@ -63,3 +63,98 @@ export function useDocumentNestingLimit(limit = MAX_DOCUMENT_NESTING): Plugin {
     },
   };
 }
+
+/**
+ * Deepest nesting of objects and arrays a JSON request body may have. Every value the engine
+ * takes is bounded more tightly (1,024 levels for a whole request, 512 for a stored value), and
+ * those bounds give the specific message; this one only keeps a body that could never pass them
+ * from being built into a deep object graph at all, which costs far more than the scan.
+ */
+export const MAX_BODY_NESTING = 1_100;
+
+/**
+ * The deepest nesting of `[` and `{` in JSON text, or the first depth above `limit` (scanning
+ * stops there). Brackets inside strings do not count. Linear, no recursion; it does not check
+ * that the text is JSON (JSON.parse does that next).
+ */
+export function jsonNesting(text: string, limit = Number.POSITIVE_INFINITY): number {
+  let depth = 0;
+  let deepest = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const ch = text.charCodeAt(i);
+    if (ch === 0x22 /* " */) {
+      for (i++; i < n; i++) {
+        const c = text.charCodeAt(i);
+        if (c === 0x5c /* \ */) i++;
+        else if (c === 0x22) break;
+      }
+    } else if (ch === 0x7b /* { */ || ch === 0x5b /* [ */) {
+      depth++;
+      if (depth > deepest) {
+        deepest = depth;
+        if (deepest > limit) return deepest;
+      }
+    } else if (ch === 0x7d /* } */ || ch === 0x5d /* ] */) {
+      if (depth > 0) depth--;
+    }
+  }
+  return deepest;
+}
+
+const badRequest = (message: string, code: string, status = 400) =>
+  new GraphQLError(message, { extensions: { code, http: { status } } });
+
+/**
+ * Parses JSON request bodies (POST `application/json`) after a linear scan refuses nesting over
+ * `limit` with 400 BAD_USER_INPUT. Otherwise it answers as graphql-yoga's own JSON parser does
+ * (400 BAD_REQUEST for text that is not JSON or not an object or array).
+ */
+export function useBodyNestingLimit(limit = MAX_BODY_NESTING): Plugin {
+  return {
+    onRequestParse({ request, requestParser, setRequestParser }) {
+      if (request.method !== 'POST' || requestParser === undefined) return;
+      const type = request.headers.get('content-type') ?? '';
+      if (!/^application\/(graphql\+)?json\b/i.test(type)) return;
+      setRequestParser(async (req) => {
+        const text = await req.text();
+        if (jsonNesting(text, limit) > limit) {
+          throw badRequest(
+            `the request body nests objects and arrays more than ${limit} levels deep`,
+            'BAD_USER_INPUT',
+          );
+        }
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          throw badRequest('POST body sent invalid JSON.', 'BAD_REQUEST');
+        }
+        if (body === null || typeof body !== 'object') {
+          throw badRequest(
+            `POST body is expected to be object but received ${body === null ? 'null' : typeof body}`,
+            'BAD_REQUEST',
+          );
+        }
+        return body as never;
+      });
+    },
+  };
+}
+
+/**
+ * Whether a parsed JSON value nests objects and arrays deeper than `limit`. Iterative, and it
+ * stops at the first level past `limit`: at most the whole value is visited, never more.
+ */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}

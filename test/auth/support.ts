@@ -71,7 +71,9 @@ export async function freshDatabase(): Promise<string> {
   return url;
 }
 
-export async function createAuthApp(options: { mode?: AuthMode } = {}): Promise<AuthApp> {
+export async function createAuthApp(
+  options: { mode?: AuthMode; env?: Record<string, string> } = {},
+): Promise<AuthApp> {
   const databaseUrl = await freshDatabase();
   const store = openThreadStore(databaseUrl);
   const hub = createEventHub({ store });
@@ -85,7 +87,12 @@ export async function createAuthApp(options: { mode?: AuthMode } = {}): Promise<
     openCheckMs: 0,
     revalidateMs: 50,
   });
-  const config = loadConfig({ DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1' });
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ...options.env,
+  });
   const app = buildApp({
     config,
     engine,

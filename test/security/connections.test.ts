@@ -336,3 +336,43 @@ describe('message sizes', () => {
     }
   });
 });
+
+describe('deep variables over graphql-ws', () => {
+  it('variables nested deeper than the HTTP body bound get a BAD_USER_INPUT error message and write nothing; the socket stays', async () => {
+    const open = await createTestApp({ config: { requestLog: false } });
+    try {
+      const url = await open.app.start();
+      const socket = new Raw(url);
+      await socket.init(undefined);
+      const deep = `${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}`;
+      const create =
+        'mutation($m: JSON) { createThread(input: { threadId: "deep-ws", metadata: $m }) { __typename } }';
+      socket.socket.send(
+        `{"id":"1","type":"subscribe","payload":{"query":${JSON.stringify(create)},"variables":{"m":${deep}}}}`,
+      );
+      await socket.until(() => socket.messages.some((m) => m.id === '1'));
+      const answer = socket.messages.find((m) => m.id === '1') as {
+        type: string;
+        payload: Array<{ message: string; extensions?: { code?: string } }>;
+      };
+      expect(answer.type).toBe('error');
+      expect(answer.payload[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      expect(answer.payload[0]?.message).toContain('more than 1100 levels');
+      // The socket still answers, and nothing was created.
+      socket.send({
+        id: '2',
+        type: 'subscribe',
+        payload: { query: '{ thread(id: "deep-ws") { id } }' },
+      });
+      await socket.until(() => socket.messages.some((m) => m.id === '2' && m.type === 'next'));
+      const next = socket.messages.find((m) => m.id === '2' && m.type === 'next') as {
+        payload: { data: { thread: unknown } };
+      };
+      expect(next.payload.data.thread).toBeNull();
+      expect(socket.closed).toBeUndefined();
+      socket.close();
+    } finally {
+      await open.close();
+    }
+  });
+});

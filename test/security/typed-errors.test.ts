@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ErrorLogLine, useErrorLog } from '../../src/server/logging.js';
 import {
   documentNesting,
+  jsonNesting,
+  MAX_BODY_NESTING,
   MAX_DOCUMENT_NESTING,
   useDocumentNestingLimit,
 } from '../../src/server/value-depth.js';
@@ -74,9 +76,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(next.errors).toBeUndefined();
     });
 
-    it('thread metadata, run memory and node payloads nested thousands deep are VALIDATION_FAILED naming the field, with or without an idempotency key', async () => {
+    it('thread metadata, run memory and node payloads nested over a thousand deep are VALIDATION_FAILED naming the field, with or without an idempotency key', async () => {
       for (const key of [null, 'deep-key']) {
-        const body = `{"query":${JSON.stringify(CREATE)},"variables":{"key":${JSON.stringify(key)},"m":${nested(10_000)}}}`;
+        const body = `{"query":${JSON.stringify(CREATE)},"variables":{"key":${JSON.stringify(key)},"m":${nested(1_050)}}}`;
         const created = await t.post(body);
         expect(created.status).toBe(200);
         const result = (
@@ -89,7 +91,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         expect(result.issues[0]!.path.startsWith('$.metadata.a.a')).toBe(true);
 
         const memory = await t.post(
-          `{"query":${JSON.stringify(`mutation($m: JSON, $key: String) { startRun(input: { threadId: "ok", goal: "g", memory: $m, idempotencyKey: $key }) { ${REFUSAL} } }`)},"variables":{"key":${JSON.stringify(key)},"m":${nested(2_000)}}}`,
+          `{"query":${JSON.stringify(`mutation($m: JSON, $key: String) { startRun(input: { threadId: "ok", goal: "g", memory: $m, idempotencyKey: $key }) { ${REFUSAL} } }`)},"variables":{"key":${JSON.stringify(key)},"m":${nested(1_050)}}}`,
         );
         const started = (
           memory.data as { startRun: { __typename: string; issues: Array<{ path: string }> } }
@@ -98,7 +100,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         expect(started.issues[0]!.path.startsWith('$.memory.a.a')).toBe(true);
 
         const payload = await t.post(
-          `{"query":${JSON.stringify(`mutation($m: JSON!, $key: String) { appendNodes(input: { threadId: "ok", idempotencyKey: $key, nodes: [{ kind: GOAL, payload: $m }] }) { ${REFUSAL} } }`)},"variables":{"key":${JSON.stringify(key)},"m":${nested(10_000)}}}`,
+          `{"query":${JSON.stringify(`mutation($m: JSON!, $key: String) { appendNodes(input: { threadId: "ok", idempotencyKey: $key, nodes: [{ kind: GOAL, payload: $m }] }) { ${REFUSAL} } }`)},"variables":{"key":${JSON.stringify(key)},"m":${nested(1_050)}}}`,
         );
         const appended = (
           payload.data as { appendNodes: { __typename: string; issues: Array<{ path: string }> } }
@@ -115,6 +117,37 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect((over.data as { createThread: { __typename: string } }).createThread.__typename).toBe(
         'ValidationError',
       );
+    });
+
+    it('a request body nesting objects and arrays thousands deep is refused before it is parsed: 400 BAD_USER_INPUT, nothing written', async () => {
+      const before = await t.gql('{ threads(first: 100) { edges { cursor } } }');
+      for (const [query, depth] of [
+        [CREATE, 10_000],
+        [
+          `mutation($m: JSON) { startRun(input: { threadId: "ok", goal: "g", memory: $m }) { ${REFUSAL} } }`,
+          2_000,
+        ],
+        [
+          `mutation($m: JSON!) { appendNodes(input: { threadId: "ok", nodes: [{ kind: GOAL, payload: $m }] }) { ${REFUSAL} } }`,
+          MAX_BODY_NESTING + 1,
+        ],
+      ] as const) {
+        const refused = await t.post(withM(query, nested(depth)));
+        expect(refused.status).toBe(400);
+        expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+        expect(refused.errors?.[0]?.message).toContain(`more than ${MAX_BODY_NESTING} levels`);
+      }
+      // Brackets inside strings do not count; a body just inside the bound reaches the engine.
+      const quoted = await t.post(withM(CREATE, JSON.stringify({ s: '['.repeat(5_000) })));
+      expect(
+        (quoted.data as { createThread: { __typename: string } }).createThread.__typename,
+      ).toBe('CreateThreadSuccess');
+      const after = await t.gql('{ threads(first: 100) { edges { cursor } } }');
+      expect(after.data.threads.edges).toHaveLength(before.data.threads.edges.length + 1);
+      expect(jsonNesting(nested(MAX_BODY_NESTING + 50), MAX_BODY_NESTING)).toBe(
+        MAX_BODY_NESTING + 1,
+      );
+      expect(jsonNesting('{"a":"}}}{{{[[[\\"]]]","b":[[1]]}')).toBe(3);
     });
 
     it('integers beyond 2^53 − 1 in a payload, metadata or literal are VALIDATION_FAILED naming the path; 2^53 − 1 reads back exactly', async () => {

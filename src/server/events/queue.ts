@@ -1,6 +1,44 @@
 import type { HubListener, LogItem } from './types.js';
 
 /**
+ * Wakes parked subscribers a few per turn of the event loop. A commit on a thread with hundreds of
+ * subscribers would otherwise run every one of their deliveries in one unbroken chain of
+ * microtasks, and every other client (a query, a write) would wait for all of them; in groups,
+ * other I/O gets a turn between groups. The order of wake-ups is kept.
+ */
+export class Waker {
+  private pending: Array<() => void> = [];
+  private head = 0;
+  private scheduled = false;
+
+  constructor(private readonly perTurn = 16) {}
+
+  wake(resolve: () => void): void {
+    this.pending.push(resolve);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.run);
+  }
+
+  private readonly run = (): void => {
+    const end = Math.min(this.pending.length, this.head + this.perTurn);
+    const batch = this.pending.slice(this.head, end);
+    this.head = end;
+    if (this.head >= this.pending.length) {
+      this.pending = [];
+      this.head = 0;
+      this.scheduled = false;
+    } else {
+      setImmediate(this.run);
+    }
+    for (const resolve of batch) resolve();
+  };
+}
+
+/** The waker queues share unless given their own. */
+const sharedWaker = new Waker();
+
+/**
  * A subscriber's live buffer. Bounded: when a slow consumer lets it fill up, the buffered items
  * are dropped and the queue only notes, per thread, the first index it dropped — the stream
  * re-reads those from the store (the log is the truth), so memory never grows with the lag.
@@ -20,6 +58,7 @@ export class LiveQueue implements HubListener {
   constructor(
     private readonly capacity: number,
     private readonly maxDroppedThreads = 10_000,
+    private readonly waker: Waker = sharedWaker,
   ) {}
 
   get overflowed(): boolean {
@@ -29,7 +68,11 @@ export class LiveQueue implements HubListener {
   push(item: LogItem): void {
     if (this.dropped.size > 0 || this.size() >= this.capacity) this.drop(item);
     else this.items.push(item);
-    this.wake();
+    // A new item wakes the consumer on a later turn, in turn with the others (see Waker); an
+    // end or an abort wakes it at once.
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    if (waiter !== undefined) this.waker.wake(waiter);
   }
 
   end(): void {
