@@ -122,14 +122,16 @@ export async function newThreadKey(
   threadId: string,
   tenant: string,
 ): Promise<{ key: string; taken: boolean }> {
-  const existing = await threadKey(store, threadId, tenant);
-  if (existing !== undefined) return { key: existing, taken: true };
-  if (tenant !== DEFAULT_TENANT) return { key: qualifiedKey(threadId, tenant), taken: false };
+  const qualified = qualifiedKey(threadId, tenant);
+  if (tenant !== DEFAULT_TENANT) {
+    const existing = await threadKey(store, threadId, tenant);
+    return { key: existing ?? qualified, taken: existing !== undefined };
+  }
+  // Written out rather than through threadKey: a free id (the usual case) costs one lookup.
   const plainOwner = await threadTenant(store, threadId);
-  return {
-    key: plainOwner === undefined ? threadId : qualifiedKey(threadId, tenant),
-    taken: false,
-  };
+  if (plainOwner === undefined) return { key: threadId, taken: false };
+  if (plainOwner === tenant) return { key: threadId, taken: true };
+  return { key: qualified, taken: (await threadTenant(store, qualified)) === tenant };
 }
 
 /** A thread as one caller names it: its storage key, and the id the caller's answers show. */

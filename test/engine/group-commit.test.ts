@@ -123,6 +123,9 @@ function suite(backend: Backend) {
     // A commit that breaks a foreign key (its thread does not exist): an error, not a conflict.
     const ghost = must(projectLog('ghost', await store.readEntries(stale))).changes!;
     const orphan = { ...ghost, created: false, entries: ghost.entries.slice(1) };
+    // A new thread under a key that exists, as a creation racing another would be (the engine
+    // looks a taken id up before it commits, so a race is the only way one reaches the writer).
+    const duplicate = must(projectLog(taken, await store.readEntries(taken))).changes!;
 
     const before = store.writerStats();
     // Every command below reaches the writer in this turn of the event loop (no reads first).
@@ -140,7 +143,7 @@ function suite(backend: Backend) {
         expectedIndex: 1,
         nodes: [{ kind: 'system', payload: 'b' }],
       }),
-      engine.createThread({ threadId: taken }),
+      store.commit(duplicate),
       store.commit(orphan).then(
         () => 'committed',
         () => 'rejected',

@@ -15,7 +15,13 @@ import { join } from 'node:path';
 import { type Client, createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { WebSocket } from 'ws';
-import { createEngine, type Engine } from '../../src/engine/index.js';
+import {
+  createEngine,
+  DEFAULT_TENANT,
+  type Engine,
+  projectLog,
+  qualifiedKey,
+} from '../../src/engine/index.js';
 import { type App, buildApp } from '../../src/server/app.js';
 import { apiKeys, createAuthenticator } from '../../src/server/auth/index.js';
 import { loadConfig } from '../../src/server/config.js';
@@ -75,6 +81,8 @@ interface Server {
   db: WeftPrisma;
   url: string;
   keys: Record<keyof typeof TENANTS, string>;
+  /** A key of the default tenant (the one open mode writes as). */
+  defaultKey: string;
   clients: Client[];
   close(): Promise<void>;
 }
@@ -111,6 +119,8 @@ async function startServer(backend: 'sqlite' | 'postgres'): Promise<Server> {
       await keyStore.create({ tenant, scopes: scopes as never })
     ).key;
   }
+  const defaultKey = (await keyStore.create({ tenant: DEFAULT_TENANT, scopes: ['read', 'write'] }))
+    .key;
   const clients: Client[] = [];
   return {
     app,
@@ -119,6 +129,7 @@ async function startServer(backend: 'sqlite' | 'postgres'): Promise<Server> {
     db,
     url,
     keys,
+    defaultKey,
     clients,
     async close() {
       for (const client of clients) await client.dispose();
@@ -415,6 +426,41 @@ for (const backend of ['sqlite', 'postgres'] as const) {
           onlyB: [{ threadId: 'b-fork', type: 'thread_forked' }],
         });
         expectNoStorageForm([forked, read, diff]);
+      });
+
+      it('a thread a tenant created before ids were per tenant keeps its plain key and is still its own', async () => {
+        // As such a thread was stored: under its plain id, owned by acme.
+        expect((await s.engine.createThread({ threadId: 'template' })).ok).toBe(true);
+        const projected = projectLog('legacy', await s.engine.store.readEntries('template'));
+        if (!projected.ok) throw new Error(projected.error.message);
+        const changes = projected.value.changes!;
+        changes.thread.tenantId = TENANTS.a;
+        expect((await s.engine.store.commit(changes)).ok).toBe(true);
+
+        const read = await data(s.keys.a, READ, { id: 'legacy' });
+        expect(read.thread).toMatchObject({ id: 'legacy', logLength: 1 });
+        const appended = await data(s.keys.a, APPEND, { id: 'legacy', p: { old: 'A' } });
+        expect(appended.appendNodes).toMatchObject({ thread: { id: 'legacy', logLength: 2 } });
+        const taken = await data(s.keys.a, CREATE, { id: 'legacy' });
+        expect(taken.createThread).toMatchObject({ __typename: 'ConflictError', actualIndex: 2 });
+        // Another tenant, and the default tenant (whose ids are plain keys), make their own.
+        for (const key of [s.keys.b, s.defaultKey]) {
+          const own = await data(key, CREATE, { id: 'legacy' });
+          expect(own.createThread).toMatchObject({
+            __typename: 'CreateThreadSuccess',
+            thread: { id: 'legacy', logLength: 1 },
+          });
+          expect((await data(key, READ, { id: 'legacy' })).thread.nodes.edges).toEqual([]);
+        }
+        expect((await data(s.defaultKey, CREATE, { id: 'legacy' })).createThread.__typename).toBe(
+          'ConflictError',
+        );
+        expect((await data(s.keys.a, READ, { id: 'legacy' })).thread.logLength).toBe(2);
+        // The plain key stays acme's; the others are qualified, the default tenant's too.
+        const owner = (key: string) => s.engine.store.getThreadTenant(key);
+        expect(await owner('legacy')).toBe(TENANTS.a);
+        expect(await owner(qualifiedKey('legacy', TENANTS.b))).toBe(TENANTS.b);
+        expect(await owner(qualifiedKey('legacy', DEFAULT_TENANT))).toBe(DEFAULT_TENANT);
       });
 
       it('refuses a new thread id with a control character (VALIDATION_FAILED naming the field) and never resolves a storage key as an id', async () => {
