@@ -84,11 +84,16 @@ export async function createTestApp(
     plugins?: Parameters<typeof buildApp>[0]['plugins'];
     /** Read-API methods that throw a plain Error (an unexpected failure). */
     failing?: string[];
+    /** Encryption at rest with this key. */
+    encryptionKey?: Uint8Array;
   } = {},
 ): Promise<TestApp> {
   const url = options.backend === 'postgres' ? await freshPostgresUrl() : await freshSqliteUrl();
   const engine = createEngine({
-    store: openThreadStore(url),
+    store: openThreadStore(
+      url,
+      options.encryptionKey === undefined ? {} : { encryptionKey: options.encryptionKey },
+    ),
     clock: createSimulatedClock('2026-03-01T00:00:00.000Z', 1000),
     ids: createSequentialIds('id'),
     ...options.engine,

@@ -25,6 +25,15 @@ export interface AppendResult {
 }
 
 /**
+ * Longest resource key a new node may have, in UTF-8 bytes. Keys are indexed; Postgres refuses
+ * an index entry over about 2.7 KB, and with encryption at rest a key is stored sealed (a third
+ * longer). Checked on live writes only: a recorded node is replayed as it was written.
+ */
+export const MAX_RESOURCE_KEY_BYTES = 1024;
+
+const utf8Length = (text: string): number => new TextEncoder().encode(text).length;
+
+/**
  * Appends drafts in order, all or nothing. Pure: `graph` is left untouched and
  * stays fully readable. For each draft:
  * - parents default to the whole frontier as it is after the earlier drafts; an unknown parent
@@ -234,6 +243,14 @@ function prepareDraft(
       advance: d.advance !== false,
       ...(typeof recordedId === 'string' ? { recordedId } : {}),
     });
+  }
+  if (typeof d.resourceKey === 'string' && utf8Length(d.resourceKey) > MAX_RESOURCE_KEY_BYTES) {
+    return invalid([
+      {
+        path: `$[${index}].resourceKey`,
+        message: `resourceKey is ${utf8Length(d.resourceKey)} bytes of UTF-8, over the limit of ${MAX_RESOURCE_KEY_BYTES}`,
+      },
+    ]);
   }
   return resolveDraft(graph, d, index, copy as JsonValue);
 }

@@ -183,7 +183,8 @@ export const INTERNAL_RUN_ACTION_PAYLOAD_SCHEMAS = {
   _cancel: z.strictObject({ reason: z.string().optional(), rollback: z.boolean().optional() }),
   _advance: z.strictObject({ node_id: nodeIdString() }),
   _track_usage: z.strictObject({
-    model: z.string().min(1),
+    // Bounded: a model name is a key of the indexed spend rows (see MAX_RESOURCE_KEY_BYTES).
+    model: z.string().min(1).max(512),
     node_id: z.string().optional(),
     input_tokens: count(),
     output_tokens: count(),
