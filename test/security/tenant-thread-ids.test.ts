@@ -29,6 +29,7 @@ import { createEventHub, type EventHub } from '../../src/server/events/index.js'
 import { migrate } from '../../src/store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../../src/store/prisma/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
+import { sseData } from '../api/subscriptions-support.js';
 import { freshDatabase } from '../auth/support.js';
 import { weftIn } from '../cli/support.js';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/services.js';
@@ -371,6 +372,47 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         for (const node of nodes) expect(node.threadId).toBe(SHARED);
         expectNoStorageForm([replayA, replayB, liveA, liveB, nodes]);
         for (const stream of [streamA, streamB, nodesB]) await stream.return?.();
+      });
+
+      it('SSE subscriptions of "shared" replay each tenant its own log', async () => {
+        const query = `subscription($id: ID!) { threadEvents(threadId: $id, afterIndex: -1) {
+        threadId index type entry } }`;
+        const firsts: Json[] = [];
+        for (const key of [s.keys.a, s.keys.b]) {
+          const controller = new AbortController();
+          const response = await fetch(s.url, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              accept: 'text/event-stream',
+              authorization: `Bearer ${key}`,
+            },
+            body: JSON.stringify({ query, variables: { id: SHARED } }),
+            signal: controller.signal,
+          });
+          const events = sseData(response.body, controller.signal);
+          const seen: Json[] = [];
+          for (let i = 0; i < 2; i++) {
+            const step = await events.next();
+            expect(step.done).toBe(false);
+            seen.push((step.value as Answer).data.threadEvents);
+          }
+          controller.abort();
+          await events.return(undefined);
+          firsts.push(seen);
+        }
+        const [a, b] = firsts;
+        for (const events of [a, b]) {
+          expect(events.map((e: Json) => [e.threadId, e.index])).toEqual([
+            [SHARED, 0],
+            [SHARED, 1],
+          ]);
+          expect(events[0].entry.event).toMatchObject({ type: 'thread_created', threadId: SHARED });
+        }
+        expect(JSON.stringify(a)).toContain("A's plan");
+        expect(JSON.stringify(b)).toContain('"by":"B"');
+        expect(JSON.stringify(b)).not.toContain("A's plan");
+        expectNoStorageForm(firsts);
       });
 
       it('each tenant lists only its own threads, one "shared", with cursors free of storage keys', async () => {
