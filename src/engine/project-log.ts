@@ -20,7 +20,8 @@ export interface ProjectedLog {
  * Replays `entries` from index 0 and projects every entry into read-model rows for `threadId`,
  * merged into one set of writes — what the engine's commits wrote entry by entry. Hashes are
  * checked where present (`verify: 'present'`); recorded node ids are trusted only when every
- * entry is signed, since then the hash chain already commits to each node's content. With a
+ * entry is signed and the caller does not pass `trustRecordedIds: false`: the hash chain commits
+ * to each node's content only for a log this server wrote itself. With a
  * snapshot policy, the snapshots the engine would have written along the way are included. Pure.
  */
 export function projectLog(
@@ -30,7 +31,9 @@ export function projectLog(
   snapshots: SnapshotPolicy | false = false,
 ): Result<ProjectedLog> {
   const signed = entries.every((e) => e.verification?.stateHash !== undefined);
-  const machine = createThreadMachine({ ...options, trustRecordedIds: signed });
+  // A caller may refuse the trust (a log from elsewhere: its author could sign anything).
+  const trust = signed && options.trustRecordedIds !== false;
+  const machine = createThreadMachine({ ...options, trustRecordedIds: trust });
   let state = machine.initial;
   const all: ReadModelChanges[] = [];
   // The last full snapshot written, which deltas are written against.

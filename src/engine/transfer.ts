@@ -5,7 +5,9 @@
  */
 import { err, ok, type Result } from '../core/errors.js';
 import { type LogEntry, validateEntry } from '../core/log/index.js';
+import { findInputIssue } from '../core/text.js';
 import { checkNewThreadId } from './checks.js';
+import { MAX_REQUEST_DEPTH } from './engine.js';
 import { projectLog } from './project-log.js';
 import { inCallerTerms, newThreadKey, newThreadTenant } from './tenancy.js';
 import { threadExists } from './thread-commands.js';
@@ -60,7 +62,14 @@ export async function importThreadLog(
   if (placed.taken) return threadExists(engine, at, HINT);
   // The entries keep naming the thread as they did where they were exported: the log, and so
   // every state hash, is independent of the id and tenant it is imported under.
-  const projected = projectLog(placed.key, checked);
+  // Whoever exported the log could have signed anything: every node id is recomputed from its
+  // content, and text and numbers obey the rules a live write does.
+  const badValue = findInputIssue(checked, '$', {
+    exactNumbers: true,
+    maxDepth: MAX_REQUEST_DEPTH,
+  });
+  if (badValue !== undefined) return err(invalid(badValue.path, badValue.message));
+  const projected = projectLog(placed.key, checked, { trustRecordedIds: false });
   if (!projected.ok) return projected;
   const changes = projected.value.changes!;
   changes.thread.tenantId = owner;

@@ -465,10 +465,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       }
     });
 
-    // Needs src/engine/transfer.ts to replay an imported log with trustRecordedIds: false (and
-    // projectLog to honour it): today a fully signed log's node ids are taken as recorded, and
-    // the signature proves nothing about a log its author signed. Unskip with that change.
-    it.skip('a crafted log whose node id is not its content hash is refused (NODE_ID_MISMATCH)', async () => {
+    // A fully signed log's node ids are not taken as recorded on import: the signature proves
+    // nothing about a log its author signed.
+    it('a crafted log whose node id is not its content hash is refused (NODE_ID_MISMATCH)', async () => {
       const forged = recorded('goal', 'x', [], undefined, `cw_${'0'.repeat(24)}`);
       const result = await importThreadLog(
         t.engine,
@@ -480,6 +479,26 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         nodeId: forged.id,
       });
       await expectAbsent('log-forged-id');
+    });
+
+    it('a crafted log with text or numbers a live write refuses (a NUL, a lone surrogate, past 2^53) is VALIDATION_FAILED naming the path, nothing written', async () => {
+      for (const [name, payload] of [
+        ['log-nul', { text: 'a\u0000b' }],
+        ['log-surrogate', { text: 'a\ud800b' }],
+        ['log-big-number', { n: 2 ** 53 + 2 }],
+      ] as const) {
+        const node = recorded('goal', payload, []);
+        const result = await importThreadLog(
+          t.engine,
+          name,
+          forgeLog([created('x'), appended([node])]),
+        );
+        expect(!result.ok && result.error, name).toMatchObject({ code: 'VALIDATION_FAILED' });
+        expect(!result.ok && result.error.message, name).toMatch(
+          /^\$\[1\]\.event\.nodes\[0\]\.payload/,
+        );
+        await expectAbsent(name);
+      }
     });
 
     it('a fork cannot copy such a node into a new thread', async () => {
