@@ -8,6 +8,7 @@
 import { type ApiKeyInfo, ApiKeyInputError, apiKeys, parseScopes } from '../server/auth/index.js';
 import { isMigrationError, migrate } from '../store/migrate/index.js';
 import { createPrisma, type SqlitePrismaClient, type WeftPrisma } from '../store/prisma/index.js';
+import { openThreadStore } from '../store/read-model/index.js';
 import { parseArgs, UsageError } from './args.js';
 import { configOrExit } from './server-commands.js';
 
@@ -73,9 +74,13 @@ export async function runKeys(argv: string[]): Promise<number> {
     }
     throw error;
   }
+  // Opened for its codec: key names are sealed like everything else a user supplies, and a
+  // missing or wrong WEFT_ENCRYPTION_KEY is refused here as by every other command.
+  const store = openThreadStore(config.databaseUrl, { encryptionKey: config.encryptionKey });
   const db = createPrisma(config.databaseUrl);
-  const keys = apiKeys(db);
+  const keys = apiKeys(db, store.codec);
   try {
+    await store.ready();
     if (action === 'create') {
       const tenant = args.options.get('tenant');
       const scopes = args.options.get('scopes');
@@ -144,6 +149,7 @@ export async function runKeys(argv: string[]): Promise<number> {
     return 0;
   } finally {
     await db.prisma.$disconnect();
+    await store.close();
   }
 }
 

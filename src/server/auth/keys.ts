@@ -7,6 +7,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { SCOPES, type Scope } from '../../graphql/context.js';
 import { type ApiKeyRow, apiKeyRows } from '../../store/api-keys/index.js';
+import type { FieldCodec } from '../../store/crypto/index.js';
 import type { WeftPrisma } from '../../store/prisma/index.js';
 
 export const KEY_PREFIX = 'weft_';
@@ -65,9 +66,12 @@ const infoOf = (row: ApiKeyRow): ApiKeyInfo => ({
   revokedAt: row.revokedAt,
 });
 
-/** The key store on a migrated database. */
-export function apiKeys(weft: WeftPrisma) {
-  const rows = apiKeyRows(weft);
+/**
+ * The key store on a migrated database. With encryption at rest, pass the store's codec: key
+ * names are sealed with it (the authenticator never reads names, so it needs none).
+ */
+export function apiKeys(weft: WeftPrisma, codec?: FieldCodec) {
+  const rows = apiKeyRows(weft, codec);
   return {
     async create(input: {
       tenant: string;
