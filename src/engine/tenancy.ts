@@ -35,21 +35,29 @@ export const KEY_SEPARATOR = '\u001f';
 const MAX_CACHED = 100_000;
 const caches = new WeakMap<ThreadStore, Map<string, string>>();
 
-/** The tenant owning the thread stored under `key` (cached once known); undefined for none. */
-export async function threadTenant(store: ThreadStore, key: string): Promise<string | undefined> {
+function cacheOf(store: ThreadStore): Map<string, string> {
   let cache = caches.get(store);
   if (cache === undefined) {
     cache = new Map();
     caches.set(store, cache);
   }
-  const known = cache.get(key);
-  if (known !== undefined) return known;
+  return cache;
+}
+
+/** The tenant owning the thread stored under `key`, asked of the store (and remembered). */
+async function askOwner(store: ThreadStore, key: string): Promise<string | undefined> {
   const tenant = await store.getThreadTenant(key);
   if (tenant !== undefined) {
+    const cache = cacheOf(store);
     if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
     cache.set(key, tenant);
   }
   return tenant;
+}
+
+/** The tenant owning the thread stored under `key` (cached once known); undefined for none. */
+export async function threadTenant(store: ThreadStore, key: string): Promise<string | undefined> {
+  return cacheOf(store).get(key) ?? askOwner(store, key);
 }
 
 /** Whether `value` could be a stored key: not a string, or text `textProblem` accepts. */
@@ -83,33 +91,45 @@ export function publicThreadId(key: string): string {
 
 /**
  * The storage key of `tenant`'s thread `threadId`; undefined when the tenant has no thread by
- * that id (whether or not another tenant has one). The likelier place is looked up first: the
- * plain key for the default tenant (its qualified key exists only when another tenant held the
- * plain one first, and a key is never freed), the qualified key for others (the plain one holds
- * only threads they created before ids were per tenant).
+ * that id (whether or not another tenant has one). A thread of the tenant's the cache knows
+ * answers at once; otherwise both places are asked of the store together, even when the cache
+ * knows another tenant's thread there, so that an id another tenant uses costs what a free id
+ * costs and answering does not time another tenant's threads.
  */
 export async function threadKey(
   store: ThreadStore,
   threadId: string,
   tenant: string,
 ): Promise<string | undefined> {
+  return (await lookUp(store, threadId, tenant)).key;
+}
+
+/** threadKey, and whether the plain key is taken (by anyone) when the tenant has no thread. */
+async function lookUp(
+  store: ThreadStore,
+  threadId: string,
+  tenant: string,
+): Promise<{ key: string | undefined; plainTaken: boolean }> {
   if (
     typeof threadId !== 'string' ||
     threadId.includes(KEY_SEPARATOR) ||
     !isStorable(threadId) ||
     !isStorable(tenant)
   ) {
-    return undefined;
+    return { key: undefined, plainTaken: true };
   }
+  // The likelier place first: most of the default tenant's threads have plain keys, other
+  // tenants' plain keys hold only threads from before ids were per tenant.
   const qualified = qualifiedKey(threadId, tenant);
-  if (tenant === DEFAULT_TENANT) {
-    const plainOwner = await threadTenant(store, threadId);
-    if (plainOwner === tenant) return threadId;
-    if (plainOwner === undefined) return undefined;
-    return (await threadTenant(store, qualified)) === tenant ? qualified : undefined;
-  }
-  if ((await threadTenant(store, qualified)) === tenant) return qualified;
-  return (await threadTenant(store, threadId)) === tenant ? threadId : undefined;
+  const places = tenant === DEFAULT_TENANT ? [threadId, qualified] : [qualified, threadId];
+  const cache = cacheOf(store);
+  const known = places.find((key) => cache.get(key) === tenant);
+  if (known !== undefined) return { key: known, plainTaken: true };
+  const owners = await Promise.all(places.map((key) => askOwner(store, key)));
+  return {
+    key: places[owners.indexOf(tenant)],
+    plainTaken: owners[places.indexOf(threadId)] !== undefined,
+  };
 }
 
 /**
@@ -122,16 +142,13 @@ export async function newThreadKey(
   threadId: string,
   tenant: string,
 ): Promise<{ key: string; taken: boolean }> {
+  const found = await lookUp(store, threadId, tenant);
+  if (found.key !== undefined) return { key: found.key, taken: true };
   const qualified = qualifiedKey(threadId, tenant);
-  if (tenant !== DEFAULT_TENANT) {
-    const existing = await threadKey(store, threadId, tenant);
-    return { key: existing ?? qualified, taken: existing !== undefined };
-  }
-  // Written out rather than through threadKey: a free id (the usual case) costs one lookup.
-  const plainOwner = await threadTenant(store, threadId);
-  if (plainOwner === undefined) return { key: threadId, taken: false };
-  if (plainOwner === tenant) return { key: threadId, taken: true };
-  return { key: qualified, taken: (await threadTenant(store, qualified)) === tenant };
+  return {
+    key: tenant === DEFAULT_TENANT && !found.plainTaken ? threadId : qualified,
+    taken: false,
+  };
 }
 
 /** A thread as one caller names it: its storage key, and the id the caller's answers show. */

@@ -602,3 +602,48 @@ describe('weft export / import / verify with --tenant', () => {
     );
   });
 });
+
+describe('looking an id up', () => {
+  it('asks the store the same for an id another tenant uses as for a free id, whatever the cache knows', async () => {
+    const store = openThreadStore(await freshDatabase());
+    let asked = 0;
+    const counted = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === 'getThreadTenant') {
+          return (key: string) => {
+            asked++;
+            return target.getThreadTenant(key);
+          };
+        }
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const engine = createEngine({ store: counted });
+    try {
+      const a = engine.forTenant(TENANTS.a);
+      const b = engine.forTenant(TENANTS.b);
+      const open = engine.forTenant(DEFAULT_TENANT);
+      expect((await a.createThread({ threadId: SHARED })).ok).toBe(true);
+      expect((await open.createThread({ threadId: 'plain' })).ok).toBe(true);
+      // Both of them are in the cache now (their owners just used them).
+      expect((await a.getState(SHARED)).ok).toBe(true);
+      expect((await open.getState('plain')).ok).toBe(true);
+      const cost = async (call: () => Promise<unknown>) => {
+        asked = 0;
+        await call();
+        return asked;
+      };
+      for (const caller of [b, open, a]) {
+        const free = await cost(() => caller.getState('free-id'));
+        expect(free).toBeGreaterThan(0);
+        for (const id of [SHARED, 'plain']) {
+          const theirs = await caller.getState(id);
+          if (theirs.ok) continue; // the caller's own thread
+          expect(await cost(() => caller.getState(id))).toBe(free);
+        }
+      }
+    } finally {
+      await engine.close();
+    }
+  });
+});
