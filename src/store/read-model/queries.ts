@@ -105,12 +105,22 @@ function byThread<K extends { threadId: string }>(keys: readonly K[]): Map<strin
 export const KEYS_PER_STATEMENT = 400;
 
 /** `keys` in chunks of KEYS_PER_STATEMENT, each run by `query`, results concatenated. */
+/**
+ * Rows one statement of a node page reads. On SQLite a statement runs on the event loop from
+ * start to end, so a 1,000-row page is read in slices with other clients' turns in between.
+ */
+export const ROWS_PER_STATEMENT = 250;
+
+/** Lets every other ready callback run before going on (SQLite reads hold the event loop). */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 async function chunked<K, R>(
   keys: readonly K[],
   query: (chunk: K[]) => Promise<R[]>,
 ): Promise<R[]> {
   const out: R[] = [];
   for (let i = 0; i < keys.length; i += KEYS_PER_STATEMENT) {
+    if (i > 0) await nextTurn();
     out.push(...(await query(keys.slice(i, i + KEYS_PER_STATEMENT))));
   }
   return out;
@@ -227,15 +237,25 @@ export function createReadQueries(
     },
 
     async nodePage(q) {
-      const rows = await prisma.node.findMany({
-        where: {
-          threadId: q.threadId,
-          ...(q.afterSequence === undefined ? {} : { sequence: { gt: q.afterSequence } }),
-          ...(q.kinds === undefined ? {} : { kind: { in: [...q.kinds] } }),
-        },
-        orderBy: { sequence: 'asc' },
-        take: q.take,
-      });
+      const rows: NodeRow[] = [];
+      let after = q.afterSequence;
+      while (rows.length < q.take) {
+        if (rows.length > 0) await nextTurn();
+        const take = Math.min(ROWS_PER_STATEMENT, q.take - rows.length);
+        const slice = await prisma.node.findMany({
+          where: {
+            threadId: q.threadId,
+            ...(after === undefined ? {} : { sequence: { gt: after } }),
+            ...(q.kinds === undefined ? {} : { kind: { in: [...q.kinds] } }),
+          },
+          orderBy: { sequence: 'asc' },
+          take,
+        });
+        rows.push(...slice);
+        if (slice.length < take) break;
+        after = slice.at(-1)!.sequence;
+      }
+      await nextTurn();
       return withParents(q.threadId, rows);
     },
 
