@@ -11,11 +11,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import type { Duplex } from 'node:stream';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { type ExecutionArgs, GraphQLError, getOperationAST } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import { WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import type { Engine } from '../engine/index.js';
 import { createReads, type Reads } from '../engine/reads.js';
 import { createContext, type GraphQLContext } from '../graphql/context.js';
@@ -293,6 +294,10 @@ export function buildApp(deps: AppDeps): App {
     // One message may be no larger than one HTTP body (ws would take 100 MiB by default): a
     // larger one closes the socket with 1009 before it is buffered whole.
     maxPayload: config.maxBodyBytes,
+    // One message of a socket per turn of the event loop: a client that sends thousands of
+    // subscribe messages in one write has them handled between other clients' requests, not
+    // all before them.
+    allowSynchronousEvents: false,
     verifyClient: (
       { req }: { req: IncomingMessage },
       answer: (
@@ -332,6 +337,7 @@ export function buildApp(deps: AppDeps): App {
   const perKey = new Map<string, number>();
   const bucketOf = new WeakMap<object, string>();
   wss.on('connection', (socket) => {
+    coalesceWrites(socket);
     socket.once('close', (code) => {
       if (code === INIT_TIMEOUT_CLOSE) metrics?.websocketRefusals.inc({ reason: 'init_timeout' });
     });
@@ -554,3 +560,28 @@ query Threads {
 `;
 
 const GRAPHIQL_OPTIONS = { title: 'Weft', defaultQuery: EXAMPLE_QUERY };
+
+/**
+ * Frames a socket sends within one turn of the event loop leave in one write: the events of a
+ * commit to a hundred subscriptions of one connection cost one system call, not a hundred. The
+ * TCP socket is corked at the first send of a turn and uncorked on the next (ws corks each frame
+ * itself too; corks nest).
+ */
+function coalesceWrites(socket: WebSocket): void {
+  const raw = (socket as unknown as { _socket?: Duplex })._socket;
+  if (raw === undefined) return;
+  const send = socket.send.bind(socket) as (...args: unknown[]) => void;
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    raw.uncork();
+  };
+  socket.send = ((...args: unknown[]) => {
+    if (!corked && !raw.destroyed) {
+      corked = true;
+      raw.cork();
+      setImmediate(uncork);
+    }
+    send(...args);
+  }) as WebSocket['send'];
+}
