@@ -72,7 +72,7 @@ export async function freshDatabase(): Promise<string> {
 }
 
 export async function createAuthApp(
-  options: { mode?: AuthMode; env?: Record<string, string> } = {},
+  options: { mode?: AuthMode; env?: Record<string, string>; revalidateMs?: number } = {},
 ): Promise<AuthApp> {
   const databaseUrl = await freshDatabase();
   const store = openThreadStore(databaseUrl);
@@ -85,7 +85,7 @@ export async function createAuthApp(
     keys,
     mode: options.mode ?? 'keys',
     openCheckMs: 0,
-    revalidateMs: 50,
+    revalidateMs: options.revalidateMs ?? 50,
   });
   const config = loadConfig({
     DATABASE_URL: databaseUrl,

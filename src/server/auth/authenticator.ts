@@ -12,6 +12,7 @@
  * Keys are looked up on every request (a primary-key read), and again before each subscription
  * event (concurrent checks of one key share one read), so a revoked key stops at once.
  */
+import { performance } from 'node:perf_hooks';
 import { type AuthInfo, OPEN_AUTH, unauthenticated } from '../../graphql/context.js';
 import { createPrisma, type WeftPrisma } from '../../store/prisma/index.js';
 import { type ApiKeyStore, apiKeys } from './keys.js';
@@ -22,8 +23,13 @@ export interface Authenticator {
   readonly mode: AuthMode;
   /** The caller of a request carrying `authorization` (the header value, or undefined). */
   authenticate(authorization: string | undefined): Promise<AuthInfo>;
-  /** Whether `auth` may still receive events (its key not revoked since). */
-  stillValid(auth: AuthInfo): Promise<boolean>;
+  /**
+   * Whether `auth` may still receive events (its key not revoked since). With `notBefore` (a
+   * performance.now() time), a check of the same key begun at or after it is answered again
+   * instead of asking the store: the events of one commit to a hundred subscriptions of a key
+   * cost one lookup, and an event committed after a revocation still meets a check begun after it.
+   */
+  stillValid(auth: AuthInfo, notBefore?: number): Promise<boolean>;
   /** How often (ms) idle subscriptions are checked too, so a revoked key's ones end without an event. */
   readonly revalidateMs: number;
   close(): Promise<void>;
@@ -53,6 +59,8 @@ export interface KeyAuthenticatorOptions {
   onKeyed?: () => void;
 }
 
+const MAX_REMEMBERED_CHECKS = 10_000;
+
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 export function createAuthenticator(options: KeyAuthenticatorOptions): Authenticator {
@@ -63,7 +71,9 @@ export function createAuthenticator(options: KeyAuthenticatorOptions): Authentic
         )
       : undefined;
   const keys = options.keys ?? apiKeys(weft!);
-  const inFlight = new Map<string, Promise<boolean>>();
+  /** The latest check of each key: when it began, and its answer (pending or settled). */
+  const checks = new Map<string, { startedAt: number; value: Promise<boolean> }>();
+  const inFlight = new Set<string>();
   const openCheckMs = options.openCheckMs ?? 1000;
   let stillOpen: { until: number; value: Promise<boolean> } | undefined;
   let mode: AuthMode = options.mode;
@@ -83,13 +93,23 @@ export function createAuthenticator(options: KeyAuthenticatorOptions): Authentic
     return open;
   };
 
-  const active = (keyId: string): Promise<boolean> => {
-    let check = inFlight.get(keyId);
-    if (check === undefined) {
-      check = keys.isActive(keyId).finally(() => inFlight.delete(keyId));
-      inFlight.set(keyId, check);
+  const active = (keyId: string, notBefore?: number): Promise<boolean> => {
+    const last = checks.get(keyId);
+    if (
+      last !== undefined &&
+      (notBefore === undefined ? inFlight.has(keyId) : last.startedAt >= notBefore)
+    ) {
+      return last.value;
     }
-    return check;
+    const startedAt = performance.now();
+    inFlight.add(keyId);
+    const value = keys.isActive(keyId).finally(() => {
+      if (checks.get(keyId)?.value === value) inFlight.delete(keyId);
+    });
+    // Keys are few; a map grown past any real count is only a memo, and can start again.
+    if (checks.size >= MAX_REMEMBERED_CHECKS) checks.clear();
+    checks.set(keyId, { startedAt, value });
+    return value;
   };
 
   return {
@@ -121,10 +141,10 @@ export function createAuthenticator(options: KeyAuthenticatorOptions): Authentic
         keyId: checked.key.id,
       };
     },
-    async stillValid(auth) {
+    async stillValid(auth, notBefore) {
       if (!auth.authenticated) return false;
       // An open-mode caller lasts as long as open mode does.
-      return auth.keyId === null ? isOpen() : active(auth.keyId);
+      return auth.keyId === null ? isOpen() : active(auth.keyId, notBefore);
     },
     async close() {
       await weft?.prisma.$disconnect();

@@ -15,6 +15,9 @@ export function scopeHub(hub: EventHub, store: ThreadStore, tenant: string): Eve
     store: hub.store,
     bufferSize: hub.bufferSize,
     pageSize: hub.pageSize,
+    get lastItemAt() {
+      return hub.lastItemAt;
+    },
     publish: (event) => hub.publish(event),
     listen(topic, listener) {
       if (topic !== '*') return hub.listen(topic, listener);

@@ -5,6 +5,7 @@
  * subscription is checked again before each event: once its key is revoked it gets one
  * UNAUTHENTICATED error and ends.
  */
+import { performance } from 'node:perf_hooks';
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { type AuthInfo, contextFor, type GraphQLContext } from '../../graphql/context.js';
@@ -79,9 +80,20 @@ export function useAuth(authenticator: Authenticator): Plugin {
     onSubscribe() {
       return {
         onSubscribeResult({ args, result, setResult }) {
-          const auth = (args.contextValue as unknown as Partial<GraphQLContext>).auth;
+          const context = args.contextValue as unknown as Partial<GraphQLContext> & {
+            events?: EventHub;
+          };
+          const { auth, events } = context;
           if (auth === undefined || !isAsyncIterable(result)) return;
-          setResult(guarded(result, () => authenticator.stillValid(auth), auth, watch));
+          setResult(
+            guarded(
+              result,
+              (notBefore) => authenticator.stillValid(auth, notBefore),
+              auth,
+              watch,
+              () => events?.lastItemAt,
+            ),
+          );
         },
       };
     },
@@ -96,15 +108,19 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<ExecutionResult
   );
 }
 
-/** Open subscriptions re-checked every `revalidateMs` (one check per subscription, while any is open). */
-type Watch = (check: () => Promise<boolean>, revoke: () => void) => () => void;
+/**
+ * Open subscriptions re-checked every `revalidateMs`, while any is open: one lookup per key
+ * each time, however many subscriptions it holds (a sweep's checks share what began after it).
+ */
+type Watch = (check: (notBefore?: number) => Promise<boolean>, revoke: () => void) => () => void;
 
 function watcher(authenticator: Authenticator): Watch {
-  const watched = new Map<() => Promise<boolean>, () => void>();
+  const watched = new Map<(notBefore?: number) => Promise<boolean>, () => void>();
   let timer: NodeJS.Timeout | undefined;
   const sweep = async () => {
+    const at = performance.now();
     for (const [check, revoke] of [...watched]) {
-      if (!(await check().catch(() => true))) revoke();
+      if (!(await check(at).catch(() => true))) revoke();
     }
   };
   return (check, revoke) => {
@@ -127,9 +143,12 @@ function watcher(authenticator: Authenticator): Watch {
  */
 function guarded(
   source: AsyncIterable<ExecutionResult>,
-  valid: () => Promise<boolean>,
+  /** Whether the key still holds; a check begun at or after `notBefore` may answer it. */
+  valid: (notBefore?: number) => Promise<boolean>,
   auth: AuthInfo,
   watch: Watch,
+  /** When the newest item any subscriber may hold arrived (EventHub.lastItemAt). */
+  itemsAt: () => number | undefined,
 ): AsyncIterableIterator<ExecutionResult> {
   const it = source[Symbol.asyncIterator]();
   let finished = false;
@@ -172,7 +191,7 @@ function guarded(
         unwatch();
         return step;
       }
-      if (!(await valid().catch(() => false))) return report();
+      if (!(await valid(itemsAt()).catch(() => false))) return report();
       return step;
     },
     return: end,

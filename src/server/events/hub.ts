@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { CommittedEvent } from '../../engine/index.js';
 import { createEffectDeriver } from './deriver.js';
 import { createRedisFanout, type Fanout, type WakeUp } from './redis.js';
@@ -39,6 +40,8 @@ export function createEventHub(options: EventHubOptions): EventHub {
   const feeds = new Map<string, Feed>();
   const everything = new Set<HubListener>();
   let closed = false;
+  /** When an item last reached a listener or a store read returned (performance.now()). */
+  let lastItemAt = performance.now();
 
   const fanout: Fanout | undefined =
     options.redis === undefined ? undefined : createRedisFanout(options.redis, onWake, onError);
@@ -79,6 +82,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
     for (const item of items) {
       if (feed.head !== undefined && item.index < feed.head) continue;
       feed.head = item.index + 1;
+      lastItemAt = performance.now();
       for (const listener of feed.listeners) listener.push(item);
       for (const listener of everything) listener.push(item);
     }
@@ -118,6 +122,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
 
   async function read(threadId: string, from: number, to?: number): Promise<LogItem[]> {
     const entries = await store.readEntries(threadId, from, to);
+    lastItemAt = performance.now();
     return entries.map((entry) => ({ threadId, index: entry.index, entry }));
   }
 
@@ -126,6 +131,9 @@ export function createEventHub(options: EventHubOptions): EventHub {
     store,
     bufferSize,
     pageSize,
+    get lastItemAt() {
+      return lastItemAt;
+    },
 
     publish(event: CommittedEvent): void {
       const first = event.entries[0];

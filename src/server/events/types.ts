@@ -119,6 +119,12 @@ export interface EventHub extends Publisher {
   readonly store: ThreadStore;
   readonly bufferSize: number;
   readonly pageSize: number;
+  /**
+   * When (performance.now()) an item last reached a listener or a store read returned: every
+   * item a subscriber holds was committed before it, so a check begun after it is current for
+   * that item (one key check serves every subscriber of a commit).
+   */
+  readonly lastItemAt: number;
   /** Adds a listener; returns its removal. Items of one thread arrive in index order. */
   listen(topic: HubTopic, listener: HubListener): () => void;
   /** Stored entries `[from, to)` of a thread as items (without effects). */
