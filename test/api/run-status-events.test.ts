@@ -205,3 +205,56 @@ describe('runStatusChanged and forks', () => {
     ]);
   });
 });
+
+const APPROVALS = `subscription ($threadId: ID, $afterIndex: Int) {
+  approvalRequested(threadId: $threadId, afterIndex: $afterIndex) { threadId runId logIndex pendingApproval }
+}`;
+
+describe('approvalRequested and forks', () => {
+  it("replaying a fork gives only the fork's own requests; a live subscriber of every thread is not told of the copy", async () => {
+    const { engine } = await open();
+    must(await engine.createThread({ threadId: 's' }));
+    must(await engine.startRun({ threadId: 's', goal: 'write a haiku', runId: 'r' }));
+    const everyThread = ws({}, APPROVALS);
+    const firstStep = everyThread.next();
+    await attached(1);
+    must(
+      await engine.dispatch({
+        runId: 'r',
+        threadId: 's',
+        action: { type: 'request_human_input', payload: { pending_approval: { q: 'source' } } },
+      }),
+    );
+    must(await engine.forkThread({ threadId: 's', newThreadId: 'f' }));
+    must(
+      await engine.dispatch({
+        runId: 'r',
+        threadId: 'f',
+        action: { type: 'resume_from_human', payload: { decision: 'approve' } },
+      }),
+    );
+    must(
+      await engine.dispatch({
+        runId: 'r',
+        threadId: 'f',
+        action: { type: 'request_human_input', payload: { pending_approval: { q: 'fork' } } },
+      }),
+    );
+    // Live: the source's request, then the fork's own — the copy made by forking is not new.
+    const first = await firstStep;
+    if (first.done === true) throw new Error('the subscription ended');
+    const live = [first.value.data, ...(await takeData(everyThread, 1))].map(
+      (d) => d.approvalRequested,
+    );
+    expect(live.map((a) => [a.threadId, a.pendingApproval.q])).toEqual([
+      ['s', 'source'],
+      ['f', 'fork'],
+    ]);
+    await everyThread.return?.();
+    // Replayed from the start, the fork has one request of its own.
+    const replay = ws({ threadId: 'f', afterIndex: -1 }, APPROVALS);
+    const [own] = (await takeData(replay, 1)).map((d) => d.approvalRequested);
+    await replay.return?.();
+    expect([own.threadId, own.runId, own.pendingApproval.q]).toEqual(['f', 'r', 'fork']);
+  });
+});

@@ -254,10 +254,14 @@ export function approvalRequested(
 ): AsyncIterableIterator<ApprovalRequestPayload> {
   checkCursor('afterIndex', args.afterIndex);
   const items = streamLog(hub, { source: sourceOf(args), effects: true, ...signalOf(args) });
-  return mapStream(items, (item) => {
+  return mapStream(items, async (item) => {
     const out: ApprovalRequestPayload[] = [];
+    let ownFrom: number | undefined;
     for (const effect of item.effects ?? []) {
       if (effect.type !== 'approval_requested') continue;
+      // A fork's copied requests were asked (and announced) in its source, like its run changes.
+      ownFrom ??= await ownHistoryStart(hub, item);
+      if (item.index < ownFrom) return [];
       out.push(
         once(effect, () => ({
           threadId: publicThreadId(item.threadId),
