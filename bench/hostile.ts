@@ -30,7 +30,7 @@ import { fmt, percentile } from './harness.js';
 
 const PHASE_MS = Number(process.env.WEFT_BENCH_HOSTILE_MS ?? 5000);
 /** Baseline-then-attack rounds per attack; the median round is reported. */
-const ROUNDS = Math.max(1, Number(process.env.WEFT_BENCH_HOSTILE_ROUNDS ?? 3));
+const ROUNDS = Math.max(1, Number(process.env.WEFT_BENCH_HOSTILE_ROUNDS ?? 5));
 /** Attacker requests in flight at once: about fairness, not about saturating the machine. */
 const CONCURRENCY = 8;
 /** The probe's pace: one request every PROBE_EVERY_MS, sent on schedule (open loop). */
