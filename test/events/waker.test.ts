@@ -1,5 +1,5 @@
 /**
- * Subscribers woken by a commit are woken a few per turn of the event loop, in order, so other
+ * Subscribers woken by a commit are woken in groups, one group per turn of the event loop, in order, so other
  * clients' I/O gets turns between the groups instead of waiting for every delivery.
  */
 import { describe, expect, it } from 'vitest';
