@@ -92,7 +92,9 @@ const ATTACKS: Attack[] = [
   {
     name: 'ws-subscriptions',
     item: 7,
-    label: `one socket, ${fmt(SUBSCRIBE_ATTEMPTS)} subscribes + ${fmt(1000 / APPEND_EVERY_MS)} appends/s`,
+    label: `one socket, ${fmt(SUBSCRIBE_ATTEMPTS)} subscribes + ${
+      APPEND_EVERY_MS > 0 ? `${fmt(1000 / APPEND_EVERY_MS)} appends/s` : 'appends back to back'
+    }`,
     keyed: true,
   },
   {
