@@ -1,6 +1,7 @@
 /**
- * Subscribers woken by a commit are woken in groups, one group per turn of the event loop, in order, so other
- * clients' I/O gets turns between the groups instead of waiting for every delivery.
+ * Subscribers woken by a commit are woken in groups, one group per turn of the event loop, in
+ * order, so other clients' I/O gets turns between the groups instead of waiting for every
+ * delivery.
  */
 import { describe, expect, it } from 'vitest';
 import { LiveQueue, Waker } from '../../src/server/events/queue.js';
