@@ -5,6 +5,7 @@
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { TENANT_NAME } from '../auth/index.js';
 import type { WeftError } from '../core/errors.js';
 import { nodeCount } from '../core/graph/index.js';
 import {
@@ -16,7 +17,6 @@ import {
   threadKey,
 } from '../engine/index.js';
 import { importThreadLog } from '../engine/transfer.js';
-import { TENANT_NAME } from '../server/auth/keys.js';
 import { isMigrationError, migrate } from '../store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
 import { createReadQueries } from '../store/read-model/queries.js';

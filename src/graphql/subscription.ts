@@ -17,7 +17,7 @@ import {
   runStatusChanged,
   type ThreadEventPayload,
   threadEvents,
-} from '../server/events/index.js';
+} from '../events/index.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { NodeKindEnum, RunStatusEnum } from './enums.js';

@@ -24,7 +24,6 @@ import { schema as defaultSchema } from '../graphql/schema.js';
 import { type Authenticator, openAuthenticator, useAuth } from './auth/index.js';
 import { authorizationOf } from './auth/plugin.js';
 import { isLoopbackHost as loopbackAddress, type ServerConfig } from './config.js';
-import { useSharedSubscriptions } from './events/shared-execution.js';
 import { createFairExecution } from './fair-execution.js';
 import {
   armorPlugins,
@@ -61,6 +60,7 @@ import {
   useNoSuggestions,
 } from './plugins.js';
 import { createRefusalThrottle, isRefusal } from './refusal-throttle.js';
+import { useSharedSubscriptions } from './shared-execution.js';
 import {
   MAX_BODY_NESTING,
   nestsDeeperThan,

@@ -4,11 +4,11 @@
  * serves until SIGINT/SIGTERM.
  */
 import { startDeadlineScheduler } from '../engine/index.js';
+import { openEngineWithEvents } from '../events/index.js';
 import { parseDatabaseUrl } from '../store/migrate/index.js';
 import { type App, buildApp } from './app.js';
 import { serverAuth } from './auth/startup.js';
 import type { ServerConfig } from './config.js';
-import { openEngineWithEvents } from './events/index.js';
 
 export class StartupRefused extends Error {
   override name = 'StartupRefused';

@@ -1,5 +1,5 @@
 /**
- * Shared execution of subscription events (src/server/events/shared-execution.ts): identical
+ * Shared execution of subscription events (src/server/shared-execution.ts): identical
  * subscriptions of one caller execute the document once per event — one read-model read for all
  * of them — while a different document or a different caller (`principal` in the context) gets
  * an execution of its own, and every subscriber still receives the event. Over SSE in process
@@ -13,7 +13,7 @@ import { schema } from '../../src/graphql/schema.js';
 import {
   type SharedSubscriptionOptions,
   useSharedSubscriptions,
-} from '../../src/server/events/index.js';
+} from '../../src/server/shared-execution.js';
 import { must, type Node, openNode, sqliteDatabases } from '../events/support.js';
 import { type Payload, sseSubscribe, takeData } from './subscriptions-support.js';
 

@@ -8,13 +8,9 @@ import { join } from 'node:path';
 import { type Client, createClient } from 'graphql-ws';
 import { WebSocket } from 'ws';
 import { createEngine, type Engine } from '../../src/engine/index.js';
+import { createEventHub, type EventHub, type RedisFanoutOptions } from '../../src/events/index.js';
 import { type App, buildApp } from '../../src/server/app.js';
 import { loadConfig } from '../../src/server/config.js';
-import {
-  createEventHub,
-  type EventHub,
-  type RedisFanoutOptions,
-} from '../../src/server/events/index.js';
 import { migrate } from '../../src/store/migrate/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
 

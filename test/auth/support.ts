@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/index.js';
+import { createEventHub, type EventHub } from '../../src/events/index.js';
 import { type App, buildApp } from '../../src/server/app.js';
 import {
   type ApiKeyStore,
@@ -17,7 +18,6 @@ import {
   createAuthenticator,
 } from '../../src/server/auth/index.js';
 import { loadConfig } from '../../src/server/config.js';
-import { createEventHub, type EventHub } from '../../src/server/events/index.js';
 import { migrate } from '../../src/store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../../src/store/prisma/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';

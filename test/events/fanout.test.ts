@@ -12,7 +12,7 @@ import {
   nodeAppended,
   runStatusChanged,
   threadEvents,
-} from '../../src/server/events/index.js';
+} from '../../src/events/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
 import { describeWithPostgresAndRedis, describeWithRedis, REDIS_URL } from '../support/services.js';
 import {

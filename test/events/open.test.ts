@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { openEngineWithEvents, threadEvents } from '../../src/server/events/index.js';
+import { openEngineWithEvents, threadEvents } from '../../src/events/index.js';
 import { describeWithRedis, REDIS_URL } from '../support/services.js';
 import { must, sqliteDatabases, take } from './support.js';
 

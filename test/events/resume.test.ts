@@ -7,7 +7,7 @@
  * (WEFT_TEST_SEED).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { type EventHub, threadEvents } from '../../src/server/events/index.js';
+import { type EventHub, threadEvents } from '../../src/events/index.js';
 import { describeWithPostgres } from '../support/services.js';
 import {
   appendMany,

@@ -14,8 +14,8 @@ import {
   runStatusChanged,
   streamLog,
   threadEvents,
-} from '../../src/server/events/index.js';
-import { LiveQueue } from '../../src/server/events/queue.js';
+} from '../../src/events/index.js';
+import { LiveQueue } from '../../src/events/queue.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
 import { appendMany, must, type Node, openNode, range, sqliteDatabases, take } from './support.js';
 

@@ -2,11 +2,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { Result } from '../../src/core/errors.js';
 import { createEngine, type Engine, type EngineOptions } from '../../src/engine/index.js';
-import {
-  createEventHub,
-  type EventHub,
-  type EventHubOptions,
-} from '../../src/server/events/index.js';
+import { createEventHub, type EventHub, type EventHubOptions } from '../../src/events/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
 import { type Backend, postgresBackend, sqliteBackend } from '../engine/support.js';
 import { REDIS_URL } from '../support/services.js';

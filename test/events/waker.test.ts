@@ -4,7 +4,7 @@
  * delivery.
  */
 import { describe, expect, it } from 'vitest';
-import { LiveQueue, Waker } from '../../src/server/events/queue.js';
+import { LiveQueue, Waker } from '../../src/events/queue.js';
 
 const turn = () => new Promise((r) => setImmediate(r));
 

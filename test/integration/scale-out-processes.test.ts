@@ -17,7 +17,7 @@ import { type Client, createClient } from 'graphql-ws';
 import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { DEFAULT_CHANNEL } from '../../src/server/events/redis.js';
+import { DEFAULT_CHANNEL } from '../../src/events/redis.js';
 import { describeWithPostgresAndRedis, REDIS_URL } from '../support/services.js';
 import {
   engineOn,

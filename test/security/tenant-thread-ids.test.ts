@@ -22,10 +22,10 @@ import {
   projectLog,
   qualifiedKey,
 } from '../../src/engine/index.js';
+import { createEventHub, type EventHub } from '../../src/events/index.js';
 import { type App, buildApp } from '../../src/server/app.js';
 import { apiKeys, createAuthenticator } from '../../src/server/auth/index.js';
 import { loadConfig } from '../../src/server/config.js';
-import { createEventHub, type EventHub } from '../../src/server/events/index.js';
 import { migrate } from '../../src/store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../../src/store/prisma/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';

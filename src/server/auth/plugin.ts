@@ -8,10 +8,10 @@
 import { performance } from 'node:perf_hooks';
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import type { Authenticator } from '../../auth/authenticator.js';
+import { scopeHub } from '../../auth/hub.js';
+import type { EventHub } from '../../events/types.js';
 import { type AuthInfo, contextFor, type GraphQLContext } from '../../graphql/context.js';
-import type { EventHub } from '../events/types.js';
-import type { Authenticator } from './authenticator.js';
-import { scopeHub } from './hub.js';
 
 type InitialContext = Partial<GraphQLContext> & {
   request?: { headers?: { get?(name: string): string | null } };

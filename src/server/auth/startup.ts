@@ -9,11 +9,11 @@
  * way back to open mode.
  */
 import { existsSync } from 'node:fs';
+import { type Authenticator, createAuthenticator } from '../../auth/authenticator.js';
+import { apiKeys } from '../../auth/keys.js';
 import { migrate, parseDatabaseUrl } from '../../store/migrate/index.js';
 import { createPrisma } from '../../store/prisma/index.js';
 import { isLoopbackHost } from '../config.js';
-import { type Authenticator, createAuthenticator } from './authenticator.js';
-import { apiKeys } from './keys.js';
 
 export type ServerAuth = { authenticator: Authenticator; banner: string } | { refused: string };
 

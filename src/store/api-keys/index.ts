@@ -1,7 +1,7 @@
 /**
  * The `api_key` table (migration 0004): rows of API keys, as stored — the SHA-256 of each key,
  * never the key. What a key looks like, how it is checked and what its scopes mean live with the
- * server's auth (src/server/auth/keys.ts). With an encryption key (the codec), the name given to
+ * server's auth (src/auth/keys.ts). With an encryption key (the codec), the name given to
  * a key is sealed at rest like every other client-supplied text (src/store/crypto); names are
  * never looked up, only listed.
  */

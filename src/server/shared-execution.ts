@@ -30,8 +30,8 @@ import {
   print,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { canonicalJson } from '../../core/canonical.js';
-import { createLoaders, type GraphQLContext } from '../../graphql/context.js';
+import { canonicalJson } from '../core/canonical.js';
+import { createLoaders, type GraphQLContext } from '../graphql/context.js';
 
 export interface SharedSubscriptionOptions {
   /**

@@ -5,10 +5,10 @@
  * The key text is returned once, by `createApiKey`; it cannot be recovered afterwards.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { SCOPES, type Scope } from '../../graphql/context.js';
-import { type ApiKeyRow, apiKeyRows } from '../../store/api-keys/index.js';
-import type { FieldCodec } from '../../store/crypto/index.js';
-import type { WeftPrisma } from '../../store/prisma/index.js';
+import { type ApiKeyRow, apiKeyRows } from '../store/api-keys/index.js';
+import type { FieldCodec } from '../store/crypto/index.js';
+import type { WeftPrisma } from '../store/prisma/index.js';
+import { SCOPES, type Scope } from './types.js';
 
 export const KEY_PREFIX = 'weft_';
 const KEY_TEXT = /^weft_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;

@@ -13,9 +13,9 @@
  * event (concurrent checks of one key share one read), so a revoked key stops at once.
  */
 import { performance } from 'node:perf_hooks';
-import { type AuthInfo, OPEN_AUTH, unauthenticated } from '../../graphql/context.js';
-import { createPrisma, type WeftPrisma } from '../../store/prisma/index.js';
+import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
 import { type ApiKeyStore, apiKeys } from './keys.js';
+import { type AuthInfo, OPEN_AUTH, unauthenticated } from './types.js';
 
 export type AuthMode = 'open' | 'keys';
 

@@ -4,12 +4,6 @@
  */
 export { createEventHub } from './hub.js';
 export { type EventedEngine, openEngineWithEvents } from './open.js';
-export {
-  defaultIdentify,
-  IDENTITY_FIELDS,
-  type SharedSubscriptionOptions,
-  useSharedSubscriptions,
-} from './shared-execution.js';
 export { type LogStreamOptions, type StreamSource, streamLog } from './stream.js';
 export {
   type ApprovalRequestedArgs,

@@ -3,9 +3,9 @@
  * approvalRequested without a threadId) carry only the tenant's threads. One-thread streams are
  * authorised when they are created (the thread must be the tenant's), so they pass through.
  */
-import { canSee } from '../../engine/index.js';
-import type { ThreadStore } from '../../store/read-model/index.js';
+import { canSee } from '../engine/index.js';
 import type { EventHub, HubListener, LogItem } from '../events/types.js';
+import type { ThreadStore } from '../store/read-model/index.js';
 
 export function scopeHub(hub: EventHub, store: ThreadStore, tenant: string): EventHub {
   return {

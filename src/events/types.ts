@@ -1,13 +1,13 @@
-import type { CausalNode } from '../../core/graph/index.js';
-import type { LogEntry } from '../../core/log/index.js';
+import type { CausalNode } from '../core/graph/index.js';
+import type { LogEntry } from '../core/log/index.js';
 import type {
   NodeMeta,
   ThreadEffect,
   ThreadMachineOptions,
   ThreadState,
-} from '../../core/thread/index.js';
-import type { Publisher } from '../../engine/index.js';
-import type { ThreadStore } from '../../store/read-model/index.js';
+} from '../core/thread/index.js';
+import type { Publisher } from '../engine/index.js';
+import type { ThreadStore } from '../store/read-model/index.js';
 
 /**
  * One committed log entry as the event streams carry it. `effects` are what applying the entry

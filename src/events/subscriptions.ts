@@ -1,7 +1,7 @@
-import { getNodeBySequence, type NodeKind } from '../../core/graph/index.js';
-import { getNodeMeta } from '../../core/thread/index.js';
-import { publicThreadId } from '../../engine/index.js';
-import type { ThreadStore } from '../../store/read-model/index.js';
+import { getNodeBySequence, type NodeKind } from '../core/graph/index.js';
+import { getNodeMeta } from '../core/thread/index.js';
+import { publicThreadId } from '../engine/index.js';
+import type { ThreadStore } from '../store/read-model/index.js';
 import { type StreamSource, streamLog } from './stream.js';
 import type {
   ApprovalRequestPayload,

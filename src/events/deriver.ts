@@ -1,11 +1,11 @@
-import type { LogEntry } from '../../core/log/index.js';
+import type { LogEntry } from '../core/log/index.js';
 import {
   createThreadMachine,
   type ThreadEffect,
   type ThreadMachineOptions,
   type ThreadState,
-} from '../../core/thread/index.js';
-import type { ThreadStore } from '../../store/read-model/index.js';
+} from '../core/thread/index.js';
+import type { ThreadStore } from '../store/read-model/index.js';
 
 /**
  * Re-derives the effects of stored entries (what a subscriber resuming from the store, or a hub

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { CommittedEvent } from '../../engine/index.js';
+import type { CommittedEvent } from '../engine/index.js';
 import { createEffectDeriver } from './deriver.js';
 import { createRedisFanout, type Fanout, type WakeUp } from './redis.js';
 import type { EventHub, EventHubOptions, HubListener, HubTopic, LogItem } from './types.js';

@@ -3,9 +3,9 @@ import {
   DEFAULT_MAX_PAYLOAD_BYTES,
   type Engine,
   type EngineOptions,
-} from '../../engine/index.js';
-import { migrate } from '../../store/migrate/index.js';
-import { openThreadStore } from '../../store/read-model/index.js';
+} from '../engine/index.js';
+import { migrate } from '../store/migrate/index.js';
+import { openThreadStore } from '../store/read-model/index.js';
 import { createEventHub } from './hub.js';
 import type { EventHub, EventHubOptions } from './types.js';
 
