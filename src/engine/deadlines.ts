@@ -14,21 +14,10 @@
  */
 import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { type DeadlineFiredEvent, dueDeadlines, type ThreadState } from '../core/thread/index.js';
-import {
-  type DueRun,
-  type DueRunSource,
-  openDueRunSource,
-  type RunKey,
-} from '../store/read-model/deadlines.js';
+import type { DueRun, RunKey } from '../store/read-model/deadlines.js';
 import { checkId, checkThreadKey, firstFailure, invalid } from './checks.js';
 import type { Runtime } from './engine.js';
-import type {
-  DeadlineSweep,
-  DeadlineSweepInput,
-  Engine,
-  EngineOptions,
-  FiredDeadline,
-} from './types.js';
+import type { DeadlineSweep, DeadlineSweepInput, Engine, FiredDeadline } from './types.js';
 
 /** Runs read per page of a sweep. */
 export const DEFAULT_DEADLINE_PAGE = 100;
@@ -37,23 +26,8 @@ export const MAX_DEADLINE_PAGE = 10_000;
 /** Threads a sweep works on at once (each thread's deadlines go one after another). */
 const THREAD_CONCURRENCY = 4;
 
-/** A store that can answer the due-run query itself (the thread store, once it offers it). */
-const isDueRunSource = (value: unknown): value is DueRunSource =>
-  typeof (value as Partial<DueRunSource>).findDueRuns === 'function';
-
-/**
- * The deadline command of an engine. Due runs come from the thread store when it can answer the
- * query, otherwise from a read-only client opened (on first use) on `options.databaseUrl`.
- */
-export function createDeadlineCommands(rt: Runtime, options: EngineOptions) {
-  let own: (DueRunSource & { close(): Promise<void> }) | undefined;
-  const source = (): DueRunSource | undefined => {
-    if (isDueRunSource(rt.store)) return rt.store;
-    if (options.databaseUrl === undefined) return undefined;
-    own ??= openDueRunSource(options.databaseUrl);
-    return own;
-  };
-
+/** The deadline command of an engine: due runs come from the thread store's run read model. */
+export function createDeadlineCommands(rt: Runtime) {
   /** Times out one run if the core, on the caught-up thread, still finds its deadline due. */
   async function fireOne(
     due: DueRun,
@@ -116,15 +90,9 @@ export function createDeadlineCommands(rt: Runtime, options: EngineOptions) {
   async function fireDueDeadlines(input: DeadlineSweepInput = {}): Promise<Result<DeadlineSweep>> {
     const checked = checkSweepInput(input);
     if (!checked.ok) return checked;
-    const from = source();
-    if (from === undefined) {
-      throw new Error(
-        'fireDueDeadlines needs the due-run query: open the engine with a databaseUrl, or give it a store with findDueRuns',
-      );
-    }
     const now = rt.clock.now();
     const limit = input.limit ?? DEFAULT_DEADLINE_PAGE;
-    const due = await from.findDueRuns({ now: new Date(now), limit, after: input.after });
+    const due = await rt.store.findDueRuns({ now: new Date(now), limit, after: input.after });
     const sweep: DeadlineSweep = { now, found: due.length, fired: [], skipped: [], failed: [] };
     const byThread = new Map<string, DueRun[]>();
     for (const run of due) {
@@ -145,15 +113,7 @@ export function createDeadlineCommands(rt: Runtime, options: EngineOptions) {
     return ok(sweep);
   }
 
-  return {
-    commands: { fireDueDeadlines },
-    /** Frees the read-only client, if one was opened. */
-    close: async () => {
-      const opened = own;
-      own = undefined;
-      await opened?.close();
-    },
-  };
+  return { commands: { fireDueDeadlines } };
 }
 
 const key = (run: RunKey): RunKey => ({ threadId: run.threadId, runId: run.runId });

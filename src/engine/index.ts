@@ -34,11 +34,8 @@ export type * from './types.js';
 /** Opens an engine on a migrated database (`databaseUrl`) or a given thread store. */
 export function createEngine(options: EngineOptions): Engine {
   const rt = createRuntime(options);
-  const deadlines = createDeadlineCommands(rt, options);
-  const close = async () => {
-    await deadlines.close();
-    await rt.store.close();
-  };
+  const deadlines = createDeadlineCommands(rt);
+  const close = () => rt.store.close();
   const scopes = new Map<string, Engine>();
   const engineFor = (tenant: string | undefined): Engine => ({
     ...createThreadCommands(rt, tenant),

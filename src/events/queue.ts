@@ -5,9 +5,8 @@ import type { HubListener, LogItem } from './types.js';
  * order asked. A commit on a thread with ten thousand subscribers would otherwise run every one
  * of their deliveries in one unbroken chain of microtasks, and every other client would wait for
  * all of them; in groups, other I/O gets a turn between groups. The default group is large
- * because each turn of a busy server is long: in groups of 16, a thousand subscribers took sixty
- * turns and their p99 delivery went from about 60 ms to 600 ms; in groups of 1,024 they are woken
- * in one.
+ * because each turn of a busy server is long: in small groups, a thousand subscribers of one
+ * thread would each wait dozens of turns for an event; in groups of 1,024 they are woken in one.
  */
 export class Waker {
   private pending: Array<() => void> = [];

@@ -15,7 +15,6 @@
  */
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
-import DataloaderPlugin from '@pothos/plugin-dataloader';
 import ErrorsPlugin from '@pothos/plugin-errors';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
@@ -47,7 +46,6 @@ export const builder = new SchemaBuilder<{
     ErrorsPlugin,
     ValidationPlugin,
     RelayPlugin,
-    DataloaderPlugin,
     ComplexityPlugin,
   ],
   defaultFieldNullability: false,
