@@ -11,18 +11,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { Duplex } from 'node:stream';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import { type ExecutionArgs, GraphQLError, getOperationAST } from 'graphql';
-import { useServer } from 'graphql-ws/use/ws';
+import { getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import { type WebSocket, WebSocketServer } from 'ws';
+import type { WebSocketServer } from 'ws';
 import type { Engine } from '../engine/index.js';
 import { createReads, type Reads } from '../engine/reads.js';
 import { createContext, type GraphQLContext } from '../graphql/context.js';
 import { schema as defaultSchema } from '../graphql/schema.js';
 import { type Authenticator, openAuthenticator, useAuth } from './auth/index.js';
-import { authorizationOf } from './auth/plugin.js';
 import { isLoopbackHost as loopbackAddress, type ServerConfig } from './config.js';
 import { createFairExecution } from './fair-execution.js';
 import {
@@ -61,12 +58,8 @@ import {
 } from './plugins.js';
 import { createRefusalThrottle, isRefusal } from './refusal-throttle.js';
 import { useSharedSubscriptions } from './shared-execution.js';
-import {
-  MAX_BODY_NESTING,
-  nestsDeeperThan,
-  useBodyNestingLimit,
-  useDocumentNestingLimit,
-} from './value-depth.js';
+import { useBodyNestingLimit, useDocumentNestingLimit } from './value-depth.js';
+import { attachWebSockets } from './websocket.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -288,171 +281,18 @@ export function buildApp(deps: AppDeps): App {
     String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
 
   const server = createServer(handle);
-  wss = new WebSocketServer({
+  const websockets = attachWebSockets({
     server,
     path: GRAPHQL_PATH,
-    // One message may be no larger than one HTTP body (ws would take 100 MiB by default): a
-    // larger one closes the socket with 1009 before it is buffered whole.
-    maxPayload: config.maxBodyBytes,
-    // One message of a socket per turn of the event loop: a client that sends thousands of
-    // subscribe messages in one write has them handled between other clients' requests, not
-    // all before them.
-    allowSynchronousEvents: false,
-    verifyClient: (
-      { req }: { req: IncomingMessage },
-      answer: (
-        ok: boolean,
-        status?: number,
-        body?: string,
-        headers?: Record<string, string>,
-      ) => void,
-    ) => {
-      if (stopping) return answer(false, 503);
-      const json = { 'Content-Type': 'application/json; charset=utf-8' };
-      const refused = foreignRequest(req.headers, foreign());
-      if (refused !== undefined) {
-        metrics?.errors.inc({ code: refused.code });
-        return answer(false, 403, refusalBody(refused.code, refused.message), json);
-      }
-      if ((wss?.clients.size ?? 0) >= limits.maxConnections) {
-        metrics?.websocketRefusals.inc({ reason: 'connections' });
-        return answer(
-          false,
-          503,
-          refusalBody(
-            'TOO_MANY_CONNECTIONS',
-            `this server holds ${limits.maxConnections} WebSockets, its limit (WEFT_WS_MAX_CONNECTIONS); retry later`,
-          ),
-          { ...json, 'Retry-After': '5' },
-        );
-      }
-      answer(true);
-    },
+    yoga,
+    auth,
+    limits,
+    maxBodyBytes: config.maxBodyBytes,
+    metrics,
+    foreign,
+    stopping: () => stopping,
   });
-  type Run = (
-    a: ExecutionArgs,
-  ) => ReturnType<NonNullable<Parameters<typeof useServer>[0]['execute']>>;
-  type RootOps = { execute: Run; subscribe: Run };
-  /** Open graphql-ws connections per API key (keyed mode only). */
-  const perKey = new Map<string, number>();
-  const bucketOf = new WeakMap<object, string>();
-  wss.on('connection', (socket) => {
-    coalesceWrites(socket);
-    socket.once('close', (code) => {
-      if (code === INIT_TIMEOUT_CLOSE) metrics?.websocketRefusals.inc({ reason: 'init_timeout' });
-    });
-  });
-  const ws = useServer(
-    {
-      execute: (args) => (args.rootValue as RootOps).execute(args),
-      subscribe: (args) => (args.rootValue as RootOps).subscribe(args),
-      connectionInitWaitTimeout: limits.initTimeoutMs,
-      // A caller without a valid key is closed with 4403 at connection_init instead of being
-      // acknowledged and held: every operation of it would be refused anyway.
-      onConnect: async (ctx) => {
-        // connection_init carries a key and a few settings; what a socket holds for its whole
-        // life should not be a megabyte of parameters.
-        const params = ctx.connectionParams;
-        if (params !== undefined && JSON.stringify(params).length > MAX_CONNECTION_PARAMS_CHARS) {
-          metrics?.websocketRefusals.inc({ reason: 'init_too_large' });
-          ctx.extra.socket.close(
-            BAD_INIT_CLOSE,
-            `connection_init payload over ${MAX_CONNECTION_PARAMS_CHARS} characters`,
-          );
-          return false;
-        }
-        const caller = await auth.authenticate(
-          authorizationOf({
-            ...(ctx.connectionParams === undefined
-              ? {}
-              : { connectionParams: ctx.connectionParams }),
-            req: ctx.extra.request,
-          }),
-        );
-        if (!caller.authenticated) {
-          metrics?.websocketRefusals.inc({ reason: 'unauthenticated' });
-          // A close reason is at most 123 bytes: the code, and the start of why.
-          const why = `UNAUTHENTICATED: ${caller.reason ?? 'no valid API key'}`;
-          ctx.extra.socket.close(FORBIDDEN_CLOSE, Buffer.from(why).subarray(0, 120).toString());
-          return false;
-        }
-        // Open mode has no keys to tell callers apart: every local client (dashboards, tabs,
-        // agents) shares one identity, so only the per-process cap applies there.
-        const bucket = caller.keyId;
-        if (bucket === undefined || bucket === null) return true;
-        const held = perKey.get(bucket) ?? 0;
-        if (held >= limits.maxConnectionsPerKey) {
-          metrics?.websocketRefusals.inc({ reason: 'connections_per_key' });
-          ctx.extra.socket.close(
-            PER_KEY_CLOSE,
-            'Too many connections for this key (WEFT_WS_MAX_CONNECTIONS_PER_KEY)',
-          );
-          return false;
-        }
-        perKey.set(bucket, held + 1);
-        bucketOf.set(ctx, bucket);
-        return true;
-      },
-      onClose: (ctx) => {
-        const bucket = bucketOf.get(ctx);
-        if (bucket === undefined) return;
-        bucketOf.delete(ctx);
-        const held = (perKey.get(bucket) ?? 1) - 1;
-        if (held <= 0) perKey.delete(bucket);
-        else perKey.set(bucket, held);
-      },
-      onSubscribe: async (ctx, id, params) => {
-        // This operation is already registered under its id; the others are running.
-        const running = Object.keys(ctx.subscriptions).filter((other) => other !== id).length;
-        if (running >= limits.maxSubscriptions) {
-          metrics?.websocketRefusals.inc({ reason: 'subscriptions' });
-          return [
-            new GraphQLError(
-              `this connection already runs ${running} operations, its limit (WEFT_WS_MAX_SUBSCRIPTIONS); complete one or open another connection`,
-              { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } },
-            ),
-          ];
-        }
-        // The bound HTTP bodies get before parsing (useBodyNestingLimit); graphql-ws has parsed
-        // the message already, but a value this deep goes no further.
-        if (nestsDeeperThan(params.variables ?? null, MAX_BODY_NESTING)) {
-          return [
-            new GraphQLError(
-              `the variables nest objects and arrays more than ${MAX_BODY_NESTING} levels deep`,
-              { extensions: { code: 'BAD_USER_INPUT' } },
-            ),
-          ];
-        }
-        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-          ...ctx,
-          req: ctx.extra.request,
-          socket: ctx.extra.socket,
-          params,
-        });
-        // A document refused while parsing (syntax, WEFT_MAX_TOKENS) is answered with an error
-        // message, like a validation failure, instead of closing the socket.
-        let document: ReturnType<typeof parse>;
-        try {
-          document = parse(params.query);
-        } catch (error) {
-          if (error instanceof GraphQLError) return [error];
-          throw error;
-        }
-        const args = {
-          schema,
-          operationName: params.operationName,
-          document,
-          variableValues: params.variables,
-          contextValue: await contextFactory(),
-          rootValue: { execute, subscribe },
-        };
-        const errors = validate(args.schema, args.document);
-        if (errors.length > 0) return errors;
-        return args;
-      },
-    },
-    wss,
-  );
+  wss = websockets.wss;
 
   let url: string | undefined;
   let stopped: Promise<void> | undefined;
@@ -517,7 +357,7 @@ export function buildApp(deps: AppDeps): App {
         stopping = true;
         throttle.close();
         // graphql-ws closes every socket with 1001 (going away); its clients reconnect elsewhere.
-        await ws.dispose();
+        await websockets.dispose();
         const sockets = wss;
         if (sockets !== undefined) {
           for (const client of sockets.clients) client.close(1001, 'server shutting down');
@@ -536,18 +376,6 @@ export function buildApp(deps: AppDeps): App {
   };
 }
 
-/** graphql-ws's close code for a socket that sent no connection_init in time. */
-const INIT_TIMEOUT_CLOSE = 4408;
-/** graphql-ws's close code for a connection_init it does not accept. */
-const FORBIDDEN_CLOSE = 4403;
-/** graphql-ws's close code for a malformed or unacceptable message. */
-const BAD_INIT_CLOSE = 4400;
-/** connection_init parameters (a key and a few settings) larger than this are refused. */
-const MAX_CONNECTION_PARAMS_CHARS = 16_384;
-/** A key holding WEFT_WS_MAX_CONNECTIONS_PER_KEY sockets opens no more (like HTTP 429). */
-const PER_KEY_CLOSE = 4429;
-
-/** An origin configured to call cross-origin (WEFT_CORS_ORIGINS; `*`: any). */
 const allowedCrossOrigin = (origin: string, allowed: readonly string[]): boolean =>
   allowed.includes('*') || allowed.includes(origin);
 
@@ -560,28 +388,3 @@ query Threads {
 `;
 
 const GRAPHIQL_OPTIONS = { title: 'Weft', defaultQuery: EXAMPLE_QUERY };
-
-/**
- * Frames a socket sends within one turn of the event loop leave in one write: the events of a
- * commit to a hundred subscriptions of one connection cost one system call, not a hundred. The
- * TCP socket is corked at the first send of a turn and uncorked on the next (ws corks each frame
- * itself too; corks nest).
- */
-function coalesceWrites(socket: WebSocket): void {
-  const raw = (socket as unknown as { _socket?: Duplex })._socket;
-  if (raw === undefined) return;
-  const send = socket.send.bind(socket) as (...args: unknown[]) => void;
-  let corked = false;
-  const uncork = () => {
-    corked = false;
-    raw.uncork();
-  };
-  socket.send = ((...args: unknown[]) => {
-    if (!corked && !raw.destroyed) {
-      corked = true;
-      raw.cork();
-      setImmediate(uncork);
-    }
-    send(...args);
-  }) as WebSocket['send'];
-}

@@ -1,0 +1,250 @@
+/**
+ * GraphQL over WebSocket (graphql-ws) on the HTTP server: the upgrade checks (origin, host, the
+ * process's socket cap), and per connection the key at `connection_init`, the per-key socket cap,
+ * the per-socket operation cap and the bounds of each message. Operations run through the same
+ * yoga instance (plugins, auth, limits) as HTTP.
+ */
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type ExecutionArgs, GraphQLError } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import type { YogaServerInstance } from 'graphql-yoga';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { Authenticator } from '../auth/index.js';
+import type { GraphQLContext } from '../graphql/context.js';
+import { authorizationOf } from './auth/plugin.js';
+import type { WebSocketLimits } from './config.js';
+import { type ForeignCheck, foreignRequest, refusalBody } from './limits.js';
+import type { Metrics } from './metrics.js';
+import { MAX_BODY_NESTING, nestsDeeperThan } from './value-depth.js';
+
+export interface WebSocketDeps {
+  server: Server;
+  /** The GraphQL endpoint's path, where sockets upgrade. */
+  path: string;
+  yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
+  auth: Authenticator;
+  limits: WebSocketLimits;
+  /** The most one message may hold (as one HTTP body). */
+  maxBodyBytes: number;
+  metrics: Metrics | undefined;
+  /** The origin and host rules of the moment (open mode may end while serving). */
+  foreign: () => ForeignCheck;
+  /** True once the server drains or stops: new sockets get 503. */
+  stopping: () => boolean;
+}
+
+export interface WebSockets {
+  wss: WebSocketServer;
+  /** Closes every graphql-ws connection with 1001 (going away). */
+  dispose(): Promise<void>;
+}
+
+export function attachWebSockets(deps: WebSocketDeps): WebSockets {
+  const { server, path, yoga, auth, limits, metrics, foreign } = deps;
+  const wss: WebSocketServer = new WebSocketServer({
+    server,
+    path,
+    // One message may be no larger than one HTTP body (ws would take 100 MiB by default): a
+    // larger one closes the socket with 1009 before it is buffered whole.
+    maxPayload: deps.maxBodyBytes,
+    // One message of a socket per turn of the event loop: a client that sends thousands of
+    // subscribe messages in one write has them handled between other clients' requests, not
+    // all before them.
+    allowSynchronousEvents: false,
+    verifyClient: (
+      { req }: { req: IncomingMessage },
+      answer: (
+        ok: boolean,
+        status?: number,
+        body?: string,
+        headers?: Record<string, string>,
+      ) => void,
+    ) => {
+      if (deps.stopping()) return answer(false, 503);
+      const json = { 'Content-Type': 'application/json; charset=utf-8' };
+      const refused = foreignRequest(req.headers, foreign());
+      if (refused !== undefined) {
+        metrics?.errors.inc({ code: refused.code });
+        return answer(false, 403, refusalBody(refused.code, refused.message), json);
+      }
+      if (wss.clients.size >= limits.maxConnections) {
+        metrics?.websocketRefusals.inc({ reason: 'connections' });
+        return answer(
+          false,
+          503,
+          refusalBody(
+            'TOO_MANY_CONNECTIONS',
+            `this server holds ${limits.maxConnections} WebSockets, its limit (WEFT_WS_MAX_CONNECTIONS); retry later`,
+          ),
+          { ...json, 'Retry-After': '5' },
+        );
+      }
+      answer(true);
+    },
+  });
+  type Run = (
+    a: ExecutionArgs,
+  ) => ReturnType<NonNullable<Parameters<typeof useServer>[0]['execute']>>;
+  type RootOps = { execute: Run; subscribe: Run };
+  /** Open graphql-ws connections per API key (keyed mode only). */
+  const perKey = new Map<string, number>();
+  const bucketOf = new WeakMap<object, string>();
+  wss.on('connection', (socket) => {
+    coalesceWrites(socket);
+    socket.once('close', (code) => {
+      if (code === INIT_TIMEOUT_CLOSE) metrics?.websocketRefusals.inc({ reason: 'init_timeout' });
+    });
+  });
+  const ws = useServer(
+    {
+      execute: (args) => (args.rootValue as RootOps).execute(args),
+      subscribe: (args) => (args.rootValue as RootOps).subscribe(args),
+      connectionInitWaitTimeout: limits.initTimeoutMs,
+      // A caller without a valid key is closed with 4403 at connection_init instead of being
+      // acknowledged and held: every operation of it would be refused anyway.
+      onConnect: async (ctx) => {
+        // connection_init carries a key and a few settings; what a socket holds for its whole
+        // life should not be a megabyte of parameters.
+        const params = ctx.connectionParams;
+        if (params !== undefined && JSON.stringify(params).length > MAX_CONNECTION_PARAMS_CHARS) {
+          metrics?.websocketRefusals.inc({ reason: 'init_too_large' });
+          ctx.extra.socket.close(
+            BAD_INIT_CLOSE,
+            `connection_init payload over ${MAX_CONNECTION_PARAMS_CHARS} characters`,
+          );
+          return false;
+        }
+        const caller = await auth.authenticate(
+          authorizationOf({
+            ...(ctx.connectionParams === undefined
+              ? {}
+              : { connectionParams: ctx.connectionParams }),
+            req: ctx.extra.request,
+          }),
+        );
+        if (!caller.authenticated) {
+          metrics?.websocketRefusals.inc({ reason: 'unauthenticated' });
+          // A close reason is at most 123 bytes: the code, and the start of why.
+          const why = `UNAUTHENTICATED: ${caller.reason ?? 'no valid API key'}`;
+          ctx.extra.socket.close(FORBIDDEN_CLOSE, Buffer.from(why).subarray(0, 120).toString());
+          return false;
+        }
+        // Open mode has no keys to tell callers apart: every local client (dashboards, tabs,
+        // agents) shares one identity, so only the per-process cap applies there.
+        const bucket = caller.keyId;
+        if (bucket === undefined || bucket === null) return true;
+        const held = perKey.get(bucket) ?? 0;
+        if (held >= limits.maxConnectionsPerKey) {
+          metrics?.websocketRefusals.inc({ reason: 'connections_per_key' });
+          ctx.extra.socket.close(
+            PER_KEY_CLOSE,
+            'Too many connections for this key (WEFT_WS_MAX_CONNECTIONS_PER_KEY)',
+          );
+          return false;
+        }
+        perKey.set(bucket, held + 1);
+        bucketOf.set(ctx, bucket);
+        return true;
+      },
+      onClose: (ctx) => {
+        const bucket = bucketOf.get(ctx);
+        if (bucket === undefined) return;
+        bucketOf.delete(ctx);
+        const held = (perKey.get(bucket) ?? 1) - 1;
+        if (held <= 0) perKey.delete(bucket);
+        else perKey.set(bucket, held);
+      },
+      onSubscribe: async (ctx, id, params) => {
+        // This operation is already registered under its id; the others are running.
+        const running = Object.keys(ctx.subscriptions).filter((other) => other !== id).length;
+        if (running >= limits.maxSubscriptions) {
+          metrics?.websocketRefusals.inc({ reason: 'subscriptions' });
+          return [
+            new GraphQLError(
+              `this connection already runs ${running} operations, its limit (WEFT_WS_MAX_SUBSCRIPTIONS); complete one or open another connection`,
+              { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } },
+            ),
+          ];
+        }
+        // The bound HTTP bodies get before parsing (useBodyNestingLimit); graphql-ws has parsed
+        // the message already, but a value this deep goes no further.
+        if (nestsDeeperThan(params.variables ?? null, MAX_BODY_NESTING)) {
+          return [
+            new GraphQLError(
+              `the variables nest objects and arrays more than ${MAX_BODY_NESTING} levels deep`,
+              { extensions: { code: 'BAD_USER_INPUT' } },
+            ),
+          ];
+        }
+        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+          ...ctx,
+          req: ctx.extra.request,
+          socket: ctx.extra.socket,
+          params,
+        });
+        // A document refused while parsing (syntax, WEFT_MAX_TOKENS) is answered with an error
+        // message, like a validation failure, instead of closing the socket.
+        let document: ReturnType<typeof parse>;
+        try {
+          document = parse(params.query);
+        } catch (error) {
+          if (error instanceof GraphQLError) return [error];
+          throw error;
+        }
+        const args = {
+          schema,
+          operationName: params.operationName,
+          document,
+          variableValues: params.variables,
+          contextValue: await contextFactory(),
+          rootValue: { execute, subscribe },
+        };
+        const errors = validate(args.schema, args.document);
+        if (errors.length > 0) return errors;
+        return args;
+      },
+    },
+    wss,
+  );
+
+  return { wss, dispose: () => Promise.resolve(ws.dispose()) };
+}
+
+/** graphql-ws's close code for a socket that sent no connection_init in time. */
+const INIT_TIMEOUT_CLOSE = 4408;
+/** graphql-ws's close code for a connection_init it does not accept. */
+const FORBIDDEN_CLOSE = 4403;
+/** graphql-ws's close code for a malformed or unacceptable message. */
+const BAD_INIT_CLOSE = 4400;
+/** connection_init parameters (a key and a few settings) larger than this are refused. */
+const MAX_CONNECTION_PARAMS_CHARS = 16_384;
+/** A key holding WEFT_WS_MAX_CONNECTIONS_PER_KEY sockets opens no more (like HTTP 429). */
+const PER_KEY_CLOSE = 4429;
+
+/** An origin configured to call cross-origin (WEFT_CORS_ORIGINS; `*`: any). */
+
+/**
+ * Frames a socket sends within one turn of the event loop leave in one write: the events of a
+ * commit to a hundred subscriptions of one connection cost one system call, not a hundred. The
+ * TCP socket is corked at the first send of a turn and uncorked on the next (ws corks each frame
+ * itself too; corks nest).
+ */
+function coalesceWrites(socket: WebSocket): void {
+  const raw = (socket as unknown as { _socket?: Duplex })._socket;
+  if (raw === undefined) return;
+  const send = socket.send.bind(socket) as (...args: unknown[]) => void;
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    raw.uncork();
+  };
+  socket.send = ((...args: unknown[]) => {
+    if (!corked && !raw.destroyed) {
+      corked = true;
+      raw.cork();
+      setImmediate(uncork);
+    }
+    send(...args);
+  }) as WebSocket['send'];
+}
