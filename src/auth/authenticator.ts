@@ -10,7 +10,8 @@
  *   server runs: only a start with no keys at all (revoked ones included) runs open.
  *
  * Keys are looked up on every request (a primary-key read), and again before each subscription
- * event (concurrent checks of one key share one read), so a revoked key stops at once.
+ * event, so a revoked key stops at once; the subscriptions of one key share a lookup begun after
+ * the event they are checked for (see `stillValid`).
  */
 import { performance } from 'node:perf_hooks';
 import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
@@ -71,9 +72,11 @@ export function createAuthenticator(options: KeyAuthenticatorOptions): Authentic
         )
       : undefined;
   const keys = options.keys ?? apiKeys(weft!);
-  /** The latest check of each key: when it began, and its answer (pending or settled). */
-  const checks = new Map<string, { startedAt: number; value: Promise<boolean> }>();
-  const inFlight = new Set<string>();
+  /** The latest check of each key: when it began, its answer, and whether that is still pending. */
+  const checks = new Map<
+    string,
+    { startedAt: number; value: Promise<boolean>; pending: boolean }
+  >();
   const openCheckMs = options.openCheckMs ?? 1000;
   let stillOpen: { until: number; value: Promise<boolean> } | undefined;
   let mode: AuthMode = options.mode;
@@ -97,19 +100,19 @@ export function createAuthenticator(options: KeyAuthenticatorOptions): Authentic
     const last = checks.get(keyId);
     if (
       last !== undefined &&
-      (notBefore === undefined ? inFlight.has(keyId) : last.startedAt >= notBefore)
+      (notBefore === undefined ? last.pending : last.startedAt >= notBefore)
     ) {
       return last.value;
     }
-    const startedAt = performance.now();
-    inFlight.add(keyId);
-    const value = keys.isActive(keyId).finally(() => {
-      if (checks.get(keyId)?.value === value) inFlight.delete(keyId);
-    });
+    const check = { startedAt: performance.now(), value: keys.isActive(keyId), pending: true };
+    const settled = () => {
+      check.pending = false;
+    };
+    void check.value.then(settled, settled);
     // Keys are few; a map grown past any real count is only a memo, and can start again.
     if (checks.size >= MAX_REMEMBERED_CHECKS) checks.clear();
-    checks.set(keyId, { startedAt, value });
-    return value;
+    checks.set(keyId, check);
+    return check.value;
   };
 
   return {

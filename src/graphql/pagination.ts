@@ -75,16 +75,16 @@ export function toConnection<T>(
   afterCursor: boolean,
 ): Connection<T> {
   const page = rows.slice(0, size);
-  const edgeOf = (node: T) => ({ cursor: encodeCursor(cursorOf(node)), node });
+  const cursor = (node: T) => encodeCursor(cursorOf(node));
   const first = page[0];
   const last = page.at(-1);
   return {
-    edges: inTurns(page, edgeOf),
+    edges: inTurns(page, (node) => ({ cursor: cursor(node), node })),
     pageInfo: {
       hasNextPage: rows.length > size,
       hasPreviousPage: afterCursor,
-      startCursor: first === undefined ? null : edgeOf(first).cursor,
-      endCursor: last === undefined ? null : edgeOf(last).cursor,
+      startCursor: first === undefined ? null : cursor(first),
+      endCursor: last === undefined ? null : cursor(last),
     },
   };
 }

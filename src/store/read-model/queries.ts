@@ -104,7 +104,6 @@ function byThread<K extends { threadId: string }>(keys: readonly K[]): Map<strin
  */
 export const KEYS_PER_STATEMENT = 400;
 
-/** `keys` in chunks of KEYS_PER_STATEMENT, each run by `query`, results concatenated. */
 /**
  * Rows one statement of a node page reads. On SQLite a statement runs on the event loop from
  * start to end, so a 1,000-row page is read in slices with other clients' turns in between.
@@ -114,6 +113,7 @@ export const ROWS_PER_STATEMENT = 250;
 /** Lets every other ready callback run before going on (SQLite reads hold the event loop). */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** `keys` in chunks of KEYS_PER_STATEMENT, each run by `query` on its own turn, results concatenated. */
 async function chunked<K, R>(
   keys: readonly K[],
   query: (chunk: K[]) => Promise<R[]>,
