@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { canonicalJson } from '../core/canonical.js';
 import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
-import { type LogEntry, replay } from '../core/log/index.js';
+import type { LogEntry } from '../core/log/index.js';
 import type { Clock, IdSource } from '../core/ports.js';
 import { findInputIssue, findTextIssue } from '../core/text.js';
+import { foldThreadLog } from '../core/thread/fold.js';
 import {
   type Committed,
   commitEvent,
@@ -204,30 +205,16 @@ export function createRuntime(options: EngineOptions) {
     const cached = cache.get(threadId);
     if (cached !== undefined && !refresh) return ok(cached);
     const tail = await store.readEntries(threadId, cached?.length ?? 0);
-    if (cached === undefined && tail.length === 0) return err(threadNotFound(threadId));
-    let state = cached ?? createThreadMachine().initial;
-    if (tail.length > 0) {
-      const signed = tail.every((e) => e.verification?.stateHash !== undefined);
-      const machine = createThreadMachine({ ...machineOptions, trustRecordedIds: signed });
-      for (const entry of tail) {
-        const applied = machine.apply(state, entry);
-        if (!applied.ok) return applied;
-        if (
-          entry.verification !== undefined &&
-          entry.verification.stateHash !== applied.value[0].stateHash
-        ) {
-          return err({
-            code: 'VERIFICATION_FAILED',
-            message: `thread ${threadId} entry ${entry.index} does not match its state hash: run verify`,
-            index: entry.index,
-            entryId: entry.id,
-          });
-        }
-        state = applied.value[0];
-      }
-      cache.set(threadId, state);
+    if (tail.length === 0) return cached === undefined ? err(threadNotFound(threadId)) : ok(cached);
+    const folded = foldThreadLog(tail, {
+      machine: machineOptions,
+      ...(cached === undefined ? {} : { from: cached }),
+    });
+    if (!folded.ok) {
+      return err({ ...folded.error, message: `thread ${threadId}: ${folded.error.message}` });
     }
-    return ok(state);
+    cache.set(threadId, folded.value);
+    return folded;
   }
 
   /**
@@ -256,12 +243,7 @@ export function createRuntime(options: EngineOptions) {
       onSnapshotRejected(threadId, index, reason);
       atMost = Math.min(row.index, index) - 1;
     }
-    return replayFrom(
-      machineOptions,
-      createThreadMachine().initial,
-      0,
-      await read(threadId, 0, at),
-    );
+    return replayFrom(machineOptions, createThreadMachine().initial, await read(threadId, 0, at));
   }
 
   /** Why a snapshot row was not used: the row at fault (a delta's base, say) and the reason. */
@@ -341,7 +323,7 @@ export function createRuntime(options: EngineOptions) {
     // holds after the snapshot's, so it fast-forwards over them instead of copying the storage.
     const restored = restoreParsedSnapshot(snapshot.value, latest);
     if (!restored.ok) return rejected(restored.error.message);
-    const replayed = replayFrom(machineOptions, restored.value, row.index, tail);
+    const replayed = replayFrom(machineOptions, restored.value, tail);
     if (!replayed.ok) {
       return rejected(`the entries after it do not replay from it: ${replayed.error.message}`);
     }
@@ -354,25 +336,16 @@ export function createRuntime(options: EngineOptions) {
     return texts.map((text) => ({ text, entry: JSON.parse(text) as LogEntry }));
   }
 
-  /** Replays `entries` (the log from index `from` on) onto `state`, the state after `from` entries. */
+  /** Folds `entries` (the log from `state.length` on) onto `state`. */
   function replayFrom(
     options: ThreadMachineOptions,
     state: ThreadState,
-    from: number,
     entries: readonly StoredEntry[],
   ): Result<ThreadState> {
-    const signed = entries.every((e) => e.entry.verification?.stateHash !== undefined);
-    const machine = createThreadMachine({ ...options, trustRecordedIds: signed });
-    const replayed = replay(
-      machine,
+    return foldThreadLog(
       entries.map((e) => e.entry),
-      {
-        verify: 'present',
-        texts: entries.map((e) => e.text),
-        ...(from === 0 ? {} : { from: { state, index: from } }),
-      },
+      { machine: options, from: state, texts: entries.map((e) => e.text) },
     );
-    return replayed.ok ? ok(replayed.value.state) : replayed;
   }
 
   async function publish(event: CommittedEvent): Promise<void> {

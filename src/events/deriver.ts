@@ -1,4 +1,6 @@
+import { WeftFailure } from '../core/errors.js';
 import type { LogEntry } from '../core/log/index.js';
+import { foldThreadLog } from '../core/thread/fold.js';
 import {
   createThreadMachine,
   type ThreadEffect,
@@ -57,28 +59,32 @@ export function createEffectDeriver(
     return run;
   }
 
-  /** Applies entries to the cache's state, remembering their effects. */
-  function apply(cache: ThreadCache, entries: readonly LogEntry[]): void {
+  /**
+   * Applies entries to the cache's state, remembering their effects. As the engine does (one
+   * fold): recorded ids are trusted only on a fully signed run of entries, and every state hash
+   * present is checked, so a tampered entry is refused here as it is when the engine loads it.
+   */
+  function apply(threadId: string, cache: ThreadCache, entries: readonly LogEntry[]): void {
     if (entries.length === 0) return;
-    // As the engine does: recorded ids are trusted only when every entry is signed, since the
-    // hash chain then commits to each node's content.
-    const signed = entries.every((e) => e.verification?.stateHash !== undefined);
-    const machine = createThreadMachine({ ...machineOptions, trustRecordedIds: signed });
-    let state = cache.state;
-    for (const entry of entries) {
-      const applied = machine.apply(state, entry);
-      if (!applied.ok) {
-        throw new Error(
-          `cannot derive the events of entry ${entry.index}: ${applied.error.message} (run verify on this thread)`,
-        );
-      }
-      state = applied.value[0];
-      cache.effects.set(entry.index, applied.value[1]);
-      if (cache.effects.size > MAX_EFFECTS_PER_THREAD) {
-        cache.effects.delete(cache.effects.keys().next().value!);
-      }
+    const folded = foldThreadLog(entries, {
+      machine: machineOptions,
+      from: cache.state,
+      onEntry({ entry, effects }) {
+        cache.effects.set(entry.index, effects as ThreadEffect[]);
+        if (cache.effects.size > MAX_EFFECTS_PER_THREAD) {
+          cache.effects.delete(cache.effects.keys().next().value!);
+        }
+      },
+    });
+    if (!folded.ok) {
+      // The engine's typed error (VERIFICATION_FAILED {index, entryId}, the machine's code).
+      const { error } = folded;
+      throw new WeftFailure({
+        ...error,
+        message: `cannot derive the events of thread ${threadId}: ${error.message} (run verify on this thread)`,
+      });
     }
-    cache.state = state;
+    cache.state = folded.value;
   }
 
   /** Brings the cache's state to `length` entries, reading what is missing from the store. */
@@ -91,7 +97,7 @@ export function createEffectDeriver(
       const to = Math.min(length, cache.state.length + pageSize);
       const page = await store.readEntries(threadId, cache.state.length, to);
       if (page.length === 0) break;
-      apply(cache, page);
+      apply(threadId, cache, page);
     }
   }
 
@@ -108,7 +114,7 @@ export function createEffectDeriver(
               `thread ${threadId} has ${cache.state.length} stored entries, cannot derive entry ${missing[0]!.index}`,
             );
           }
-          apply(cache, missing);
+          apply(threadId, cache, missing);
         }
         return entries.map((e) => cache.effects.get(e.index) ?? []);
       });
@@ -122,7 +128,7 @@ export function createEffectDeriver(
             cache.state.length,
             cache.state.length + pageSize,
           );
-          apply(cache, page);
+          apply(threadId, cache, page);
           if (page.length < pageSize) return cache.state;
         }
       });

@@ -27,13 +27,19 @@ export interface LogMachine<S, F = unknown, E extends LogEvent = LogEvent> {
  */
 export type VerifyMode = 'none' | 'present' | 'strict';
 
-export interface ReplayOptions<S, E extends LogEvent = LogEvent> {
+export interface ReplayOptions<S, E extends LogEvent = LogEvent, F = unknown> {
   /** Default `present`. */
   verify?: VerifyMode;
   /** Start from a known state (a snapshot) at log length `index`; `entries[0].index` must equal it. */
   from?: { state: S; index: number };
   /** Called after each entry is applied and verified, with the state after it. */
   onEntry?: (state: S, entry: LogEntry<E>) => void;
+  /**
+   * Called after each entry is applied and verified (after `onEntry`), with the state before and
+   * after it and the effects it owes. Setting it makes the machine build every entry's effects:
+   * leave it unset when they are not wanted.
+   */
+  onStep?: (step: ReplayStep<S, F, E>) => void;
   /** Collect the effects of every entry, in log order, into `effects`. Default false. */
   collectEffects?: boolean;
   /**
@@ -43,6 +49,14 @@ export interface ReplayOptions<S, E extends LogEvent = LogEvent> {
    * while the state is built from the entry.
    */
   texts?: readonly string[];
+}
+
+/** One applied and verified entry, as `ReplayOptions.onStep` sees it. */
+export interface ReplayStep<S, F, E extends LogEvent = LogEvent> {
+  before: S;
+  state: S;
+  effects: readonly F[];
+  entry: LogEntry<E>;
 }
 
 export interface ReplayResult<S, F> {
@@ -70,7 +84,7 @@ interface Failure {
 export function replay<S, F, E extends LogEvent = LogEvent>(
   machine: LogMachine<S, F, E>,
   entries: readonly LogEntry<E>[],
-  options: ReplayOptions<S, E> = {},
+  options: ReplayOptions<S, E, F> = {},
 ): Result<ReplayResult<S, F>> {
   const outcome = fold(machine, entries, options);
   return outcome.ok ? ok(outcome.value) : err(outcome.error.error);
@@ -103,7 +117,7 @@ export function verifyLog<S, F, E extends LogEvent = LogEvent>(
     texts?: readonly string[];
   } = {},
 ): VerifyReport {
-  const replayOptions: ReplayOptions<S, E> = {
+  const replayOptions: ReplayOptions<S, E, F> = {
     verify: options.strict === false ? 'present' : 'strict',
   };
   if (options.from !== undefined) replayOptions.from = options.from;
@@ -135,7 +149,7 @@ export function stampStateHashes<S, F, E extends LogEvent = LogEvent>(
   from?: { state: S; index: number },
 ): Result<{ entries: LogEntry<E>[]; state: S }> {
   const stamped: LogEntry<E>[] = [];
-  const options: ReplayOptions<S, E> = {
+  const options: ReplayOptions<S, E, F> = {
     verify: 'none',
     onEntry: (state, entry) =>
       stamped.push({ ...entry, verification: { stateHash: machine.stateHash(state) } }),
@@ -152,7 +166,7 @@ type FoldOutcome<S, F> = { ok: true; value: ReplayResult<S, F> } | { ok: false; 
 function fold<S, F, E extends LogEvent>(
   machine: LogMachine<S, F, E>,
   entries: readonly LogEntry<E>[],
-  options: ReplayOptions<S, E>,
+  options: ReplayOptions<S, E, F>,
 ): FoldOutcome<S, F> {
   const mode = options.verify ?? 'present';
   const start = options.from?.index ?? 0;
@@ -166,6 +180,7 @@ function fold<S, F, E extends LogEvent>(
   }
   let state = options.from === undefined ? machine.initial : options.from.state;
   const effects: F[] | undefined = options.collectEffects === true ? [] : undefined;
+  const buildEffects = effects !== undefined || options.onStep !== undefined;
 
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!;
@@ -178,7 +193,7 @@ function fold<S, F, E extends LogEvent>(
         issues: [{ path: `$[${i}].index`, message }],
       });
     }
-    const applied = applySafely(machine, state, entry, options.texts?.[i], effects !== undefined);
+    const applied = applySafely(machine, state, entry, options.texts?.[i], buildEffects);
     if (!applied.ok) {
       return failAt(i, {
         ...applied.error,
@@ -197,9 +212,11 @@ function fold<S, F, E extends LogEvent>(
         });
       }
     }
+    const before = state;
     state = next;
     if (effects !== undefined) for (const effect of owed) effects.push(effect);
     options.onEntry?.(state, entry);
+    options.onStep?.({ before, state, effects: owed, entry });
   }
 
   const value: ReplayResult<S, F> = { state, length: start + entries.length };
