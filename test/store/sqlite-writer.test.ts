@@ -12,10 +12,11 @@ import {
   type ScriptRunner,
   StatementFailure,
 } from '../../src/store/read-model/write-script.js';
+import { defineTable } from '../../src/store/tables/index.js';
 
 /**
  * The SQLite writer thread (sqlite-writer.ts): a script runs whole in one transaction, all or
- * nothing or block by block, values bound as Prisma binds them, failures named, and the thread
+ * nothing or block by block, values bound by the driver as the tables encoded them, failures named, and the thread
  * neither hangs callers when it cannot open the file nor keeps an idle process alive.
  */
 const dirs: string[] = [];
@@ -92,21 +93,40 @@ describe('SQLite writer thread', () => {
     ]);
   });
 
-  it('binds values as the Prisma adapter does', async () => {
+  it('binds encoded values as the driver does, and converts nothing itself', async () => {
     const path = freshFile();
     const runner = open(path);
+    const table = defineTable(
+      't',
+      {
+        k: { name: 'k', type: 'text' },
+        v: { name: 'v', type: 'datetime', nullable: true },
+      },
+      ['k'],
+    );
     await runner.runAll([
-      insert('bool', true),
-      insert('date', new Date('2026-03-01T12:00:00.000Z')),
-      insert('none', undefined),
+      {
+        text: 'INSERT INTO "t" ("k", "v") VALUES (?, ?)',
+        values: table.encode({ k: 'date', v: new Date('2026-03-01T12:00:00.000Z') }, 'sqlite'),
+      },
+      {
+        text: 'INSERT INTO "t" ("k", "v") VALUES (?, ?)',
+        values: table.encode({ k: 'none', v: null }, 'sqlite'),
+      },
       insert('bytes', new Uint8Array([1, 2, 3])),
     ]);
     expect(rows(path)).toEqual([
-      { k: 'bool', v: 1 },
       { k: 'bytes', v: Buffer.from([1, 2, 3]) },
       { k: 'date', v: '2026-03-01T12:00:00.000+00:00' },
       { k: 'none', v: null },
     ]);
+    // A value no table encodes this way reaches the driver as it is, which refuses it.
+    const failure = await runner.runAll([insert('bool', true)]).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(StatementFailure);
+    expect(String((failure as StatementFailure).error)).toMatch(/can only bind/);
   });
 
   it('a value that cannot cross to the thread fails that call alone; nothing is written', async () => {

@@ -4,55 +4,29 @@
  * the store applies it in one transaction together with the entries themselves.
  */
 
-export interface LogEntryRow {
-  threadId: string;
-  index: number;
-  entryId: string;
-  type: string;
-  recordedAt: Date;
-  /** canonicalJson(entry): the exact text readers get back. */
-  entry: string;
-}
+import type {
+  NodeParentRow,
+  NodeRow,
+  ResourceHeadRow,
+  RunRow,
+  RunSpendRow,
+  SnapshotRow,
+  StoredEntryRow,
+  ThreadRow,
+} from '../tables/index.js';
 
-export interface ThreadRow {
-  id: string;
-  /** The tenant owning the thread; written when the row is created (default `default`), never changed. */
-  tenantId?: string;
-  createdAt: Date;
-  updatedAt: Date;
-  metadata: string;
-  nodeTypes: string;
-  allowDynamicNodeTypes: boolean;
-  logLength: number;
-  stateHash: string;
-  frontier: string;
-  forkedFromId: string | null;
-  forkedUpToIndex: number | null;
-}
+export type {
+  NodeParentRow,
+  NodeRow,
+  ResourceHeadRow,
+  RunRow,
+  RunSpendRow,
+  SnapshotRow,
+  ThreadRow,
+} from '../tables/index.js';
 
-export interface NodeRow {
-  threadId: string;
-  id: string;
-  sequence: number;
-  kind: string;
-  payload: string;
-  createdAt: Date;
-  resourceKey: string | null;
-  logIndex: number;
-  runId: string | null;
-  taint: string | null;
-  usage: string | null;
-  isFrontier: boolean;
-  isCurrent: boolean;
-}
-
-/** A parent edge; nodes are named by sequence (`node.sequence`). */
-export interface NodeParentRow {
-  threadId: string;
-  childSeq: number;
-  parentSeq: number;
-  position: number;
-}
+/** A log entry as projected; `entry` is canonicalJson(entry), the exact text readers get back. */
+export type LogEntryRow = Omit<StoredEntryRow, 'packed' | 'verbatim'>;
 
 /** A change of the flags of a node written by an earlier entry (absent field: unchanged). */
 export interface NodeFlagChange {
@@ -61,56 +35,7 @@ export interface NodeFlagChange {
   isCurrent?: boolean;
 }
 
-export interface ResourceHeadRow {
-  threadId: string;
-  resourceKey: string;
-  nodeId: string;
-  semanticType: string | null;
-  semanticKey: string | null;
-}
-
-export interface RunRow {
-  threadId: string;
-  id: string;
-  tenantId: string;
-  status: string;
-  goal: string;
-  createdAt: Date;
-  updatedAt: Date;
-  startedAt: Date | null;
-  waitingTimeoutAt: Date | null;
-  executionDeadlineAt: Date | null;
-  state: string;
-  totalInputTokens: number;
-  totalOutputTokens: number;
-  totalCostUsd: number;
-  logIndex: number;
-}
-
 export type SpendDimension = 'model' | 'node';
-
-export interface RunSpendRow {
-  threadId: string;
-  runId: string;
-  dimension: SpendDimension;
-  key: string;
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number;
-  calls: number;
-}
-
-/** A snapshot of the thread state after entries [0, index) (src/core/thread/snapshot.ts). */
-export interface SnapshotRow {
-  threadId: string;
-  index: number;
-  /** verification.stateHash of entry index - 1. */
-  stateHash: string;
-  /** SHA-256 (hex) of `state`. */
-  checksum: string;
-  state: string;
-  createdAt: Date;
-}
 
 /**
  * What applying entries writes to one thread's tables. `thread` is the full row after the last

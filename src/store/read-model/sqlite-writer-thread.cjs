@@ -8,6 +8,9 @@
  *
  * Plain CommonJS (no build step), so that it loads the same under tsx, vitest and from dist/.
  *
+ * Values arrive encoded for the driver by the table declarations (src/store/tables): strings,
+ * numbers, null and byte arrays, which better-sqlite3 binds as they are.
+ *
  * In:  { id, mode: 'all' | 'each', blocks: [[{ text, values }]] }   or   { close: true }
  * Out: { id, outcomes: [{ ok: true } | { ok: false, statement, error: { message, code } }] }
  *      or { id, fatal: { message, code } } when the transaction as a whole failed.
@@ -32,24 +35,6 @@ function prepared(text) {
   return statement;
 }
 
-/**
- * Values bound exactly as Prisma's better-sqlite3 adapter binds them, so Prisma reads the rows
- * back unchanged: booleans 1/0, dates as ISO-8601 text with `+00:00`, undefined as NULL, bytes
- * (plain Uint8Arrays after the structured clone) as blobs.
- */
-function bindable(values) {
-  for (let i = 0; i < values.length; i++) {
-    const value = values[i];
-    if (typeof value === 'boolean') values[i] = value ? 1 : 0;
-    else if (value === undefined) values[i] = null;
-    else if (value instanceof Date) values[i] = value.toISOString().replace('Z', '+00:00');
-    else if (value instanceof Uint8Array && !Buffer.isBuffer(value)) {
-      values[i] = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-    }
-  }
-  return values;
-}
-
 function describe(error) {
   return {
     message: error instanceof Error ? error.message : String(error),
@@ -60,7 +45,7 @@ function describe(error) {
 function runBlock(block) {
   for (let i = 0; i < block.length; i++) {
     try {
-      prepared(block[i].text).run(bindable(block[i].values));
+      prepared(block[i].text).run(block[i].values);
     } catch (error) {
       return { ok: false, statement: i, error: describe(error) };
     }

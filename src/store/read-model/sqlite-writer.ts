@@ -7,9 +7,9 @@
  * to the writer thread as one message and runs there whole, as one transaction, with statements
  * prepared once per text, while the event loop serves other requests.
  *
- * Values are bound exactly as Prisma's better-sqlite3 adapter binds them (booleans 1/0, dates as
- * ISO-8601 text with `+00:00`, bytes as blobs), so Prisma reads these rows back unchanged: the
- * thread does it, after the structured clone (which keeps Dates, booleans and undefined).
+ * The values of a script are already encoded for the driver (src/store/tables: booleans as 1/0,
+ * dates as the ISO-8601 text Prisma's SQLite adapter reads back, bytes as blobs), so the thread
+ * binds them as they arrive.
  *
  * The thread never waits on the main thread while it holds the write lock, so another connection
  * of this process that busy-waits for the lock (synchronously, on the main thread) cannot

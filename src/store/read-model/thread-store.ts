@@ -1,63 +1,31 @@
 import { err, ok, type Result, type WeftError } from '../../core/errors.js';
 import type { LogEntry } from '../../core/log/index.js';
-import { Prisma } from '../../generated/prisma-sqlite/client.js';
 import { checkKeyMarker, createFieldCodec, type FieldCodec } from '../crypto/index.js';
 import { parseDatabaseUrl } from '../migrate/database-url.js';
-import { isUniqueViolation } from '../prisma/errors.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
+import { rawExecute, rawQuery } from '../prisma/raw.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
+import { type StoredEntryRow, setting } from '../tables/index.js';
 import { type DueRun, type DueRunQuery, findDueRuns } from './deadlines.js';
-import { createGroupWriter, type Settled, type WriterStats } from './group-commit.js';
+import { dumpReadModels, type ReadModelDump } from './dump.js';
 import { MAX_LOG_INDEX, readLogTexts } from './log-reads.js';
 import { packEntry } from './packed-entry.js';
 import type { LogEntryRow, NodeRow, ReadModelChanges, SnapshotRow } from './rows.js';
 import {
   type IdempotencyRecord,
   LABEL,
-  openHead,
-  openNode,
   openRecord,
   openSnapshot,
-  openSpend,
-  openThread,
-  type PlainTwins,
   sealChanges,
   sealRecord,
 } from './sealed-rows.js';
-import {
-  deletePlainHeads,
-  deletePlainSpend,
-  insertEntries,
-  insertIdempotencyRecords,
-  insertNodeParents,
-  insertNodes,
-  insertThread,
-  insertThreads,
-  type RawExecutor,
-  type StoredEntryRow,
-  setNodeFlag,
-  setNodeFlagPairs,
-  updateThread,
-  updateThreads,
-  upsertResourceHeads,
-  upsertRunSpend,
-  upsertRuns,
-  upsertSnapshots,
-} from './sql.js';
 import { openSqliteWriteConnection } from './sqlite-writer.js';
-import {
-  type GuardReason,
-  prismaScriptRunner,
-  type RecordedStatement,
-  recordScript,
-  type ScriptRecorder,
-  type ScriptRunner,
-  StatementFailure,
-} from './write-script.js';
+import { prismaScriptRunner, type RawClient } from './write-script.js';
+import { createWriter, type StoreWriterStats, type WriteItem, type Writer } from './writer.js';
 
-const { sql } = Prisma;
-
+export type { ReadModelDump } from './dump.js';
 export type { IdempotencyRecord } from './sealed-rows.js';
+export type { StoreWriterStats } from './writer.js';
 
 /** Where a run lives: a run id repeats in forks of the thread that started it. */
 export interface RunLocation {
@@ -123,20 +91,6 @@ export interface ThreadStore {
   close(): Promise<void>;
 }
 
-export interface StoreWriterStats extends WriterStats {
-  /** Whether commits are grouped (several commands per transaction). */
-  groupCommit: boolean;
-  /** Write transactions begun (a failed group retried item by item counts each retry). */
-  transactions: number;
-  /** Groups written by the fast path: one multi-row statement per table for all their commits. */
-  merged: number;
-}
-
-export type ReadModelDump = Record<
-  'thread' | 'node' | 'node_parent' | 'resource_head' | 'run' | 'run_spend',
-  Array<Record<string, unknown>>
->;
-
 export interface ThreadStoreOptions {
   /**
    * Interactive transaction limits of a Prisma-driven writer (Postgres, or `createThreadStore`
@@ -153,8 +107,9 @@ export interface ThreadStoreOptions {
    * is how many transactions are handed to the writer at once: what is queued is shared among
    * them, so the first commits are acknowledged while the next still run (default 2 on SQLite's
    * writer thread, which runs them one after another; 1 otherwise). On SQLite, `false` still
-   * serialises writes, one transaction each. Stores opened with `openThreadStore` on one SQLite
-   * file share one writer, with the settings of the first one opened.
+   * serialises writes, one transaction each. Each store has its own writer: open one store per
+   * database and share it (two stores on one SQLite file take turns at its write lock, like two
+   * processes).
    */
   groupCommit?: boolean | { maxBatch?: number; inFlight?: number };
   /**
@@ -167,6 +122,9 @@ export interface ThreadStoreOptions {
 
 const DEFAULT_MAX_BATCH = 256;
 
+const inFlightOf = (option: ThreadStoreOptions['groupCommit']): number | undefined =>
+  typeof option === 'object' ? option.inFlight : undefined;
+
 const maxBatchOf = (option: ThreadStoreOptions['groupCommit']): number =>
   option === false
     ? 1
@@ -174,29 +132,9 @@ const maxBatchOf = (option: ThreadStoreOptions['groupCommit']): number =>
       ? (option.maxBatch ?? DEFAULT_MAX_BATCH)
       : DEFAULT_MAX_BATCH;
 
-/** One commit as the writer sees it: its rows as stored (packed, sealed). */
-interface WriteItem {
-  changes: ReadModelChanges;
-  entries: StoredEntryRow[];
-  record: IdempotencyRecord | undefined;
-  /** With a key: head and spend rows that may still hold the plain form of a sealed key. */
-  twins?: PlainTwins | undefined;
-}
-
-/** What became of one commit inside its transaction (the store turns rejections into errors). */
-type WriteOutcome = 'written' | GuardReason;
-
-/** The write side of a store: the one path into the database for its commits. */
-interface Writer {
-  submit(item: WriteItem): Promise<WriteOutcome>;
-  stats(): StoreWriterStats;
-  release(): Promise<void>;
-}
-
 /**
  * A thread store on a database URL (SQLite `file:` or `postgres://`), already migrated. On
- * SQLite, every store of the process on the same file shares one writer (one write connection,
- * in its own thread: sqlite-writer.ts).
+ * SQLite, its writer is a write connection of its own, in its own thread (sqlite-writer.ts).
  */
 export function openThreadStore(
   databaseUrl: string,
@@ -205,9 +143,17 @@ export function openThreadStore(
   const target = parseDatabaseUrl(databaseUrl);
   const weft = createPrisma(databaseUrl);
   if (target.provider !== 'sqlite') return createThreadStore(weft, options);
+  const maxBatch = maxBatchOf(options.groupCommit ?? true);
   return buildThreadStore(
     weft,
-    acquireSqliteWriter(target.path, options),
+    createWriter(openSqliteWriteConnection(target.path), {
+      provider: 'sqlite',
+      maxBatch,
+      // The writer thread runs its transactions in the order it gets them: the next batch can be
+      // handed on while one commits.
+      inFlight: inFlightOf(options.groupCommit) ?? 2,
+      queued: true,
+    }),
     createFieldCodec(options.encryptionKey),
   );
 }
@@ -218,219 +164,18 @@ export function openThreadStore(
  * client's) serves both; raw SQL is provider-neutral.
  */
 export function createThreadStore(weft: WeftPrisma, options: ThreadStoreOptions = {}): ThreadStore {
-  const prisma = weft.prisma as unknown as SqlitePrismaClient;
   const grouped = options.groupCommit ?? weft.provider === 'sqlite';
   const txOptions = { maxWait: 10_000, timeout: 60_000, ...options.transaction };
   return buildThreadStore(
     weft,
-    createWriter(
-      prismaScriptRunner(prisma, txOptions),
-      false,
-      { ...options, groupCommit: grouped },
-      weft.provider === 'sqlite' || grouped !== false,
-    ),
+    createWriter(prismaScriptRunner(weft.prisma as unknown as RawClient, txOptions), {
+      provider: weft.provider,
+      maxBatch: maxBatchOf(grouped),
+      inFlight: inFlightOf(grouped) ?? 1,
+      queued: weft.provider === 'sqlite' || grouped !== false,
+    }),
     createFieldCodec(options.encryptionKey),
   );
-}
-
-/** Process-wide writers of SQLite files, by absolute path, with the number of stores using each. */
-const sqliteWriters = new Map<string, { writer: Writer; users: number }>();
-
-function acquireSqliteWriter(path: string, options: ThreadStoreOptions): Writer {
-  let shared = sqliteWriters.get(path);
-  if (shared === undefined) {
-    const connection = openSqliteWriteConnection(path);
-    const writer = createWriter(
-      connection,
-      true,
-      { ...options, groupCommit: options.groupCommit ?? true },
-      true,
-    );
-    shared = {
-      users: 0,
-      writer: {
-        ...writer,
-        release: async () => {
-          await writer.release();
-          await connection.close();
-        },
-      },
-    };
-    sqliteWriters.set(path, shared);
-  }
-  const entry = shared;
-  entry.users++;
-  let released = false;
-  return {
-    submit: (item) => entry.writer.submit(item),
-    stats: () => entry.writer.stats(),
-    async release() {
-      if (released) return;
-      released = true;
-      if (--entry.users > 0) return;
-      if (sqliteWriters.get(path) === entry) sqliteWriters.delete(path);
-      await entry.writer.release();
-    },
-  };
-}
-
-/**
- * The writer on `runner`: each transaction's statements are recorded first (write-script.ts)
- * and then run as one script. Serialised (`queued`): commits go through a group writer, batched
- * up to maxBatch per transaction. Otherwise (Postgres without group commit): each commit runs
- * its own transaction at once, concurrently with others. `text`: the runner takes `?` texts
- * with flat values (the SQLite writer thread).
- */
-function createWriter(
-  runner: ScriptRunner,
-  text: boolean,
-  options: ThreadStoreOptions,
-  queued: boolean,
-): Writer {
-  const maxBatch = maxBatchOf(options.groupCommit);
-  let transactions = 0;
-  let merged = 0;
-
-  /** A failed statement: its guard's reason for a unique violation, else the error. */
-  const settle = (
-    script: readonly RecordedStatement[],
-    statement: number,
-    error: unknown,
-  ): Settled<WriteOutcome> => {
-    const reason = script[statement]?.reason;
-    return reason !== undefined && isUniqueViolation(error)
-      ? { ok: true, value: reason }
-      : { ok: false, error };
-  };
-
-  /**
-   * Writes `items`. A lone item runs as one transaction: a failure rolls everything back. A
-   * group of distinct threads first tries the fast path: one transaction with one multi-row
-   * statement per table for all. When that fails (a conflict, a constraint) it rolls back whole
-   * and the group runs again with each item in its own SAVEPOINT: a unique violation (or any
-   * other error) rolls back to it, and the others still land. Outcomes are only returned — and
-   * so only acknowledged — after COMMIT.
-   */
-  const transact = async (items: readonly WriteItem[]): Promise<Settled<WriteOutcome>[]> => {
-    transactions++;
-    if (items.length === 1) {
-      const script = await recordScript(text, (tx) => write(tx, items[0]!));
-      try {
-        await runner.runAll(script);
-        return [{ ok: true, value: 'written' }];
-      } catch (error) {
-        if (!(error instanceof StatementFailure)) throw error;
-        const outcome = settle(script, error.statement, error.error);
-        if (outcome.ok) return [outcome];
-        throw outcome.error;
-      }
-    }
-    if (new Set(items.map((i) => i.changes.threadId)).size === items.length) {
-      const script = await recordScript(text, (tx) => writeMerged(tx, items));
-      try {
-        await runner.runAll(script);
-        merged++;
-        return items.map(() => ({ ok: true, value: 'written' }));
-      } catch {
-        transactions++;
-      }
-    }
-    const scripts: RecordedStatement[][] = [];
-    for (const item of items) scripts.push(await recordScript(text, (tx) => write(tx, item)));
-    const outcomes = await runner.runEach(scripts);
-    return outcomes.map((o, i) =>
-      o.ok ? { ok: true, value: 'written' } : settle(scripts[i]!, o.statement, o.error),
-    );
-  };
-
-  /** A group whose shared transaction failed as a whole wrote nothing: each item is retried alone. */
-  const runBatch = async (items: readonly WriteItem[]): Promise<Settled<WriteOutcome>[]> => {
-    try {
-      return await transact(items);
-    } catch (error) {
-      if (items.length === 1) throw error;
-      const outcomes: Settled<WriteOutcome>[] = [];
-      for (const item of items) {
-        try {
-          outcomes.push(...(await transact([item])));
-        } catch (itemError) {
-          outcomes.push({ ok: false, error: itemError });
-        }
-      }
-      return outcomes;
-    }
-  };
-
-  const unwrap = (outcome: Settled<WriteOutcome> | undefined): WriteOutcome => {
-    if (outcome?.ok) return outcome.value;
-    throw outcome === undefined ? new Error('thread store: no write outcome') : outcome.error;
-  };
-
-  if (!queued) {
-    let direct = 0;
-    return {
-      submit: async (item) => {
-        direct++;
-        return unwrap((await transact([item]))[0]);
-      },
-      stats: () => ({
-        groupCommit: false,
-        transactions,
-        merged: 0,
-        items: direct,
-        batches: direct,
-        largestBatch: direct > 0 ? 1 : 0,
-      }),
-      release: () => runner.close(),
-    };
-  }
-
-  // The SQLite writer thread (`text`) runs its transactions in the order it gets them: the next
-  // batch can be handed on while one commits.
-  const inFlight =
-    (typeof options.groupCommit === 'object' ? options.groupCommit.inFlight : undefined) ??
-    (text ? 2 : 1);
-  const group = createGroupWriter(runBatch, { maxBatch, inFlight });
-  return {
-    submit: (item) => group.submit(item),
-    stats: () => ({ ...group.stats(), groupCommit: maxBatch > 1, transactions, merged }),
-    release: () => group.idle(),
-  };
-}
-
-/** Records one commit's entries and read models (and idempotency record) on `tx`. */
-async function write(tx: ScriptRecorder, item: WriteItem) {
-  const { changes: c, record } = item;
-  if (c.created) await tx.guard('conflict', () => insertThread(tx, c.thread));
-  await tx.guard('conflict', () => insertEntries(tx, item.entries));
-  if (record !== undefined) {
-    await tx.guard('idempotency', () =>
-      tx.$executeRaw(sql`INSERT INTO "idempotency_record" ("scope", "key", "request_hash", "response", "thread_id", "created_at")
-        VALUES (${record.scope}, ${record.key}, ${record.requestHash}, ${record.response}, ${record.threadId}, ${record.createdAt})`),
-    );
-  }
-  await insertNodes(tx, c.nodes);
-  await insertNodeParents(tx, c.nodeParents);
-  for (const column of ['is_frontier', 'is_current'] as const) {
-    for (const value of [true, false]) {
-      const ids = c.nodeFlags
-        .filter((f) => (column === 'is_frontier' ? f.isFrontier : f.isCurrent) === value)
-        .map((f) => f.nodeId);
-      if (ids.length > 0) await setNodeFlag(tx, c.threadId, column, value, ids);
-    }
-  }
-  if (item.twins !== undefined) await deleteTwins(tx, item.twins);
-  await upsertResourceHeads(tx, c.resourceHeads);
-  await upsertRuns(tx, c.runs);
-  await upsertRunSpend(tx, c.runSpend);
-  if (c.snapshots !== undefined && c.snapshots.length > 0) await upsertSnapshots(tx, c.snapshots);
-  if (!c.created) await updateThread(tx, c.thread);
-}
-
-/** Removes head and spend rows keyed by the plain text of keys now written sealed. */
-async function deleteTwins(tx: RawExecutor, twins: PlainTwins): Promise<void> {
-  if (twins.heads.length > 0) await deletePlainHeads(tx, twins.heads);
-  if (twins.spend.length > 0) await deletePlainSpend(tx, twins.spend);
 }
 
 /**
@@ -455,8 +200,8 @@ function storedEntries(
   return entries.map((row) => {
     const packed = packEntry(row.entry, byEntry.get(row.index) ?? []);
     return packed === null
-      ? { ...row, entry: codec.sealText(row.entry), packed: null }
-      : { ...row, entry: '', packed: codec.sealBytes(packed) };
+      ? { ...row, entry: codec.sealText(row.entry), packed: null, verbatim: null }
+      : { ...row, entry: '', packed: codec.sealBytes(packed), verbatim: null };
   });
 }
 
@@ -481,74 +226,23 @@ function storedItem(
   };
 }
 
-/**
- * Writes the commits of a group, all of distinct threads, with one multi-row statement per table
- * — in the order `write` uses, so the same constraints decide. Throws on any failure.
- */
-async function writeMerged(tx: RawExecutor, items: readonly WriteItem[]): Promise<void> {
-  const all = items.map((i) => i.changes);
-  const created = all.filter((c) => c.created).map((c) => c.thread);
-  if (created.length > 0) await insertThreads(tx, created);
-  await insertEntries(
-    tx,
-    items.flatMap((i) => i.entries),
-  );
-  const records = items.flatMap((i) => (i.record === undefined ? [] : [i.record]));
-  if (records.length > 0) await insertIdempotencyRecords(tx, records);
-  await insertNodes(
-    tx,
-    all.flatMap((c) => c.nodes),
-  );
-  await insertNodeParents(
-    tx,
-    all.flatMap((c) => c.nodeParents),
-  );
-  for (const column of ['is_frontier', 'is_current'] as const) {
-    for (const value of [true, false]) {
-      const pairs = all.flatMap((c) =>
-        c.nodeFlags
-          .filter((f) => (column === 'is_frontier' ? f.isFrontier : f.isCurrent) === value)
-          .map((f) => [c.threadId, f.nodeId] as const),
-      );
-      if (pairs.length > 0) await setNodeFlagPairs(tx, column, value, pairs);
-    }
-  }
-  const twins: PlainTwins = {
-    heads: items.flatMap((i) => i.twins?.heads ?? []),
-    spend: items.flatMap((i) => i.twins?.spend ?? []),
-  };
-  await deleteTwins(tx, twins);
-  await upsertResourceHeads(
-    tx,
-    all.flatMap((c) => c.resourceHeads),
-  );
-  await upsertRuns(
-    tx,
-    all.flatMap((c) => c.runs),
-  );
-  await upsertRunSpend(
-    tx,
-    all.flatMap((c) => c.runSpend),
-  );
-  const snapshots = all.flatMap((c) => c.snapshots ?? []);
-  if (snapshots.length > 0) await upsertSnapshots(tx, snapshots);
-  const updated = all.filter((c) => !c.created).map((c) => c.thread);
-  if (updated.length > 0) await updateThreads(tx, updated);
-}
-
 const KEY_ID_SETTING = 'encryption_key_id';
 
 /** See ThreadStore.ready: the database's encryption marker checked (and set) against `codec`. */
-async function checkEncryptionMarker(prisma: SqlitePrismaClient, codec: FieldCodec) {
+async function checkEncryptionMarker(weft: WeftPrisma, codec: FieldCodec) {
   const read = async () =>
-    (
-      await prisma.$queryRaw<Array<{ value: string }>>(
-        sql`SELECT "value" FROM "weft_setting" WHERE "key" = ${KEY_ID_SETTING}`,
+    ((
+      await rawQuery(
+        weft,
+        `SELECT ${setting.c.value} FROM ${setting.sql} WHERE ${setting.c.key} = ?`,
+        [KEY_ID_SETTING],
       )
-    )[0]?.value ?? null;
-  if (!checkKeyMarker(codec, await read())) return;
-  await prisma.$executeRaw(
-    sql`INSERT INTO "weft_setting" ("key", "value") VALUES (${KEY_ID_SETTING}, ${codec.keyId}) ON CONFLICT ("key") DO NOTHING`,
+    )[0]?.[setting.columns.value.name] as string | undefined) ?? null;
+  if (!checkKeyMarker(codec, await read()) || codec.keyId === null) return;
+  await rawExecute(
+    weft,
+    `${setting.insertHead} VALUES ${setting.tuple} ON CONFLICT (${setting.c.key}) DO NOTHING`,
+    setting.encode({ key: KEY_ID_SETTING, value: codec.keyId }, weft.provider),
   );
   // Another process may have marked it first, with another key.
   checkKeyMarker(codec, await read());
@@ -558,7 +252,7 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): 
   const prisma = weft.prisma as unknown as SqlitePrismaClient;
   let checked: Promise<void> | undefined;
   const ready = () => {
-    checked ??= checkEncryptionMarker(prisma, codec);
+    checked ??= checkEncryptionMarker(weft, codec);
     return checked;
   };
 
@@ -679,60 +373,5 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): 
       await writer.release();
       await prisma.$disconnect();
     },
-  };
-}
-
-const byKeys =
-  (...keys: string[]) =>
-  (a: Record<string, unknown>, b: Record<string, unknown>) => {
-    for (const key of keys) {
-      const x = String(a[key]);
-      const y = String(b[key]);
-      if (x !== y) return x < y ? -1 : 1;
-    }
-    return 0;
-  };
-
-const plain = (row: object): Record<string, unknown> =>
-  Object.fromEntries(
-    Object.entries(row).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v]),
-  );
-
-async function dumpReadModels(
-  prisma: SqlitePrismaClient,
-  codec: FieldCodec,
-  threadIds?: readonly string[],
-): Promise<ReadModelDump> {
-  const where = threadIds === undefined ? {} : { threadId: { in: [...threadIds] } };
-  const [thread, node, nodeParent, resourceHead, run, runSpend] = await Promise.all([
-    prisma.thread.findMany({
-      where: threadIds === undefined ? {} : { id: { in: [...threadIds] } },
-    }),
-    prisma.node.findMany({ where }),
-    prisma.nodeParent.findMany({ where }),
-    prisma.resourceHead.findMany({ where }),
-    prisma.run.findMany({ where }),
-    prisma.runSpend.findMany({ where }),
-  ]);
-  const idOf = new Map(node.map((n) => [`${n.threadId}\u0000${n.sequence}`, n.id]));
-  const edges = nodeParent.map((p) => ({
-    threadId: p.threadId,
-    childId: idOf.get(`${p.threadId}\u0000${p.childSeq}`),
-    parentId: idOf.get(`${p.threadId}\u0000${p.parentSeq}`),
-    position: p.position,
-  }));
-  return {
-    thread: thread.map((t) => plain(openThread(codec, t))).sort(byKeys('id')),
-    node: node.map((n) => plain(openNode(codec, n))).sort(byKeys('threadId', 'id')),
-    node_parent: edges.sort(byKeys('threadId', 'childId', 'parentId')),
-    resource_head: resourceHead
-      .map((h) => plain(openHead(codec, h)))
-      .sort(byKeys('threadId', 'resourceKey')),
-    run: run
-      .map((r) => plain({ ...r, goal: codec.openText(r.goal), state: codec.openText(r.state) }))
-      .sort(byKeys('threadId', 'id')),
-    run_spend: runSpend
-      .map((s) => plain(openSpend(codec, s)))
-      .sort(byKeys('threadId', 'runId', 'dimension', 'key')),
   };
 }

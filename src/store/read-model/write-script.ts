@@ -1,8 +1,8 @@
 /**
  * Write scripts: a commit's statements are recorded first and then run as one unit, so that the
  * database work of a transaction never waits on the event loop (on SQLite it runs whole in the
- * writer thread, see sqlite-writer.ts). The statement builders of sql.ts run unchanged on a
- * `ScriptRecorder`, which implements their executor by appending to a list.
+ * writer thread, see sqlite-writer.ts). The statement builders of sql.ts append to a
+ * `ScriptRecorder`; nothing is executed until the script is whole.
  *
  * A `ScriptRunner` runs scripts in one transaction each:
  * - `runAll(statements)`: all or nothing; the first failing statement rolls everything back and
@@ -11,21 +11,19 @@
  *   others commit, and each block's outcome is returned.
  * Both reject with the error itself when the transaction as a whole fails (begin, commit).
  */
-import { Prisma } from '../../generated/prisma-sqlite/client.js';
-import type { SqlitePrismaClient } from '../prisma/sqlite.js';
-import type { RawExecutor } from './sql.js';
-
-const { sql } = Prisma;
+import { type Provider, postgresText } from '../tables/index.js';
 
 /** An expected failure a statement may raise: a unique violation of it means this. */
 export type GuardReason = 'conflict' | 'idempotency';
 
-/** One recorded statement: a Prisma.Sql, or a `?`-placeholder text with flat values. */
+/**
+ * One recorded statement: its text with `?` placeholders (`$1`, `$2`, … on Postgres) and the
+ * values to bind, already encoded for the driver (tables/define.ts).
+ */
 export interface RecordedStatement {
-  query?: Prisma.Sql;
   text: string;
   values: unknown[];
-  /** Set when the statement ran inside `guard(reason, …)`. */
+  /** Set when the statement was recorded inside `guard(reason, …)`. */
   reason?: GuardReason;
 }
 
@@ -49,74 +47,65 @@ export interface ScriptRunner {
   close(): Promise<void>;
 }
 
-/**
- * Records statements instead of running them. `text: true` offers the `runText` fast path (flat
- * values and `?` placeholders: the SQLite writer); without it every statement is a Prisma.Sql.
- */
-export class ScriptRecorder implements RawExecutor {
+/** Collects a transaction's statements instead of running them (see the module comment). */
+export class ScriptRecorder {
   readonly statements: RecordedStatement[] = [];
   private reason: GuardReason | undefined;
-  readonly runText?: (text: string, values: unknown[]) => number;
 
-  constructor(options: { text: boolean }) {
-    if (options.text) {
-      this.runText = (text, values) => {
-        this.push({ text, values });
-        return 0;
-      };
-    }
-  }
+  constructor(readonly provider: Provider) {}
 
-  $executeRaw(query: Prisma.Sql): Promise<number> {
-    this.push({ query, text: query.sql, values: query.values });
-    return Promise.resolve(0);
-  }
-
-  $queryRaw<T>(): Promise<T> {
-    return Promise.reject(new Error('write scripts hold no reads'));
+  /** Records `text` (with `?` placeholders) and its encoded values. */
+  add(text: string, values: unknown[]): void {
+    const statement: RecordedStatement = {
+      text: this.provider === 'postgres' ? postgresText(text) : text,
+      values,
+    };
+    if (this.reason !== undefined) statement.reason = this.reason;
+    this.statements.push(statement);
   }
 
   /** Marks the statements `record` adds: a unique violation of one of them means `reason`. */
-  async guard(reason: GuardReason, record: () => Promise<unknown>): Promise<void> {
+  guard(reason: GuardReason, record: () => void): void {
     this.reason = reason;
     try {
-      await record();
+      record();
     } finally {
       this.reason = undefined;
     }
   }
-
-  private push(statement: RecordedStatement): void {
-    if (this.reason !== undefined) statement.reason = this.reason;
-    this.statements.push(statement);
-  }
 }
 
 /** Records what `write` does on a fresh recorder. */
-export async function recordScript(
-  text: boolean,
-  write: (tx: ScriptRecorder) => Promise<unknown>,
-): Promise<RecordedStatement[]> {
-  const recorder = new ScriptRecorder({ text });
-  await write(recorder);
+export function recordScript(
+  provider: Provider,
+  write: (script: ScriptRecorder) => void,
+): RecordedStatement[] {
+  const recorder = new ScriptRecorder(provider);
+  write(recorder);
   return recorder.statements;
 }
 
-type Tx = RawExecutor & { $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number> };
+/** A Prisma client of either provider, or its interactive-transaction client. */
+export interface RawClient {
+  $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
+  $transaction<T>(
+    work: (tx: RawClient) => Promise<T>,
+    options?: { maxWait?: number; timeout?: number },
+  ): Promise<T>;
+}
 
-const execute = (tx: Tx, s: RecordedStatement) =>
-  s.query !== undefined ? tx.$executeRaw(s.query) : tx.$executeRawUnsafe(s.text, ...s.values);
+const execute = (tx: RawClient, s: RecordedStatement) => tx.$executeRawUnsafe(s.text, ...s.values);
 
 /**
  * A runner on a Prisma client's interactive transactions (Postgres; SQLite through Prisma in
  * `createThreadStore`): the statements go one by one, inside the transaction.
  */
 export function prismaScriptRunner(
-  prisma: SqlitePrismaClient,
+  prisma: RawClient,
   txOptions: { maxWait?: number; timeout?: number },
 ): ScriptRunner {
-  const transaction = <T>(work: (tx: Tx) => Promise<T>) =>
-    prisma.$transaction((tx) => work(tx as unknown as Tx), txOptions);
+  const transaction = <T>(work: (tx: RawClient) => Promise<T>) =>
+    prisma.$transaction(work, txOptions);
   return {
     async runAll(statements) {
       await transaction(async (tx) => {
@@ -133,7 +122,7 @@ export function prismaScriptRunner(
       transaction(async (tx) => {
         const outcomes: BlockOutcome[] = [];
         for (const block of blocks) {
-          await tx.$executeRaw(sql`SAVEPOINT weft_item`);
+          await tx.$executeRawUnsafe('SAVEPOINT weft_item');
           let outcome: BlockOutcome = { ok: true };
           for (const [i, statement] of block.entries()) {
             try {
@@ -144,8 +133,8 @@ export function prismaScriptRunner(
             }
           }
           // If even the rollback fails, the transaction is unusable: it rejects as a whole.
-          if (!outcome.ok) await tx.$executeRaw(sql`ROLLBACK TO SAVEPOINT weft_item`);
-          await tx.$executeRaw(sql`RELEASE SAVEPOINT weft_item`);
+          if (!outcome.ok) await tx.$executeRawUnsafe('ROLLBACK TO SAVEPOINT weft_item');
+          await tx.$executeRawUnsafe('RELEASE SAVEPOINT weft_item');
           outcomes.push(outcome);
         }
         return outcomes;

@@ -1,0 +1,67 @@
+/**
+ * The read-model rows of threads, normalised for comparison (Dates as ISO text, node edges by id,
+ * rows sorted by key): for tests and diagnostics (`weft replay`).
+ */
+import type { FieldCodec } from '../crypto/index.js';
+import type { SqlitePrismaClient } from '../prisma/sqlite.js';
+import { openHead, openNode, openSpend, openThread } from './sealed-rows.js';
+
+export type ReadModelDump = Record<
+  'thread' | 'node' | 'node_parent' | 'resource_head' | 'run' | 'run_spend',
+  Array<Record<string, unknown>>
+>;
+
+const byKeys =
+  (...keys: string[]) =>
+  (a: Record<string, unknown>, b: Record<string, unknown>) => {
+    for (const key of keys) {
+      const x = String(a[key]);
+      const y = String(b[key]);
+      if (x !== y) return x < y ? -1 : 1;
+    }
+    return 0;
+  };
+
+const plain = (row: object): Record<string, unknown> =>
+  Object.fromEntries(
+    Object.entries(row).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v]),
+  );
+
+export async function dumpReadModels(
+  prisma: SqlitePrismaClient,
+  codec: FieldCodec,
+  threadIds?: readonly string[],
+): Promise<ReadModelDump> {
+  const where = threadIds === undefined ? {} : { threadId: { in: [...threadIds] } };
+  const [thread, node, nodeParent, resourceHead, run, runSpend] = await Promise.all([
+    prisma.thread.findMany({
+      where: threadIds === undefined ? {} : { id: { in: [...threadIds] } },
+    }),
+    prisma.node.findMany({ where }),
+    prisma.nodeParent.findMany({ where }),
+    prisma.resourceHead.findMany({ where }),
+    prisma.run.findMany({ where }),
+    prisma.runSpend.findMany({ where }),
+  ]);
+  const idOf = new Map(node.map((n) => [`${n.threadId}\u0000${n.sequence}`, n.id]));
+  const edges = nodeParent.map((p) => ({
+    threadId: p.threadId,
+    childId: idOf.get(`${p.threadId}\u0000${p.childSeq}`),
+    parentId: idOf.get(`${p.threadId}\u0000${p.parentSeq}`),
+    position: p.position,
+  }));
+  return {
+    thread: thread.map((t) => plain(openThread(codec, t))).sort(byKeys('id')),
+    node: node.map((n) => plain(openNode(codec, n))).sort(byKeys('threadId', 'id')),
+    node_parent: edges.sort(byKeys('threadId', 'childId', 'parentId')),
+    resource_head: resourceHead
+      .map((h) => plain(openHead(codec, h)))
+      .sort(byKeys('threadId', 'resourceKey')),
+    run: run
+      .map((r) => plain({ ...r, goal: codec.openText(r.goal), state: codec.openText(r.state) }))
+      .sort(byKeys('threadId', 'id')),
+    run_spend: runSpend
+      .map((s) => plain(openSpend(codec, s)))
+      .sort(byKeys('threadId', 'runId', 'dimension', 'key')),
+  };
+}

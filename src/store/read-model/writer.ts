@@ -1,0 +1,250 @@
+/**
+ * The write side of a thread store: the one path into the database for its commits. Each
+ * transaction's statements are recorded first (write-script.ts) by one script, `writeItems`, for
+ * one commit or a group of them, and then run whole by a ScriptRunner: the SQLite writer thread
+ * (sqlite-writer.ts) or a Prisma client's interactive transactions (Postgres).
+ */
+import { isUniqueViolation } from '../prisma/errors.js';
+import type { IdempotencyRow, Provider, StoredEntryRow } from '../tables/index.js';
+import { createGroupWriter, type Settled, type WriterStats } from './group-commit.js';
+import type { ReadModelChanges } from './rows.js';
+import type { PlainTwins } from './sealed-rows.js';
+import {
+  deleteHeads,
+  deleteSpend,
+  insertEntries,
+  insertIdempotencyRecords,
+  insertNodeParents,
+  insertNodes,
+  insertThreads,
+  setNodeFlag,
+  updateThreads,
+  upsertResourceHeads,
+  upsertRunSpend,
+  upsertRuns,
+  upsertSnapshots,
+} from './sql.js';
+import {
+  type GuardReason,
+  type RecordedStatement,
+  recordScript,
+  type ScriptRecorder,
+  type ScriptRunner,
+  StatementFailure,
+} from './write-script.js';
+
+/** One commit as the writer sees it: its rows as stored (packed, sealed). */
+export interface WriteItem {
+  changes: ReadModelChanges;
+  entries: StoredEntryRow[];
+  record: IdempotencyRow | undefined;
+  /** With a key: head and spend rows that may still hold the plain form of a sealed key. */
+  twins?: PlainTwins | undefined;
+}
+
+/** What became of one commit inside its transaction (the store turns rejections into errors). */
+export type WriteOutcome = 'written' | GuardReason;
+
+export interface StoreWriterStats extends WriterStats {
+  /** Whether commits are grouped (several commands per transaction). */
+  groupCommit: boolean;
+  /** Write transactions begun (a failed group retried item by item counts each retry). */
+  transactions: number;
+  /** Groups written by the fast path: one multi-row statement per table for all their commits. */
+  merged: number;
+}
+
+export interface Writer {
+  submit(item: WriteItem): Promise<WriteOutcome>;
+  stats(): StoreWriterStats;
+  release(): Promise<void>;
+}
+
+export interface WriterOptions {
+  provider: Provider;
+  /** Commits per transaction; 1 writes each alone. */
+  maxBatch: number;
+  /** Transactions handed to the runner at once (see ThreadStoreOptions.groupCommit). */
+  inFlight: number;
+  /**
+   * Serialised: commits go through a group writer, batched up to maxBatch per transaction.
+   * Otherwise (Postgres without group commit) each commit runs its own transaction at once,
+   * concurrently with others.
+   */
+  queued: boolean;
+}
+
+/**
+ * Records the commits `items` (of distinct threads) as one script: one multi-row statement per
+ * table for all of them. The order is the constraints' order: thread rows before the entries and
+ * runs that reference them, the entries (whose primary key decides a race) and the idempotency
+ * record (whose key decides a reuse) first, so a lone commit that lost learns it before anything
+ * else ran. Those statements are guarded: for a lone commit, their unique violation is its
+ * outcome, not an error.
+ */
+export function writeItems(script: ScriptRecorder, items: readonly WriteItem[]): void {
+  const all = items.map((i) => i.changes);
+  script.guard('conflict', () => {
+    insertThreads(
+      script,
+      all.filter((c) => c.created).map((c) => c.thread),
+    );
+    insertEntries(
+      script,
+      items.flatMap((i) => i.entries),
+    );
+  });
+  const records = items.flatMap((i) => (i.record === undefined ? [] : [i.record]));
+  script.guard('idempotency', () => insertIdempotencyRecords(script, records));
+  insertNodes(
+    script,
+    all.flatMap((c) => c.nodes),
+  );
+  insertNodeParents(
+    script,
+    all.flatMap((c) => c.nodeParents),
+  );
+  for (const field of ['isFrontier', 'isCurrent'] as const) {
+    for (const value of [true, false]) {
+      const pairs = all.flatMap((c) =>
+        c.nodeFlags.filter((f) => f[field] === value).map((f) => [c.threadId, f.nodeId] as const),
+      );
+      setNodeFlag(script, field, value, pairs);
+    }
+  }
+  deleteHeads(
+    script,
+    items.flatMap((i) => i.twins?.heads ?? []),
+  );
+  deleteSpend(
+    script,
+    items.flatMap((i) => i.twins?.spend ?? []),
+  );
+  upsertResourceHeads(
+    script,
+    all.flatMap((c) => c.resourceHeads),
+  );
+  upsertRuns(
+    script,
+    all.flatMap((c) => c.runs),
+  );
+  upsertRunSpend(
+    script,
+    all.flatMap((c) => c.runSpend),
+  );
+  upsertSnapshots(
+    script,
+    all.flatMap((c) => c.snapshots ?? []),
+  );
+  updateThreads(
+    script,
+    all.filter((c) => !c.created).map((c) => c.thread),
+  );
+}
+
+/** The writer on `runner`. */
+export function createWriter(runner: ScriptRunner, options: WriterOptions): Writer {
+  const { provider, maxBatch } = options;
+  let transactions = 0;
+  let merged = 0;
+  const scriptOf = (items: readonly WriteItem[]) =>
+    recordScript(provider, (script) => writeItems(script, items));
+
+  /** A failed statement: its guard's reason for a unique violation, else the error. */
+  const settle = (
+    script: readonly RecordedStatement[],
+    statement: number,
+    error: unknown,
+  ): Settled<WriteOutcome> => {
+    const reason = script[statement]?.reason;
+    return reason !== undefined && isUniqueViolation(error)
+      ? { ok: true, value: reason }
+      : { ok: false, error };
+  };
+
+  /**
+   * Writes `items`. A lone item, or a group of distinct threads, runs as one transaction of one
+   * script. When a group's fails (a conflict, a constraint) it rolls back whole and the group
+   * runs again with each item in its own SAVEPOINT: a unique violation (or any other error)
+   * rolls back to it, and the others still land. Outcomes are only returned — and so only
+   * acknowledged — after COMMIT.
+   */
+  const transact = async (items: readonly WriteItem[]): Promise<Settled<WriteOutcome>[]> => {
+    transactions++;
+    const alone = items.length === 1;
+    if (alone || new Set(items.map((i) => i.changes.threadId)).size === items.length) {
+      const script = scriptOf(items);
+      try {
+        await runner.runAll(script);
+        if (!alone) merged++;
+        return items.map(() => ({ ok: true, value: 'written' }));
+      } catch (error) {
+        if (!alone) {
+          transactions++;
+        } else {
+          if (!(error instanceof StatementFailure)) throw error;
+          const outcome = settle(script, error.statement, error.error);
+          if (outcome.ok) return [outcome];
+          throw outcome.error;
+        }
+      }
+    }
+    const scripts = items.map((item) => scriptOf([item]));
+    const outcomes = await runner.runEach(scripts);
+    return outcomes.map((o, i) =>
+      o.ok ? { ok: true, value: 'written' } : settle(scripts[i]!, o.statement, o.error),
+    );
+  };
+
+  /** A group whose shared transaction failed as a whole wrote nothing: each item is retried alone. */
+  const runBatch = async (items: readonly WriteItem[]): Promise<Settled<WriteOutcome>[]> => {
+    try {
+      return await transact(items);
+    } catch (error) {
+      if (items.length === 1) throw error;
+      const outcomes: Settled<WriteOutcome>[] = [];
+      for (const item of items) {
+        try {
+          outcomes.push(...(await transact([item])));
+        } catch (itemError) {
+          outcomes.push({ ok: false, error: itemError });
+        }
+      }
+      return outcomes;
+    }
+  };
+
+  const unwrap = (outcome: Settled<WriteOutcome> | undefined): WriteOutcome => {
+    if (outcome?.ok) return outcome.value;
+    throw outcome === undefined ? new Error('thread store: no write outcome') : outcome.error;
+  };
+
+  if (!options.queued) {
+    let direct = 0;
+    return {
+      submit: async (item) => {
+        direct++;
+        return unwrap((await transact([item]))[0]);
+      },
+      stats: () => ({
+        groupCommit: false,
+        transactions,
+        merged: 0,
+        items: direct,
+        batches: direct,
+        largestBatch: direct > 0 ? 1 : 0,
+      }),
+      release: () => runner.close(),
+    };
+  }
+
+  const group = createGroupWriter(runBatch, { maxBatch, inFlight: options.inFlight });
+  return {
+    submit: (item) => group.submit(item),
+    stats: () => ({ ...group.stats(), groupCommit: maxBatch > 1, transactions, merged }),
+    release: async () => {
+      await group.idle();
+      await runner.close();
+    },
+  };
+}

@@ -1,0 +1,198 @@
+/**
+ * Weft's tables, each declared once: every column name the store's SQL uses comes from here
+ * (a test scans src/store for column names anywhere else), and the row types follow from the
+ * declarations. They mirror prisma/*\/schema.prisma; test/store/tables.test.ts checks them
+ * against the migrated SQLite and Postgres databases.
+ */
+import { defineTable, type RowOf } from './define.js';
+
+export type { Provider, Statement, Table } from './define.js';
+export { defineTable, postgresText, type RowOf } from './define.js';
+
+/** The tenant of rows written before tenancy, and of threads created without a caller. */
+export const DEFAULT_TENANT = 'default';
+
+const threadColumns = {
+  id: { name: 'id', type: 'text' },
+  /** Written when the row is created, never changed. */
+  tenantId: { name: 'tenant_id', type: 'text', default: DEFAULT_TENANT },
+  createdAt: { name: 'created_at', type: 'datetime' },
+  updatedAt: { name: 'updated_at', type: 'datetime' },
+  metadata: { name: 'metadata', type: 'text' },
+  nodeTypes: { name: 'node_types', type: 'text' },
+  allowDynamicNodeTypes: { name: 'allow_dynamic_node_types', type: 'boolean' },
+  logLength: { name: 'log_length', type: 'integer' },
+  stateHash: { name: 'state_hash', type: 'text' },
+  frontier: { name: 'frontier', type: 'text' },
+  forkedFromId: { name: 'forked_from_id', type: 'text', nullable: true },
+  forkedUpToIndex: { name: 'forked_up_to_index', type: 'integer', nullable: true },
+} as const;
+export const thread = defineTable('thread', threadColumns, ['id']);
+export type ThreadRow = RowOf<typeof threadColumns>;
+
+const logEntryColumns = {
+  threadId: { name: 'thread_id', type: 'text' },
+  index: { name: 'log_index', type: 'integer' },
+  entryId: { name: 'entry_id', type: 'text' },
+  type: { name: 'type', type: 'text' },
+  recordedAt: { name: 'recorded_at', type: 'datetime' },
+  /** canonicalJson(entry), or '' when the entry is packed. */
+  entry: { name: 'entry', type: 'text' },
+  /** The entry without the payloads of the nodes it created (packed-entry.ts). */
+  packed: { name: 'packed', type: 'bytes', nullable: true },
+  /** The entry's text as appended, kept only where its key order is not canonical. */
+  verbatim: { name: 'verbatim', type: 'text', nullable: true },
+} as const;
+export const logEntry = defineTable('log_entry', logEntryColumns, ['threadId', 'index']);
+export type StoredEntryRow = RowOf<typeof logEntryColumns>;
+
+const nodeColumns = {
+  threadId: { name: 'thread_id', type: 'text' },
+  id: { name: 'id', type: 'text' },
+  sequence: { name: 'sequence', type: 'integer' },
+  kind: { name: 'kind', type: 'text' },
+  payload: { name: 'payload', type: 'text' },
+  createdAt: { name: 'created_at', type: 'datetime' },
+  resourceKey: { name: 'resource_key', type: 'text', nullable: true },
+  logIndex: { name: 'log_index', type: 'integer' },
+  runId: { name: 'run_id', type: 'text', nullable: true },
+  taint: { name: 'taint', type: 'text', nullable: true },
+  usage: { name: 'usage', type: 'text', nullable: true },
+  isFrontier: { name: 'is_frontier', type: 'boolean' },
+  isCurrent: { name: 'is_current', type: 'boolean' },
+} as const;
+export const node = defineTable('node', nodeColumns, ['threadId', 'id']);
+export type NodeRow = RowOf<typeof nodeColumns>;
+
+/** A parent edge; nodes are named by sequence (`node.sequence`). */
+const nodeParentColumns = {
+  threadId: { name: 'thread_id', type: 'text' },
+  childSeq: { name: 'child_seq', type: 'integer' },
+  parentSeq: { name: 'parent_seq', type: 'integer' },
+  position: { name: 'position', type: 'integer' },
+} as const;
+export const nodeParent = defineTable('node_parent', nodeParentColumns, [
+  'threadId',
+  'childSeq',
+  'parentSeq',
+]);
+export type NodeParentRow = RowOf<typeof nodeParentColumns>;
+
+const resourceHeadColumns = {
+  threadId: { name: 'thread_id', type: 'text' },
+  resourceKey: { name: 'resource_key', type: 'text' },
+  nodeId: { name: 'node_id', type: 'text' },
+  semanticType: { name: 'semantic_type', type: 'text', nullable: true },
+  semanticKey: { name: 'semantic_key', type: 'text', nullable: true },
+} as const;
+export const resourceHead = defineTable('resource_head', resourceHeadColumns, [
+  'threadId',
+  'resourceKey',
+]);
+export type ResourceHeadRow = RowOf<typeof resourceHeadColumns>;
+
+const runColumns = {
+  threadId: { name: 'thread_id', type: 'text' },
+  id: { name: 'id', type: 'text' },
+  /** The tenant of the run's thread, read from its row (written first in the transaction). */
+  tenantId: {
+    name: 'tenant_id',
+    type: 'text',
+    computed: { sql: '(SELECT "tenant_id" FROM "thread" WHERE "id" = ?)', from: 'threadId' },
+  },
+  status: { name: 'status', type: 'text' },
+  goal: { name: 'goal', type: 'text' },
+  createdAt: { name: 'created_at', type: 'datetime' },
+  updatedAt: { name: 'updated_at', type: 'datetime' },
+  startedAt: { name: 'started_at', type: 'datetime', nullable: true },
+  waitingTimeoutAt: { name: 'waiting_timeout_at', type: 'datetime', nullable: true },
+  executionDeadlineAt: { name: 'execution_deadline_at', type: 'datetime', nullable: true },
+  state: { name: 'state', type: 'text' },
+  totalInputTokens: { name: 'total_input_tokens', type: 'integer' },
+  totalOutputTokens: { name: 'total_output_tokens', type: 'integer' },
+  totalCostUsd: { name: 'total_cost_usd', type: 'real' },
+  logIndex: { name: 'log_index', type: 'integer' },
+} as const;
+export const run = defineTable('run', runColumns, ['threadId', 'id']);
+export type RunRow = RowOf<typeof runColumns>;
+
+const runSpendColumns = {
+  threadId: { name: 'thread_id', type: 'text' },
+  runId: { name: 'run_id', type: 'text' },
+  /** `model` or `node`. */
+  dimension: { name: 'dimension', type: 'text' },
+  key: { name: 'key', type: 'text' },
+  inputTokens: { name: 'input_tokens', type: 'integer' },
+  outputTokens: { name: 'output_tokens', type: 'integer' },
+  costUsd: { name: 'cost_usd', type: 'real' },
+  calls: { name: 'calls', type: 'integer' },
+} as const;
+export const runSpend = defineTable('run_spend', runSpendColumns, [
+  'threadId',
+  'runId',
+  'dimension',
+  'key',
+]);
+export type RunSpendRow = RowOf<typeof runSpendColumns>;
+
+/** A snapshot of the thread state after entries [0, index) (src/core/thread/snapshot.ts). */
+const snapshotColumns = {
+  threadId: { name: 'thread_id', type: 'text' },
+  index: { name: 'log_index', type: 'integer' },
+  /** verification.stateHash of entry index - 1. */
+  stateHash: { name: 'state_hash', type: 'text' },
+  /** SHA-256 (hex) of `state`. */
+  checksum: { name: 'checksum', type: 'text' },
+  state: { name: 'state', type: 'text' },
+  createdAt: { name: 'created_at', type: 'datetime' },
+} as const;
+export const snapshot = defineTable('snapshot', snapshotColumns, ['threadId', 'index']);
+export type SnapshotRow = RowOf<typeof snapshotColumns>;
+
+const idempotencyColumns = {
+  scope: { name: 'scope', type: 'text' },
+  key: { name: 'key', type: 'text' },
+  requestHash: { name: 'request_hash', type: 'text' },
+  response: { name: 'response', type: 'text' },
+  threadId: { name: 'thread_id', type: 'text', nullable: true },
+  createdAt: { name: 'created_at', type: 'datetime' },
+} as const;
+export const idempotencyRecord = defineTable('idempotency_record', idempotencyColumns, [
+  'scope',
+  'key',
+]);
+export type IdempotencyRow = RowOf<typeof idempotencyColumns>;
+
+const apiKeyColumns = {
+  id: { name: 'id', type: 'text' },
+  tenantId: { name: 'tenant_id', type: 'text' },
+  scopes: { name: 'scopes', type: 'text' },
+  keyHash: { name: 'key_hash', type: 'text' },
+  name: { name: 'name', type: 'text', nullable: true },
+  createdAt: { name: 'created_at', type: 'datetime' },
+  revokedAt: { name: 'revoked_at', type: 'datetime', nullable: true },
+} as const;
+export const apiKey = defineTable('api_key', apiKeyColumns, ['id']);
+export type ApiKeyRow = RowOf<typeof apiKeyColumns>;
+
+const settingColumns = {
+  key: { name: 'key', type: 'text' },
+  value: { name: 'value', type: 'text' },
+} as const;
+export const setting = defineTable('weft_setting', settingColumns, ['key']);
+export type SettingRow = RowOf<typeof settingColumns>;
+
+/** Every table, by SQL name. */
+export const TABLES = {
+  thread,
+  log_entry: logEntry,
+  node,
+  node_parent: nodeParent,
+  resource_head: resourceHead,
+  run,
+  run_spend: runSpend,
+  idempotency_record: idempotencyRecord,
+  snapshot,
+  api_key: apiKey,
+  weft_setting: setting,
+} as const;
