@@ -112,3 +112,22 @@ export function firstFailure(...results: Result<unknown>[]): Result<void> {
   for (const result of results) if (!result.ok) return result;
   return ok(undefined);
 }
+
+export const threadNotFound = (threadId: string): WeftError => ({
+  code: 'NOT_FOUND',
+  message: `thread ${threadId} does not exist`,
+  entity: 'Thread',
+  id: threadId,
+});
+
+export const conflict = (
+  threadId: string,
+  expectedIndex: number,
+  actualIndex: number,
+): WeftError => ({
+  code: 'CONFLICT',
+  message: `thread ${threadId} is at log index ${actualIndex}, not ${expectedIndex}: reload and retry with expectedIndex ${actualIndex}`,
+  threadId,
+  expectedIndex,
+  actualIndex,
+});

@@ -4,7 +4,7 @@ import { foldThreadLog } from '../core/thread/fold.js';
 import type { ThreadMachineOptions, ThreadState } from '../core/thread/index.js';
 import type { SnapshotBase } from '../core/thread/snapshot.js';
 import { mergeChanges, projectEntry, type ReadModelChanges } from '../store/read-model/index.js';
-import { snapshotPointKind, snapshotRow } from './engine.js';
+import { snapshotPointKind, snapshotRow } from './snapshots.js';
 import type { SnapshotPolicy } from './types.js';
 
 export interface ProjectedLog {

@@ -9,12 +9,10 @@ import {
   type NodeKind,
   normalizeSemanticKey,
   normalizeSemanticType,
-  type SemanticNodeType,
   walkAncestors,
   walkDescendants,
 } from '../core/graph/index.js';
-import type { JsonValue } from '../core/json.js';
-import { diffLogs, type LogEntry, type VerifyReport } from '../core/log/index.js';
+import { diffLogs, type VerifyReport } from '../core/log/index.js';
 import {
   type CompileOptions,
   compileProjection,
@@ -24,80 +22,29 @@ import {
   type TokenCounter,
   type TokenizerName,
 } from '../core/projection/index.js';
-import type { WorkflowState } from '../core/run/index.js';
 import { textProblem } from '../core/text.js';
-import type { NodeTaint, NodeUsage, ThreadSpend } from '../core/thread/index.js';
+import type { ThreadSpend } from '../core/thread/index.js';
 import {
-  type NodeWithParents,
   openReadQueries,
   type ReadQueries,
   type RunListQuery,
   type ThreadListQuery,
 } from '../store/read-model/queries.js';
-import type { LogEntryRow, RunRow, ThreadRow } from '../store/read-model/rows.js';
-import { DEFAULT_TENANT, isStorable, runHomes, shownId, threadKey } from './tenancy.js';
+import { isStorable, runHomes, shownId, threadKey } from './tenancy.js';
 import type { Engine, StateAt } from './types.js';
-
-export interface ThreadView {
-  /** The thread's id as the reader names it (a tenant: its id; the system: its storage key). */
-  id: string;
-  /** Where the thread is stored: how the store and the event hub name it. Never shown. */
-  key: string;
-  tenantId: string;
-  createdAt: Date;
-  updatedAt: Date;
-  metadata: JsonValue;
-  nodeTypes: SemanticNodeType[];
-  allowDynamicNodeTypes: boolean;
-  logLength: number;
-  stateHash: string;
-  frontier: string[];
-  forkedFrom: { threadId: string; upToIndex: number } | null;
-}
-
-export interface NodeView {
-  threadId: string;
-  id: string;
-  kind: NodeKind;
-  parentIds: string[];
-  payload: JsonValue;
-  createdAt: Date;
-  sequence: number;
-  resourceKey: string | null;
-  logIndex: number;
-  runId: string | null;
-  taint: NodeTaint | null;
-  usage: NodeUsage | null;
-  isFrontier: boolean;
-  isCurrent: boolean;
-}
-
-/** A memory item: a current semantic head with its normalised type and key. */
-export interface MemoryView {
-  type: string;
-  key: string;
-  node: NodeView;
-}
-
-export interface RunView {
-  threadId: string;
-  id: string;
-  status: string;
-  createdAt: Date;
-  updatedAt: Date;
-  startedAt: Date | null;
-  logIndex: number;
-  state: WorkflowState;
-}
-
-export interface EventView {
-  threadId: string;
-  index: number;
-  id: string;
-  type: string;
-  recordedAt: Date;
-  entry: LogEntry;
-}
+import {
+  type EventView,
+  eventOf,
+  type MemoryView,
+  type NodeView,
+  type RunView,
+  type ThreadDiffView,
+  type ThreadView,
+  toEventView,
+  toNodeView,
+  toRunView,
+  toThreadView,
+} from './views.js';
 
 /**
  * A compiled projection of a thread's current state, with `omitted(limit)` listing the best
@@ -134,11 +81,15 @@ export interface WalkKey extends NodeKey {
   kinds?: readonly NodeKind[] | undefined;
 }
 
-export interface ThreadDiffView {
-  commonPrefix: number;
-  onlyA: EventView[];
-  onlyB: EventView[];
-}
+export type {
+  EventView,
+  MemoryView,
+  NodeView,
+  RunView,
+  ThreadDiffView,
+  ThreadView,
+} from './views.js';
+export { toEventView, toNodeView, toRunView, toThreadView } from './views.js';
 
 export interface Reads {
   threads(ids: readonly string[]): Promise<Array<ThreadView | undefined>>;
@@ -179,82 +130,6 @@ export interface Reads {
    */
   projection(threadId: string, input: ProjectionInput): Promise<Result<ProjectionView>>;
   close(): Promise<void>;
-}
-
-const parse = <T>(text: string): T => JSON.parse(text) as T;
-
-export function toThreadView(row: ThreadRow): ThreadView {
-  return {
-    id: row.id,
-    key: row.id,
-    tenantId: row.tenantId ?? DEFAULT_TENANT,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-    metadata: parse(row.metadata),
-    nodeTypes: parse(row.nodeTypes),
-    allowDynamicNodeTypes: row.allowDynamicNodeTypes,
-    logLength: row.logLength,
-    stateHash: row.stateHash,
-    frontier: parse(row.frontier),
-    forkedFrom:
-      row.forkedFromId === null
-        ? null
-        : { threadId: row.forkedFromId, upToIndex: row.forkedUpToIndex ?? 0 },
-  };
-}
-
-export function toNodeView(row: NodeWithParents): NodeView {
-  return {
-    threadId: row.threadId,
-    id: row.id,
-    kind: row.kind as NodeKind,
-    parentIds: row.parentIds,
-    payload: parse(row.payload),
-    createdAt: row.createdAt,
-    sequence: row.sequence,
-    resourceKey: row.resourceKey,
-    logIndex: row.logIndex,
-    runId: row.runId,
-    taint: row.taint === null ? null : parse(row.taint),
-    usage: row.usage === null ? null : parse(row.usage),
-    isFrontier: row.isFrontier,
-    isCurrent: row.isCurrent,
-  };
-}
-
-export function toRunView(row: RunRow): RunView {
-  return {
-    threadId: row.threadId,
-    id: row.id,
-    status: row.status,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-    startedAt: row.startedAt,
-    logIndex: row.logIndex,
-    state: parse(row.state),
-  };
-}
-
-export function toEventView(row: LogEntryRow): EventView {
-  return {
-    threadId: row.threadId,
-    index: row.index,
-    id: row.entryId,
-    type: row.type,
-    recordedAt: row.recordedAt,
-    entry: parse(row.entry),
-  };
-}
-
-function eventOf(threadId: string, entry: LogEntry): EventView {
-  return {
-    threadId,
-    index: entry.index,
-    id: entry.id,
-    type: entry.event.type,
-    recordedAt: new Date(entry.recordedAt),
-    entry,
-  };
 }
 
 const nodeKey = (threadId: string, id: string) => `${threadId}\u0000${id}`;

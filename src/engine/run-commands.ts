@@ -22,7 +22,8 @@ import {
   type ThreadState,
 } from '../core/thread/index.js';
 import { checkId, checkIndex, checkSize, checkThreadKey, firstFailure, invalid } from './checks.js';
-import type { IdempotencyClaim, Runtime } from './engine.js';
+import type { Runtime } from './engine.js';
+import type { IdempotencyClaim } from './idempotency.js';
 import {
   answeredAs,
   type Located,

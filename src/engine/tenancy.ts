@@ -23,8 +23,7 @@
 import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { textProblem } from '../core/text.js';
 import { DEFAULT_TENANT, type ThreadStore } from '../store/read-model/index.js';
-import { invalid } from './checks.js';
-import { threadNotFound } from './engine.js';
+import { invalid, threadNotFound } from './checks.js';
 
 export { DEFAULT_TENANT };
 

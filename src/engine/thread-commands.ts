@@ -23,8 +23,9 @@ import {
   checkThreadKey,
   firstFailure,
   invalid,
+  threadNotFound,
 } from './checks.js';
-import { type Runtime, threadNotFound } from './engine.js';
+import type { Runtime } from './engine.js';
 import { projectLog } from './project-log.js';
 import {
   answeredAs,

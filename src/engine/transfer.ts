@@ -7,7 +7,7 @@ import { err, ok, type Result } from '../core/errors.js';
 import { type LogEntry, validateEntry } from '../core/log/index.js';
 import { findInputIssue } from '../core/text.js';
 import { checkNewThreadId } from './checks.js';
-import { MAX_REQUEST_DEPTH } from './engine.js';
+import { MAX_REQUEST_DEPTH } from './idempotency.js';
 import { projectLog } from './project-log.js';
 import { inCallerTerms, newThreadKey, newThreadTenant } from './tenancy.js';
 import { threadExists } from './thread-commands.js';

@@ -1,0 +1,175 @@
+/**
+ * The one write path every command takes: under the thread's lock, load → plan → commitEvent →
+ * persist (entry + read models + snapshot when due + idempotency record, one transaction) →
+ * update the cache → publish after commit. A lost race re-plans on the caught-up state.
+ */
+import { err, ok, type Result } from '../core/errors.js';
+import type { Clock, IdSource } from '../core/ports.js';
+import {
+  type Committed,
+  commitEvent,
+  type EntryStamp,
+  type ThreadEvent,
+  type ThreadMachineOptions,
+  type ThreadState,
+} from '../core/thread/index.js';
+import {
+  projectEntry,
+  type ReadModelChanges,
+  type ThreadStore,
+} from '../store/read-model/index.js';
+import { conflict } from './checks.js';
+import { type IdempotencyClaim, idempotencyRecord } from './idempotency.js';
+import type { SnapshotWriter } from './snapshots.js';
+import type { KeyedLock, LoadThread, ThreadCache } from './thread-cache.js';
+import type { CommittedEvent, Publisher } from './types.js';
+
+/** What a thread command does with the loaded state: the event to record and the answer. */
+export interface ThreadStep<T> {
+  plan(state: ThreadState, now: string): Result<ThreadEvent>;
+  respond(committed: Committed): T;
+}
+
+export interface CommitDeps {
+  store: Pick<ThreadStore, 'commit'>;
+  clock: Clock;
+  ids: IdSource;
+  machineOptions: ThreadMachineOptions;
+  /** Attempts of a command without expectedIndex that keeps losing races (at least 1). */
+  maxAttempts: number;
+  cache: ThreadCache;
+  load: LoadThread;
+  snapshots: SnapshotWriter;
+  /** Serialises the commands on one thread (see ThreadLocks). */
+  withLock: KeyedLock;
+  publisher?: Publisher | undefined;
+  onPublishError: (error: unknown, event: CommittedEvent) => void;
+}
+
+export interface Committer {
+  /** The id and time of an entry recorded at `now`. */
+  stamp(now: string): EntryStamp;
+  /**
+   * Commits one event on an existing thread. Without `expectedIndex`, a race lost to another
+   * writer reloads and plans again (up to maxAttempts); with it, a stale index is CONFLICT.
+   */
+  onThread<T>(
+    threadId: string,
+    expectedIndex: number | undefined,
+    claim: IdempotencyClaim | undefined,
+    step: ThreadStep<T>,
+  ): Promise<Result<T>>;
+  /** Commits precomputed changes of a new thread (create, import, fork). */
+  newThread<T>(
+    threadId: string,
+    changes: ReadModelChanges,
+    state: ThreadState,
+    claim: IdempotencyClaim | undefined,
+    response: T,
+    now: string,
+    published: Omit<CommittedEvent, 'threadId' | 'logLength'>,
+  ): Promise<Result<T>>;
+}
+
+export function createCommitter(deps: CommitDeps): Committer {
+  const { store, clock, ids, machineOptions, maxAttempts, cache, load, snapshots, withLock } = deps;
+
+  async function publish(event: CommittedEvent): Promise<void> {
+    if (deps.publisher === undefined) return;
+    try {
+      await deps.publisher.publish(event);
+    } catch (error) {
+      deps.onPublishError(error, event);
+    }
+  }
+
+  const stamp = (now: string): EntryStamp => ({ id: ids.next(), recordedAt: now });
+
+  function onThread<T>(
+    threadId: string,
+    expectedIndex: number | undefined,
+    claim: IdempotencyClaim | undefined,
+    step: ThreadStep<T>,
+  ): Promise<Result<T>> {
+    return withLock(threadId, async () => {
+      let refresh = false;
+      for (let attempt = 1; ; attempt++) {
+        const loaded = await load(threadId, refresh);
+        if (!loaded.ok) return loaded;
+        const state = loaded.value;
+        if (expectedIndex !== undefined && expectedIndex !== state.length) {
+          // The cache may be behind the database: judge only a state caught up just now.
+          if (refresh) return err(conflict(threadId, expectedIndex, state.length));
+          refresh = true;
+          continue;
+        }
+        const now = clock.now();
+        const event = step.plan(state, now);
+        if (!event.ok) return event;
+        const committed = commitEvent(state, event.value, stamp(now), machineOptions);
+        if (!committed.ok) return committed;
+        const response = step.respond(committed.value);
+        const { entry, effects } = committed.value;
+        const changes = projectEntry(state, committed.value.state, effects, entry, threadId);
+        const snapshot = snapshots.after(threadId, state, committed.value.state, entry.recordedAt);
+        if (snapshot !== undefined) changes.snapshots = [snapshot.row];
+        const written = await store.commit(changes, {
+          idempotency: idempotencyRecord(claim, threadId, response, now),
+        });
+        if (written.ok) {
+          cache.set(threadId, committed.value.state);
+          snapshot?.committed();
+          await publish({ threadId, entries: [entry], effects, logLength: entry.index + 1 });
+          return ok(response);
+        }
+        if (written.error.code !== 'CONFLICT') return written;
+        if (expectedIndex !== undefined) {
+          const actualIndex = written.error.actualIndex;
+          return err(conflict(threadId, expectedIndex, actualIndex));
+        }
+        if (attempt >= maxAttempts) return written;
+        refresh = true;
+        // A writer whose next command starts from a cached state beats one that reloads, every
+        // time: back off (jittered, growing) so a steady competitor cannot starve this one.
+        await backoff(attempt);
+      }
+    });
+  }
+
+  function newThread<T>(
+    threadId: string,
+    changes: ReadModelChanges,
+    state: ThreadState,
+    claim: IdempotencyClaim | undefined,
+    response: T,
+    now: string,
+    published: Omit<CommittedEvent, 'threadId' | 'logLength'>,
+  ): Promise<Result<T>> {
+    const snapshot = snapshots.ofNewThread(threadId, state, now, changes.snapshots);
+    if (snapshot !== undefined) changes.snapshots = [...(changes.snapshots ?? []), snapshot.row];
+    return withLock(threadId, async () => {
+      const written = await store.commit(changes, {
+        idempotency: idempotencyRecord(claim, threadId, response, now),
+      });
+      if (!written.ok) {
+        if (written.error.code !== 'CONFLICT') return written;
+        return err({
+          ...written.error,
+          message: `thread ${threadId} already exists: choose another id`,
+        });
+      }
+      cache.set(threadId, state);
+      snapshot?.committed();
+      await publish({ threadId, ...published, logLength: state.length });
+      return ok(response);
+    });
+  }
+
+  return { stamp, onThread, newThread };
+}
+
+/** Sleeps a random 0–2^attempt ms (at most ~100 ms) between attempts of a lost race. */
+function backoff(attempt: number): Promise<void> {
+  const ms = Math.random() * Math.min(100, 2 ** attempt);
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,156 @@
+/**
+ * What the read API answers with: the parsed views of read-model rows (and of log entries), and
+ * the conversions from the rows the store's queries return.
+ */
+import type { NodeKind, SemanticNodeType } from '../core/graph/index.js';
+import type { JsonValue } from '../core/json.js';
+import type { LogEntry } from '../core/log/index.js';
+import type { WorkflowState } from '../core/run/index.js';
+import type { NodeTaint, NodeUsage } from '../core/thread/index.js';
+import type { NodeWithParents } from '../store/read-model/queries.js';
+import type { LogEntryRow, RunRow, ThreadRow } from '../store/read-model/rows.js';
+import { DEFAULT_TENANT } from './tenancy.js';
+
+export interface ThreadView {
+  /** The thread's id as the reader names it (a tenant: its id; the system: its storage key). */
+  id: string;
+  /** Where the thread is stored: how the store and the event hub name it. Never shown. */
+  key: string;
+  tenantId: string;
+  createdAt: Date;
+  updatedAt: Date;
+  metadata: JsonValue;
+  nodeTypes: SemanticNodeType[];
+  allowDynamicNodeTypes: boolean;
+  logLength: number;
+  stateHash: string;
+  frontier: string[];
+  forkedFrom: { threadId: string; upToIndex: number } | null;
+}
+
+export interface NodeView {
+  threadId: string;
+  id: string;
+  kind: NodeKind;
+  parentIds: string[];
+  payload: JsonValue;
+  createdAt: Date;
+  sequence: number;
+  resourceKey: string | null;
+  logIndex: number;
+  runId: string | null;
+  taint: NodeTaint | null;
+  usage: NodeUsage | null;
+  isFrontier: boolean;
+  isCurrent: boolean;
+}
+
+/** A memory item: a current semantic head with its normalised type and key. */
+export interface MemoryView {
+  type: string;
+  key: string;
+  node: NodeView;
+}
+
+export interface RunView {
+  threadId: string;
+  id: string;
+  status: string;
+  createdAt: Date;
+  updatedAt: Date;
+  startedAt: Date | null;
+  logIndex: number;
+  state: WorkflowState;
+}
+
+export interface EventView {
+  threadId: string;
+  index: number;
+  id: string;
+  type: string;
+  recordedAt: Date;
+  entry: LogEntry;
+}
+
+export interface ThreadDiffView {
+  commonPrefix: number;
+  onlyA: EventView[];
+  onlyB: EventView[];
+}
+
+const parse = <T>(text: string): T => JSON.parse(text) as T;
+
+export function toThreadView(row: ThreadRow): ThreadView {
+  return {
+    id: row.id,
+    key: row.id,
+    tenantId: row.tenantId ?? DEFAULT_TENANT,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    metadata: parse(row.metadata),
+    nodeTypes: parse(row.nodeTypes),
+    allowDynamicNodeTypes: row.allowDynamicNodeTypes,
+    logLength: row.logLength,
+    stateHash: row.stateHash,
+    frontier: parse(row.frontier),
+    forkedFrom:
+      row.forkedFromId === null
+        ? null
+        : { threadId: row.forkedFromId, upToIndex: row.forkedUpToIndex ?? 0 },
+  };
+}
+
+export function toNodeView(row: NodeWithParents): NodeView {
+  return {
+    threadId: row.threadId,
+    id: row.id,
+    kind: row.kind as NodeKind,
+    parentIds: row.parentIds,
+    payload: parse(row.payload),
+    createdAt: row.createdAt,
+    sequence: row.sequence,
+    resourceKey: row.resourceKey,
+    logIndex: row.logIndex,
+    runId: row.runId,
+    taint: row.taint === null ? null : parse(row.taint),
+    usage: row.usage === null ? null : parse(row.usage),
+    isFrontier: row.isFrontier,
+    isCurrent: row.isCurrent,
+  };
+}
+
+export function toRunView(row: RunRow): RunView {
+  return {
+    threadId: row.threadId,
+    id: row.id,
+    status: row.status,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    startedAt: row.startedAt,
+    logIndex: row.logIndex,
+    state: parse(row.state),
+  };
+}
+
+export function toEventView(row: LogEntryRow): EventView {
+  return {
+    threadId: row.threadId,
+    index: row.index,
+    id: row.entryId,
+    type: row.type,
+    recordedAt: row.recordedAt,
+    entry: parse(row.entry),
+  };
+}
+
+/** A log entry as the event view of thread `threadId`. */
+export function eventOf(threadId: string, entry: LogEntry): EventView {
+  return {
+    threadId,
+    index: entry.index,
+    id: entry.id,
+    type: entry.event.type,
+    recordedAt: new Date(entry.recordedAt),
+    entry,
+  };
+}
