@@ -6,19 +6,16 @@
  */
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createPrismaEventLogStore } from '../../src/store/event-log/index.js';
-import { createPrisma } from '../../src/store/prisma/index.js';
+import { createLogStore } from '../../src/store/event-log/index.js';
+import { openThreadStore } from '../../src/store/read-model/index.js';
 import { makeEntry } from './event-log-fixtures.js';
 
 const [url, threadId, tag, countText, goFile] = process.argv.slice(2);
 if (!url || !threadId || !tag || !countText || !goFile) {
   throw new Error('usage: event-log-child.ts <databaseUrl> <threadId> <tag> <count> <goFile>');
 }
-const client = createPrisma(url);
-const store =
-  client.provider === 'sqlite'
-    ? createPrismaEventLogStore(client.prisma, 'sqlite')
-    : createPrismaEventLogStore(client.prisma, 'postgres');
+const threads = openThreadStore(url);
+const store = createLogStore(threads);
 await store.length(threadId); // connect before the start signal
 console.log('ready');
 while (!existsSync(goFile)) await sleep(2);
@@ -33,5 +30,5 @@ while (appended.length < Number(countText)) {
   else if (result.error.code === 'CONFLICT') conflicts++;
   else throw new Error(`unexpected ${result.error.code}: ${result.error.message}`);
 }
-await client.prisma.$disconnect();
+await threads.close();
 console.log(JSON.stringify({ appended, conflicts }));

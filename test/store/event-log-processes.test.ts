@@ -10,9 +10,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createPrismaEventLogStore } from '../../src/store/event-log/index.js';
+import { createLogStore } from '../../src/store/event-log/index.js';
 import { migrate } from '../../src/store/migrate/index.js';
-import { createPrisma } from '../../src/store/prisma/index.js';
+import { openThreadStore } from '../../src/store/read-model/index.js';
 import {
   createTestDatabase,
   describeWithPostgres,
@@ -65,19 +65,16 @@ async function appendFromProcesses(url: string, threadId: string, tags: string[]
 }
 
 async function expectOneGapFreeLog(url: string, threadId: string, reports: ChildReport[]) {
-  const client = createPrisma(url);
+  const threads = openThreadStore(url);
   try {
-    const store =
-      client.provider === 'sqlite'
-        ? createPrismaEventLogStore(client.prisma, 'sqlite')
-        : createPrismaEventLogStore(client.prisma, 'postgres');
+    const store = createLogStore(threads);
     const read = await store.read(threadId);
     const acknowledged = reports.flatMap((r) => r.appended);
     expect(read.map((e) => e.index)).toEqual(acknowledged.map((_, i) => i));
     expect(read.map((e) => e.id).sort()).toEqual([...acknowledged].sort());
     expect(await store.length(threadId)).toBe(acknowledged.length);
   } finally {
-    await client.prisma.$disconnect();
+    await threads.close();
   }
 }
 

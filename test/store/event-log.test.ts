@@ -1,20 +1,18 @@
 /**
- * Runs the event-log store conformance suite on every backend: the in-memory reference store,
- * Prisma on SQLite (a fresh, migrated file per test) and Prisma on Postgres (a fresh, migrated
- * database per suite; skipped with a printed reason when Postgres is absent, failing under
- * REQUIRE_POSTGRES=1). The Postgres fixture hands the suite a second store on its own client,
- * so the concurrency cases race over two connection pools.
+ * Runs the event-log store conformance suite on the in-memory reference store and on the
+ * production log store (createLogStore over the thread store the engine writes through) on
+ * SQLite (a fresh, migrated file per test) and Postgres (a fresh, migrated database per suite;
+ * skipped with a printed reason when Postgres is absent, failing under REQUIRE_POSTGRES=1). The
+ * fixtures hand the suite a second store with its own writer (on SQLite, its own writer thread;
+ * on Postgres, its own pool), so the concurrency cases race across two writers.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import {
-  createMemoryEventLogStore,
-  createPrismaEventLogStore,
-} from '../../src/store/event-log/index.js';
+import { createLogStore, createMemoryEventLogStore } from '../../src/store/event-log/index.js';
 import { migrate } from '../../src/store/migrate/index.js';
-import { createPostgresPrisma, createSqlitePrisma } from '../../src/store/prisma/index.js';
+import { openThreadStore } from '../../src/store/read-model/index.js';
 import {
   createTestDatabase,
   describeWithPostgres,
@@ -31,18 +29,22 @@ const tmpRoot = mkdtempSync(join(tmpdir(), 'weft-event-log-'));
 afterAll(() => rmSync(tmpRoot, { recursive: true, force: true }));
 let counter = 0;
 
-describeEventLogStoreConformance('prisma sqlite', async () => {
-  const path = join(tmpRoot, `db-${++counter}`, 'weft.db');
-  await migrate(`file:${path}`);
-  const prisma = createSqlitePrisma(path);
-  // No second client here: better-sqlite3 is synchronous, so a second connection in the same
-  // process waiting on the file lock (busy_timeout) blocks the very thread that would release
-  // it. In one process SQLite has one connection and the adapter serialises its transactions;
-  // the concurrency cases race through that queue.
+/** Two production log stores on `url`, each on a thread store (and writer) of its own. */
+const productionStores = (url: string) => {
+  const stores = [openThreadStore(url), openThreadStore(url)];
   return {
-    store: createPrismaEventLogStore(prisma, 'sqlite'),
-    cleanup: () => prisma.$disconnect(),
+    store: createLogStore(stores[0]!),
+    peer: createLogStore(stores[1]!),
+    cleanup: async () => {
+      await Promise.all(stores.map((s) => s.close()));
+    },
   };
+};
+
+describeEventLogStoreConformance('production log store on sqlite', async () => {
+  const url = `file:${join(tmpRoot, `db-${++counter}`, 'weft.db')}`;
+  await migrate(url);
+  return productionStores(url);
 });
 
 describeWithPostgres('event-log store', () => {
@@ -55,15 +57,7 @@ describeWithPostgres('event-log store', () => {
     await database?.drop();
   });
 
-  describeEventLogStoreConformance('prisma postgres', async () => {
-    const prisma = createPostgresPrisma(database.url);
-    const peerPrisma = createPostgresPrisma(database.url);
-    return {
-      store: createPrismaEventLogStore(prisma, 'postgres'),
-      peer: createPrismaEventLogStore(peerPrisma, 'postgres'),
-      cleanup: async () => {
-        await Promise.all([prisma.$disconnect(), peerPrisma.$disconnect()]);
-      },
-    };
-  });
+  describeEventLogStoreConformance('production log store on postgres', async () =>
+    productionStores(database.url),
+  );
 });

@@ -1,7 +1,7 @@
 /**
  * Every reader of the log gets the same entries back from packed and sealed rows: the engine's
  * thread store, the API's read queries (`ReadQueries.entries`, behind `Thread.events`) and the
- * event-log store. A thread written by the engine with one `appendNodes` whose payloads total
+ * production event-log store. A thread written by the engine with one `appendNodes` whose payloads total
  * well over 1,024 characters holds a packed entry; with a key, every row is sealed too. Real
  * SQLite files in a temp dir, and Postgres when it answers.
  */
@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/core/canonical.js';
 import { createSequentialIds, createSimulatedClock } from '../../src/core/ports.js';
 import { createEngine } from '../../src/engine/index.js';
-import { createPrismaEventLogStore } from '../../src/store/event-log/index.js';
+import { createLogStore } from '../../src/store/event-log/index.js';
 import { migrate } from '../../src/store/migrate/index.js';
 import { createPrisma, type SqlitePrismaClient } from '../../src/store/prisma/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
@@ -107,10 +107,7 @@ function describeBackend(name: string, freshUrl: () => Promise<string>) {
           );
           expect((await queries.entries(threadId, 0, 1)).map((r) => r.entry)).toEqual([texts[1]]);
 
-          const log =
-            weft.provider === 'sqlite'
-              ? createPrismaEventLogStore(weft.prisma, 'sqlite', { codec: store.codec })
-              : createPrismaEventLogStore(weft.prisma, 'postgres', { codec: store.codec });
+          const log = createLogStore(store);
           expect((await log.read(threadId)).map((e) => canonicalJson(e))).toEqual(texts);
           expect((await log.read(threadId, { from: 1, limit: 1 })).map(canonicalJson)).toEqual([
             texts[1],
@@ -136,7 +133,7 @@ describe('event-log store with an encryption codec', () => {
     const weft = createPrisma(url);
     try {
       if (weft.provider !== 'sqlite') throw new Error('expected sqlite');
-      const log = createPrismaEventLogStore(weft.prisma, 'sqlite', { codec: store.codec });
+      const log = createLogStore(store);
       const entry = {
         schemaVersion: 1 as const,
         id: 'evt_0',
@@ -151,8 +148,14 @@ describe('event-log store with an encryption codec', () => {
       expect(row!.entry.startsWith('wenc1:')).toBe(true);
       expect(row!.verbatim?.startsWith('wenc1:')).toBe(true);
       expect(JSON.stringify(await log.read('t'))).toBe(JSON.stringify([entry]));
-      const plain = createPrismaEventLogStore(weft.prisma, 'sqlite');
-      await expect(plain.read('t')).rejects.toMatchObject({ code: 'ENCRYPTION_KEY_MISSING' });
+      const keyless = openThreadStore(url);
+      try {
+        await expect(createLogStore(keyless).read('t')).rejects.toMatchObject({
+          code: 'ENCRYPTION_KEY_MISSING',
+        });
+      } finally {
+        await keyless.close();
+      }
     } finally {
       await weft.prisma.$disconnect();
       await store.close();

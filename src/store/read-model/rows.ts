@@ -57,4 +57,11 @@ export interface ReadModelChanges {
   runSpend: RunSpendRow[];
   /** Snapshots to store with these entries (a cache: optional). */
   snapshots?: SnapshotRow[];
+  /**
+   * Entries appended through the event-log contract (event-log/log-store.ts) rather than by the
+   * engine: `thread` is a neutral row created only if the thread is unknown, and of an existing
+   * row only the log length and update time change. `verbatim` holds, per entry, the text as
+   * appended where its key order is not canonical.
+   */
+  logOnly?: { verbatim: ReadonlyArray<string | null> };
 }

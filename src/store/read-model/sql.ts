@@ -109,6 +109,17 @@ const THREAD_UPSERT_TAIL = thread.upsertTail([
   'forkedUpToIndex',
 ]);
 
+/** Creates the thread rows that do not exist yet; existing ones are left as they are. */
+export const ensureThreads = (script: ScriptRecorder, rows: readonly ThreadRow[]) =>
+  insertRows(script, thread, rows, ` ON CONFLICT (${thread.c.id}) DO NOTHING`);
+
+/** Sets the log length (and update time) of one thread, leaving the rest of its row. */
+export const setLogLength = (script: ScriptRecorder, row: ThreadRow) =>
+  script.add(
+    `UPDATE ${thread.sql} SET ${thread.c.logLength} = ?, ${thread.c.updatedAt} = ? WHERE ${thread.c.id} = ?`,
+    [row.logLength, thread.encodeField('updatedAt', row.updatedAt, script.provider), row.id],
+  );
+
 /** Brings existing thread rows up to date (an upsert; the ids must be distinct). */
 export const updateThreads = (script: ScriptRecorder, rows: readonly ThreadRow[]) =>
   insertRows(script, thread, rows, THREAD_UPSERT_TAIL);

@@ -5,10 +5,10 @@ import { parseDatabaseUrl } from '../migrate/database-url.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import { rawExecute, rawQuery } from '../prisma/raw.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
-import { type StoredEntryRow, setting } from '../tables/index.js';
+import { logEntry, type StoredEntryRow, setting } from '../tables/index.js';
 import { type DueRun, type DueRunQuery, findDueRuns } from './deadlines.js';
 import { dumpReadModels, type ReadModelDump } from './dump.js';
-import { MAX_LOG_INDEX, readLogTexts } from './log-reads.js';
+import { type LogTexts, type LogWindow, MAX_LOG_INDEX, readLogTexts } from './log-reads.js';
 import { packEntry } from './packed-entry.js';
 import type { LogEntryRow, NodeRow, ReadModelChanges, SnapshotRow } from './rows.js';
 import {
@@ -50,6 +50,10 @@ export interface ThreadStore {
   readEntries(threadId: string, from?: number, to?: number): Promise<LogEntry[]>;
   /** The canonical texts of the entries `readEntries` returns (what they are parsed from). */
   readEntryTexts(threadId: string, from?: number, to?: number): Promise<string[]>;
+  /** The canonical and the appended texts of the entries in `window`, in index order. */
+  readLog(threadId: string, window: LogWindow): Promise<LogTexts[]>;
+  /** Which of `entryIds` the thread's log holds. */
+  findEntryIds(threadId: string, entryIds: readonly string[]): Promise<Set<string>>;
   /**
    * Up to `limit` snapshots of the thread with index ≤ `atMost`, newest first (unverified: the
    * caller checks them, see src/core/thread/snapshot.ts).
@@ -187,6 +191,7 @@ function storedEntries(
   entries: readonly LogEntryRow[],
   nodes: readonly NodeRow[],
   codec: FieldCodec,
+  verbatim: ReadonlyArray<string | null> | undefined,
 ): StoredEntryRow[] {
   const byEntry = new Map<number, Array<{ sequence: number; payload: string }>>();
   for (const node of nodes) {
@@ -197,7 +202,16 @@ function storedEntries(
     }
     list.push({ sequence: node.sequence, payload: node.payload });
   }
-  return entries.map((row) => {
+  return entries.map((row, i) => {
+    const kept = verbatim?.[i] ?? null;
+    if (kept !== null) {
+      return {
+        ...row,
+        entry: codec.sealText(row.entry),
+        packed: null,
+        verbatim: codec.sealText(kept),
+      };
+    }
     const packed = packEntry(row.entry, byEntry.get(row.index) ?? []);
     return packed === null
       ? { ...row, entry: codec.sealText(row.entry), packed: null, verbatim: null }
@@ -215,7 +229,7 @@ function storedItem(
   record: IdempotencyRecord | undefined,
   codec: FieldCodec,
 ): WriteItem {
-  const entries = storedEntries(changes.entries, changes.nodes, codec);
+  const entries = storedEntries(changes.entries, changes.nodes, codec, changes.logOnly?.verbatim);
   if (!codec.encrypted) return { changes, entries, record };
   const sealed = sealChanges(codec, changes);
   return {
@@ -264,19 +278,17 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): 
     return row?.logLength;
   };
 
+  const readLog = async (threadId: string, window: LogWindow): Promise<LogTexts[]> => {
+    await ready();
+    return readLogTexts(prisma, weft.provider, codec, threadId, window);
+  };
+
   const readEntryTexts = async (
     threadId: string,
     from = 0,
     to = MAX_LOG_INDEX,
-  ): Promise<string[]> => {
-    await ready();
-    const read = await readLogTexts(prisma, weft.provider, codec, threadId, {
-      from,
-      to,
-      limit: MAX_LOG_INDEX,
-    });
-    return read.map((r) => r.text);
-  };
+  ): Promise<string[]> =>
+    (await readLog(threadId, { from, to, limit: MAX_LOG_INDEX })).map((r) => r.text);
 
   /** CONFLICT for a commit that lost its first index; the length is read after the rollback. */
   const conflict = async (changes: ReadModelChanges): Promise<WeftError> => {
@@ -301,6 +313,22 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): 
     },
 
     readEntryTexts,
+    readLog,
+
+    async findEntryIds(threadId, entryIds) {
+      const found = new Set<string>();
+      // Chunks well under both providers' bound-parameter limits.
+      for (let i = 0; i < entryIds.length; i += 10_000) {
+        const part = entryIds.slice(i, i + 10_000);
+        const rows = await rawQuery(
+          weft,
+          `SELECT ${logEntry.c.entryId} FROM ${logEntry.sql} WHERE ${logEntry.c.threadId} = ? AND ${logEntry.c.entryId} IN (${part.map(() => '?').join(', ')})`,
+          [threadId, ...part],
+        );
+        for (const row of rows) found.add(logEntry.decode(row, weft.provider).entryId);
+      }
+      return found;
+    },
 
     async findSnapshots(threadId, atMost, limit = 1) {
       await ready();
@@ -346,7 +374,8 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): 
     },
 
     async commit(changes, commitOptions = {}) {
-      if (changes.entries.length === 0) return ok(undefined);
+      // A log-only commit without entries still creates its thread row (an empty fork).
+      if (changes.entries.length === 0 && changes.logOnly === undefined) return ok(undefined);
       await ready();
       const outcome = await writer.submit(storedItem(changes, commitOptions.idempotency, codec));
       if (outcome === 'written') return ok(undefined);

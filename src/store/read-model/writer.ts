@@ -12,11 +12,13 @@ import type { PlainTwins } from './sealed-rows.js';
 import {
   deleteHeads,
   deleteSpend,
+  ensureThreads,
   insertEntries,
   insertIdempotencyRecords,
   insertNodeParents,
   insertNodes,
   insertThreads,
+  setLogLength,
   setNodeFlag,
   updateThreads,
   upsertResourceHeads,
@@ -84,10 +86,16 @@ export interface WriterOptions {
  */
 export function writeItems(script: ScriptRecorder, items: readonly WriteItem[]): void {
   const all = items.map((i) => i.changes);
+  const engine = all.filter((c) => c.logOnly === undefined);
+  const logOnly = all.filter((c) => c.logOnly !== undefined);
+  ensureThreads(
+    script,
+    logOnly.map((c) => c.thread),
+  );
   script.guard('conflict', () => {
     insertThreads(
       script,
-      all.filter((c) => c.created).map((c) => c.thread),
+      engine.filter((c) => c.created).map((c) => c.thread),
     );
     insertEntries(
       script,
@@ -138,8 +146,9 @@ export function writeItems(script: ScriptRecorder, items: readonly WriteItem[]):
   );
   updateThreads(
     script,
-    all.filter((c) => !c.created).map((c) => c.thread),
+    engine.filter((c) => !c.created).map((c) => c.thread),
   );
+  for (const c of logOnly) setLogLength(script, c.thread);
 }
 
 /** The writer on `runner`. */
