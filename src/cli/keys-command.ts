@@ -7,8 +7,8 @@
  */
 import { type ApiKeyInfo, ApiKeyInputError, apiKeys, parseScopes } from '../server/auth/index.js';
 import { isMigrationError, migrate } from '../store/migrate/index.js';
-import { createPrisma, type SqlitePrismaClient, type WeftPrisma } from '../store/prisma/index.js';
-import { openThreadStore } from '../store/read-model/index.js';
+import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
+import { countTenantThreads, DEFAULT_TENANT, openThreadStore } from '../store/read-model/index.js';
 import { parseArgs, UsageError } from './args.js';
 import { configOrExit } from './server-commands.js';
 
@@ -38,10 +38,8 @@ Open and keyed mode:
   served on a loopback HOST, or with WEFT_ALLOW_OPEN=true.`;
 
 /** Threads of tenant `default`: what open-mode callers wrote. */
-async function defaultTenantThreads(db: WeftPrisma): Promise<number> {
-  const prisma = db.prisma as unknown as SqlitePrismaClient;
-  return prisma.thread.count({ where: { tenantId: 'default' } });
-}
+const defaultTenantThreads = (db: WeftPrisma): Promise<number> =>
+  countTenantThreads(db, DEFAULT_TENANT);
 
 const row = (k: ApiKeyInfo) =>
   [

@@ -2,12 +2,13 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { migrationLedger } from '../tables/index.js';
 import { MigrationError } from './errors.js';
 
 export type Provider = 'sqlite' | 'postgres';
 
 /** Where the runner records applied migrations (same shape on both providers). */
-export const MIGRATIONS_TABLE = '_weft_migrations';
+export const MIGRATIONS_TABLE = migrationLedger.name;
 
 export interface Migration {
   /** Directory name, `NNNN_snake_name`; migrations apply in name order. */

@@ -1,19 +1,17 @@
 import pg from 'pg';
+import { migrationLedger } from '../tables/index.js';
 import { asMigrationFailure } from './errors.js';
-import {
-  type AppliedMigration,
-  MIGRATIONS_TABLE,
-  type Migration,
-  pendingMigrations,
-} from './migration-files.js';
+import { type AppliedMigration, type Migration, pendingMigrations } from './migration-files.js';
 
-/** pg_advisory_xact_lock(int4, int4) key: 'weft' in ASCII, then 1 for "migrations". */
+/** pg_advisory_xact_lock(int4, int4) key: 'weft' in ASCII, then 1 (the migrations lock). */
 const LOCK_KEY: readonly [number, number] = [0x77656674, 1];
 
-const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS "${MIGRATIONS_TABLE}" (
-  "name" TEXT NOT NULL PRIMARY KEY,
-  "checksum" TEXT NOT NULL,
-  "applied_at" TIMESTAMPTZ NOT NULL DEFAULT now()
+const M = migrationLedger.c;
+
+const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS ${migrationLedger.sql} (
+  ${M.name} TEXT NOT NULL PRIMARY KEY,
+  ${M.checksum} TEXT NOT NULL,
+  ${M.appliedAt} TIMESTAMPTZ NOT NULL DEFAULT now()
 )`;
 
 /**
@@ -39,7 +37,7 @@ export async function migratePostgres(
         await client.query('SELECT pg_advisory_xact_lock($1, $2)', [...LOCK_KEY]);
         await client.query(CREATE_TABLE);
         const { rows } = await client.query<AppliedMigration>(
-          `SELECT "name", "checksum" FROM "${MIGRATIONS_TABLE}" ORDER BY "name"`,
+          `SELECT ${M.name}, ${M.checksum} FROM ${migrationLedger.sql} ORDER BY ${M.name}`,
         );
         next = pendingMigrations(migrations, rows)[0];
         if (next === undefined) {
@@ -49,7 +47,7 @@ export async function migratePostgres(
         // No parameters: pg uses the simple protocol, which runs a multi-statement script.
         await client.query(next.sql);
         await client.query(
-          `INSERT INTO "${MIGRATIONS_TABLE}" ("name", "checksum") VALUES ($1, $2)`,
+          `INSERT INTO ${migrationLedger.sql} (${M.name}, ${M.checksum}) VALUES ($1, $2)`,
           [next.name, next.checksum],
         );
         await client.query('COMMIT');

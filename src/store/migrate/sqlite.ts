@@ -2,18 +2,16 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { SQLITE_BUSY_TIMEOUT_MS, SQLITE_PRAGMAS } from '../prisma/sqlite-pragmas.js';
+import { migrationLedger } from '../tables/index.js';
 import { asMigrationFailure } from './errors.js';
-import {
-  type AppliedMigration,
-  MIGRATIONS_TABLE,
-  type Migration,
-  pendingMigrations,
-} from './migration-files.js';
+import { type AppliedMigration, type Migration, pendingMigrations } from './migration-files.js';
 
-const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS "${MIGRATIONS_TABLE}" (
-  "name" TEXT NOT NULL PRIMARY KEY,
-  "checksum" TEXT NOT NULL,
-  "applied_at" TEXT NOT NULL
+const M = migrationLedger.c;
+
+const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS ${migrationLedger.sql} (
+  ${M.name} TEXT NOT NULL PRIMARY KEY,
+  ${M.checksum} TEXT NOT NULL,
+  ${M.appliedAt} TEXT NOT NULL
 )`;
 
 /**
@@ -58,10 +56,10 @@ export function migrateSqlite(
     db.pragma('foreign_keys = OFF');
     db.exec(CREATE_TABLE);
     const readApplied = db.prepare<[], AppliedMigration>(
-      `SELECT "name", "checksum" FROM "${MIGRATIONS_TABLE}" ORDER BY "name"`,
+      `SELECT ${M.name}, ${M.checksum} FROM ${migrationLedger.sql} ORDER BY ${M.name}`,
     );
     const record = db.prepare<[string, string, string]>(
-      `INSERT INTO "${MIGRATIONS_TABLE}" ("name", "checksum", "applied_at") VALUES (?, ?, ?)`,
+      `${migrationLedger.insertHead} VALUES ${migrationLedger.tuple}`,
     );
     for (;;) {
       db.exec('BEGIN IMMEDIATE');

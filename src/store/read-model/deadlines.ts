@@ -6,12 +6,9 @@
  */
 import { isTerminalStatus, WORKFLOW_STATUSES } from '../../core/run/index.js';
 import { parseDatabaseUrl } from '../migrate/database-url.js';
-import {
-  createPostgresPrisma,
-  createSqlitePrisma,
-  type SqlitePrismaClient,
-  type WeftPrisma,
-} from '../prisma/index.js';
+import { createPostgresPrisma, createSqlitePrisma, type WeftPrisma } from '../prisma/index.js';
+import { run } from '../tables/index.js';
+import { marks, selectRows } from './select.js';
 
 /** A run of a thread: the run read model's key (a run id repeats in forks of its thread). */
 export interface RunKey {
@@ -53,30 +50,23 @@ export const ACTIVE_RUN_STATUSES: readonly string[] = WORKFLOW_STATUSES.filter(
  * clears it), so it needs no status check of its own.
  */
 export async function findDueRuns(weft: WeftPrisma, query: DueRunQuery): Promise<DueRun[]> {
-  // The two generated clients share the model API (as in thread-store.ts): one typing serves.
-  const prisma = weft.prisma as unknown as SqlitePrismaClient;
   const { now, limit, after } = query;
-  const rows = await prisma.run.findMany({
-    where: {
-      status: { in: [...ACTIVE_RUN_STATUSES] },
-      OR: [{ waitingTimeoutAt: { lte: now } }, { executionDeadlineAt: { lte: now } }],
-      ...(after === undefined
-        ? {}
-        : {
-            AND: [
-              {
-                OR: [
-                  { threadId: { gt: after.threadId } },
-                  { threadId: after.threadId, id: { gt: after.runId } },
-                ],
-              },
-            ],
-          }),
-    },
-    orderBy: [{ threadId: 'asc' }, { id: 'asc' }],
-    take: limit,
-    select: { threadId: true, id: true, waitingTimeoutAt: true, executionDeadlineAt: true },
-  });
+  const R = run.c;
+  const at = run.encodeField('waitingTimeoutAt', now, weft.provider);
+  const values: unknown[] = [...ACTIVE_RUN_STATUSES, at, at];
+  let where = `${R.status} IN (${marks(ACTIVE_RUN_STATUSES.length)}) AND (${R.waitingTimeoutAt} <= ? OR ${R.executionDeadlineAt} <= ?)`;
+  if (after !== undefined) {
+    where += ` AND (${R.threadId} > ? OR (${R.threadId} = ? AND ${R.id} > ?))`;
+    values.push(after.threadId, after.threadId, after.runId);
+  }
+  const rows = await selectRows(
+    weft,
+    run,
+    where,
+    [...values, limit],
+    ` ORDER BY ${R.threadId}, ${R.id} LIMIT ?`,
+    ['threadId', 'id', 'waitingTimeoutAt', 'executionDeadlineAt'],
+  );
   return rows.map((row) => {
     const approval = row.waitingTimeoutAt !== null && row.waitingTimeoutAt <= now;
     return {
@@ -88,7 +78,6 @@ export async function findDueRuns(weft: WeftPrisma, query: DueRunQuery): Promise
   });
 }
 
-/** A due-run source with its own client on `databaseUrl` (reads only); `close()` frees it. */
 export function openDueRunSource(databaseUrl: string): DueRunSource & { close(): Promise<void> } {
   const target = parseDatabaseUrl(databaseUrl);
   // Reads only: on SQLite (WAL) a reader never waits for the writer connection, and on Postgres

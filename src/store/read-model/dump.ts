@@ -3,8 +3,10 @@
  * rows sorted by key): for tests and diagnostics (`weft replay`).
  */
 import type { FieldCodec } from '../crypto/index.js';
-import type { SqlitePrismaClient } from '../prisma/sqlite.js';
+import type { WeftPrisma } from '../prisma/index.js';
+import * as tables from '../tables/index.js';
 import { openHead, openNode, openSpend, openThread } from './sealed-rows.js';
+import { marks, selectRows } from './select.js';
 
 export type ReadModelDump = Record<
   'thread' | 'node' | 'node_parent' | 'resource_head' | 'run' | 'run_spend',
@@ -27,21 +29,36 @@ const plain = (row: object): Record<string, unknown> =>
     Object.entries(row).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v]),
   );
 
+/** Rows of `table` of the given threads (by `field`), in chunks under the parameter limit. */
+async function rowsOf<Row>(
+  weft: WeftPrisma,
+  table: Parameters<typeof selectRows<Row>>[1],
+  field: string,
+  threadIds: readonly string[] | undefined,
+): Promise<Row[]> {
+  if (threadIds === undefined) return selectRows(weft, table, '', []);
+  const out: Row[] = [];
+  for (let i = 0; i < threadIds.length; i += 400) {
+    const part = threadIds.slice(i, i + 400);
+    out.push(
+      ...(await selectRows(weft, table, `${table.c[field]} IN (${marks(part.length)})`, part)),
+    );
+  }
+  return out;
+}
+
 export async function dumpReadModels(
-  prisma: SqlitePrismaClient,
+  weft: WeftPrisma,
   codec: FieldCodec,
   threadIds?: readonly string[],
 ): Promise<ReadModelDump> {
-  const where = threadIds === undefined ? {} : { threadId: { in: [...threadIds] } };
   const [thread, node, nodeParent, resourceHead, run, runSpend] = await Promise.all([
-    prisma.thread.findMany({
-      where: threadIds === undefined ? {} : { id: { in: [...threadIds] } },
-    }),
-    prisma.node.findMany({ where }),
-    prisma.nodeParent.findMany({ where }),
-    prisma.resourceHead.findMany({ where }),
-    prisma.run.findMany({ where }),
-    prisma.runSpend.findMany({ where }),
+    rowsOf(weft, tables.thread, 'id', threadIds),
+    rowsOf(weft, tables.node, 'threadId', threadIds),
+    rowsOf(weft, tables.nodeParent, 'threadId', threadIds),
+    rowsOf(weft, tables.resourceHead, 'threadId', threadIds),
+    rowsOf(weft, tables.run, 'threadId', threadIds),
+    rowsOf(weft, tables.runSpend, 'threadId', threadIds),
   ]);
   const idOf = new Map(node.map((n) => [`${n.threadId}\u0000${n.sequence}`, n.id]));
   const edges = nodeParent.map((p) => ({

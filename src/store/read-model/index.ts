@@ -11,6 +11,7 @@ export {
 export { mergeChanges } from './merge.js';
 export { DEFAULT_TENANT, logEntryRow, projectEntry, runRow } from './project.js';
 export type * from './rows.js';
+export { countTenantThreads } from './select.js';
 export {
   createThreadStore,
   type IdempotencyRecord,

@@ -8,13 +8,21 @@
  * (src/engine/reads.ts) parses them. With a key, a lookup by a resource key or memory type or
  * key matches the sealed value and, for rows written before it was sealed, the plain one.
  */
-import { Prisma } from '../../generated/prisma-sqlite/client.js';
 import { type FieldCodec, PLAIN_CODEC } from '../crypto/index.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
-import type { SqlitePrismaClient } from '../prisma/sqlite.js';
+import { rawQuery } from '../prisma/raw.js';
+import { node, nodeParent, resourceHead, run, thread } from '../tables/index.js';
 import { MAX_LOG_INDEX, readLogEntries } from './log-reads.js';
 import type { LogEntryRow, NodeRow, ResourceHeadRow, RunRow, ThreadRow } from './rows.js';
 import { LABEL, openHead, openNode, openThread } from './sealed-rows.js';
+import {
+  bind,
+  countRows,
+  findRunLocations,
+  marks,
+  type RunLocation,
+  selectRows,
+} from './select.js';
 
 /** A node row with its parents in position order. */
 export interface NodeWithParents extends NodeRow {
@@ -56,11 +64,7 @@ export interface RunListQuery {
 }
 
 /** The run rows with this id and the fork source of each holding thread. */
-export interface RunPlace {
-  threadId: string;
-  forkedFromId: string | null;
-  tenantId: string;
-}
+export type RunPlace = RunLocation;
 
 export interface ReadQueries {
   threads(ids: readonly string[]): Promise<ThreadRow[]>;
@@ -141,30 +145,33 @@ export function createReadQueries(
   owned = false,
   codec: FieldCodec = PLAIN_CODEC,
 ): ReadQueries {
-  const prisma = weft.prisma as unknown as SqlitePrismaClient;
+  const N = node.c;
+  const E = nodeParent.c;
   const open = (row: NodeRow, parentIds: string[]): NodeWithParents =>
     codec.encrypted
       ? { ...openNode(codec, row), parentIds }
       : { ...row, payload: codec.openText(row.payload), parentIds };
   const openThreads = (rows: ThreadRow[]): ThreadRow[] =>
     codec.encrypted ? rows.map((row) => openThread(codec, row)) : rows;
+  const nodeRows = (where: string, values: readonly unknown[], tail = '') =>
+    selectRows(weft, node, where, values, tail);
   /** The parent ids of nodes of one thread, in position order, keyed by child sequence. */
   const parentIdsOf = async (threadId: string, sequences: readonly number[]) => {
     const edges = await chunked(sequences, (chunk) =>
-      prisma.$queryRaw<
-        Array<{ child_seq: number | bigint; position: number | bigint; id: string }>
-      >(
-        Prisma.sql`SELECT e."child_seq", e."position", p."id" FROM "node_parent" e
-          JOIN "node" p ON p."thread_id" = e."thread_id" AND p."sequence" = e."parent_seq"
-          WHERE e."thread_id" = ${threadId} AND e."child_seq" IN (${Prisma.join(chunk)})`,
+      rawQuery(
+        weft,
+        `SELECT e.${E.childSeq}, e.${E.position}, p.${N.id} FROM ${nodeParent.sql} e
+          JOIN ${node.sql} p ON p.${N.threadId} = e.${E.threadId} AND p.${N.sequence} = e.${E.parentSeq}
+          WHERE e.${E.threadId} = ? AND e.${E.childSeq} IN (${marks(chunk.length)})`,
+        [threadId, ...chunk],
       ),
     );
     const byChild = new Map<number, Array<{ position: number; id: string }>>();
-    for (const e of edges) {
-      const child = Number(e.child_seq);
-      const list = byChild.get(child);
-      const edge = { position: Number(e.position), id: e.id };
-      if (list === undefined) byChild.set(child, [edge]);
+    for (const row of edges) {
+      const e = nodeParent.decode(row, weft.provider);
+      const list = byChild.get(e.childSeq);
+      const edge = { position: e.position, id: node.decode(row, weft.provider).id };
+      if (list === undefined) byChild.set(e.childSeq, [edge]);
       else list.push(edge);
     }
     return (sequence: number) =>
@@ -178,50 +185,67 @@ export function createReadQueries(
     );
     return rows.map((r) => open(r, parents(r.sequence)));
   };
-  const openRun = (run: RunRow): RunRow => ({
-    ...run,
-    goal: codec.openText(run.goal),
-    state: codec.openText(run.state),
+  const openRun = (row: RunRow): RunRow => ({
+    ...row,
+    goal: codec.openText(row.goal),
+    state: codec.openText(row.state),
   });
   const nodesIn = async (threadId: string, ids: readonly string[]) =>
     withParents(
       threadId,
       await chunked([...new Set(ids)], (chunk) =>
-        prisma.node.findMany({ where: { threadId, id: { in: chunk } } }),
+        nodeRows(`${N.threadId} = ? AND ${N.id} IN (${marks(chunk.length)})`, [threadId, ...chunk]),
       ),
     );
+  /** `WHERE` parts and their values, built up condition by condition. */
+  const conditions = () => {
+    const parts: string[] = [];
+    const values: unknown[] = [];
+    return {
+      add(sql: string, ...bound: unknown[]) {
+        parts.push(sql);
+        values.push(...bound);
+      },
+      where: () => parts.join(' AND '),
+      values,
+    };
+  };
 
   return {
     threads: async (ids) =>
       openThreads(
         await chunked([...new Set(ids)], (chunk) =>
-          prisma.thread.findMany({ where: { id: { in: chunk } } }),
+          selectRows(weft, thread, `${thread.c.id} IN (${marks(chunk.length)})`, chunk),
         ),
       ),
 
-    listThreads: async (q) =>
-      openThreads(
-        await prisma.thread.findMany({
-          where: {
-            AND: [
-              q.tenantId === undefined ? {} : { tenantId: q.tenantId },
-              q.forkedFromId === undefined ? {} : { forkedFromId: q.forkedFromId },
-              q.createdAfter === undefined ? {} : { createdAt: { gt: q.createdAfter } },
-              q.createdBefore === undefined ? {} : { createdAt: { lt: q.createdBefore } },
-              q.after === undefined
-                ? {}
-                : {
-                    OR: [
-                      { createdAt: { gt: q.after.createdAt } },
-                      { createdAt: q.after.createdAt, id: { gt: q.after.id } },
-                    ],
-                  },
-            ],
-          },
-          orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-          take: q.take,
-        }),
-      ),
+    async listThreads(q) {
+      const T = thread.c;
+      const at = (d: Date) => bind(weft, thread, 'createdAt', d);
+      const w = conditions();
+      if (q.tenantId !== undefined) w.add(`${T.tenantId} = ?`, q.tenantId);
+      if (q.forkedFromId !== undefined) w.add(`${T.forkedFromId} = ?`, q.forkedFromId);
+      if (q.createdAfter !== undefined) w.add(`${T.createdAt} > ?`, at(q.createdAfter));
+      if (q.createdBefore !== undefined) w.add(`${T.createdAt} < ?`, at(q.createdBefore));
+      if (q.after !== undefined) {
+        const created = at(q.after.createdAt);
+        w.add(
+          `(${T.createdAt} > ? OR (${T.createdAt} = ? AND ${T.id} > ?))`,
+          created,
+          created,
+          q.after.id,
+        );
+      }
+      return openThreads(
+        await selectRows(
+          weft,
+          thread,
+          w.where(),
+          [...w.values, q.take],
+          ` ORDER BY ${T.createdAt}, ${T.id} LIMIT ?`,
+        ),
+      );
+    },
 
     async nodes(keys) {
       const groups = byThread(keys);
@@ -242,15 +266,14 @@ export function createReadQueries(
       while (rows.length < q.take) {
         if (rows.length > 0) await nextTurn();
         const take = Math.min(ROWS_PER_STATEMENT, q.take - rows.length);
-        const slice = await prisma.node.findMany({
-          where: {
-            threadId: q.threadId,
-            ...(after === undefined ? {} : { sequence: { gt: after } }),
-            ...(q.kinds === undefined ? {} : { kind: { in: [...q.kinds] } }),
-          },
-          orderBy: { sequence: 'asc' },
-          take,
-        });
+        const w = conditions();
+        w.add(`${N.threadId} = ?`, q.threadId);
+        if (after !== undefined) w.add(`${N.sequence} > ?`, after);
+        if (q.kinds !== undefined) w.add(`${N.kind} IN (${marks(q.kinds.length)})`, ...q.kinds);
+        const slice =
+          q.kinds?.length === 0
+            ? []
+            : await nodeRows(w.where(), [...w.values, take], ` ORDER BY ${N.sequence} LIMIT ?`);
         rows.push(...slice);
         if (slice.length < take) break;
         after = slice.at(-1)!.sequence;
@@ -259,30 +282,36 @@ export function createReadQueries(
       return withParents(q.threadId, rows);
     },
 
-    nodeCount: (threadId) => prisma.node.count({ where: { threadId } }),
+    nodeCount: (threadId) => countRows(weft, node, `${N.threadId} = ?`, [threadId]),
 
     async children(keys) {
       const groups = byThread(keys);
       const found = await Promise.all(
         [...groups].map(async ([threadId, group]) => {
           const edges = await chunked([...new Set(group.map((k) => k.id))], (chunk) =>
-            prisma.$queryRaw<
-              Array<{ parent_id: string; parent_seq: number | bigint; child_seq: number | bigint }>
-            >(
-              Prisma.sql`SELECT p."id" AS "parent_id", e."parent_seq", e."child_seq" FROM "node_parent" e
-                JOIN "node" p ON p."thread_id" = e."thread_id" AND p."sequence" = e."parent_seq"
-                WHERE e."thread_id" = ${threadId} AND p."id" IN (${Prisma.join(chunk)})`,
+            rawQuery(
+              weft,
+              `SELECT p.${N.id}, e.${E.parentSeq}, e.${E.childSeq} FROM ${nodeParent.sql} e
+                JOIN ${node.sql} p ON p.${N.threadId} = e.${E.threadId} AND p.${N.sequence} = e.${E.parentSeq}
+                WHERE e.${E.threadId} = ? AND p.${N.id} IN (${marks(chunk.length)})`,
+              [threadId, ...chunk],
             ),
           );
           const ordered = edges
-            .map((e) => ({
-              parentId: e.parent_id,
-              parentSeq: Number(e.parent_seq),
-              childSeq: Number(e.child_seq),
-            }))
+            .map((row) => {
+              const e = nodeParent.decode(row, weft.provider);
+              return {
+                parentId: node.decode(row, weft.provider).id,
+                parentSeq: e.parentSeq,
+                childSeq: e.childSeq,
+              };
+            })
             .sort((a, b) => a.parentSeq - b.parentSeq || a.childSeq - b.childSeq);
           const rows = await chunked([...new Set(ordered.map((e) => e.childSeq))], (chunk) =>
-            prisma.node.findMany({ where: { threadId, sequence: { in: chunk } } }),
+            nodeRows(`${N.threadId} = ? AND ${N.sequence} IN (${marks(chunk.length)})`, [
+              threadId,
+              ...chunk,
+            ]),
           );
           const children = new Map(
             (await withParents(threadId, rows)).map((n) => [n.sequence, n] as const),
@@ -298,18 +327,15 @@ export function createReadQueries(
       const found = await Promise.all(
         [...groups].map(async ([threadId, group]) => {
           // With a key each key is looked for in two forms: 2 × 400 + 1 values, still under 999.
-          const rows = await chunked([...new Set(group.map((k) => k.resourceKey))], (chunk) =>
-            prisma.node.findMany({
-              where: {
-                threadId,
-                resourceKey: {
-                  in: codec.encrypted
-                    ? chunk.flatMap((key) => codec.equalForms(LABEL.nodeResourceKey, key))
-                    : chunk,
-                },
-              },
-            }),
-          );
+          const rows = await chunked([...new Set(group.map((k) => k.resourceKey))], (chunk) => {
+            const forms = codec.encrypted
+              ? chunk.flatMap((key) => codec.equalForms(LABEL.nodeResourceKey, key))
+              : chunk;
+            return nodeRows(`${N.threadId} = ? AND ${N.resourceKey} IN (${marks(forms.length)})`, [
+              threadId,
+              ...forms,
+            ]);
+          });
           return withParents(threadId, rows.sort(bySequence));
         }),
       );
@@ -317,26 +343,18 @@ export function createReadQueries(
     },
 
     async resourceHeads(threadId, filter = {}) {
-      const stored = await prisma.resourceHead.findMany({
-        where: {
-          threadId,
-          ...(filter.semantic === undefined
-            ? {}
-            : filter.semantic
-              ? { semanticType: { not: null } }
-              : {}),
-          ...(filter.type === undefined
-            ? {}
-            : codec.encrypted
-              ? { semanticType: { in: codec.equalForms(LABEL.semanticType, filter.type) } }
-              : { semanticType: filter.type }),
-          ...(filter.key === undefined
-            ? {}
-            : codec.encrypted
-              ? { semanticKey: { in: codec.equalForms(LABEL.semanticKey, filter.key) } }
-              : { semanticKey: filter.key }),
-        },
-      });
+      const H = resourceHead.c;
+      const w = conditions();
+      w.add(`${H.threadId} = ?`, threadId);
+      if (filter.semantic === true) w.add(`${H.semanticType} IS NOT NULL`);
+      const match = (column: string, label: string, value: string | undefined) => {
+        if (value === undefined) return;
+        const forms = codec.encrypted ? codec.equalForms(label, value) : [value];
+        w.add(`${column} IN (${marks(forms.length)})`, ...forms);
+      };
+      match(H.semanticType, LABEL.semanticType, filter.type);
+      match(H.semanticKey, LABEL.semanticKey, filter.key);
+      const stored = await selectRows(weft, resourceHead, w.where(), w.values);
       const rows = codec.encrypted ? stored.map((row) => openHead(codec, row)) : stored;
       const nodes = new Map(
         (
@@ -353,7 +371,7 @@ export function createReadQueries(
 
     entries: async (threadId, afterIndex, take) =>
       (
-        await readLogEntries(prisma, weft.provider, codec, threadId, {
+        await readLogEntries(weft, codec, threadId, {
           from: Math.max(0, afterIndex + 1),
           to: MAX_LOG_INDEX,
           limit: take,
@@ -372,55 +390,54 @@ export function createReadQueries(
       const found = await Promise.all(
         [...groups].map(([threadId, group]) =>
           chunked([...new Set(group.map((k) => k.id))], (chunk) =>
-            prisma.run.findMany({ where: { threadId, id: { in: chunk } } }),
+            selectRows(
+              weft,
+              run,
+              `${run.c.threadId} = ? AND ${run.c.id} IN (${marks(chunk.length)})`,
+              [threadId, ...chunk],
+            ),
           ),
         ),
       );
       return found.flat().map(openRun);
     },
 
-    async runPlaces(runId) {
-      const rows = await prisma.run.findMany({
-        where: { id: runId },
-        select: { threadId: true, thread: { select: { forkedFromId: true, tenantId: true } } },
-      });
-      return rows.map((r) => ({
-        threadId: r.threadId,
-        forkedFromId: r.thread.forkedFromId,
-        tenantId: r.thread.tenantId,
-      }));
+    runPlaces: (runId) => findRunLocations(weft, runId),
+
+    async listRuns(q) {
+      const R = run.c;
+      const at = (d: Date) => bind(weft, run, 'createdAt', d);
+      const w = conditions();
+      if (q.tenantId !== undefined) w.add(`${R.tenantId} = ?`, q.tenantId);
+      if (q.threadId !== undefined) w.add(`${R.threadId} = ?`, q.threadId);
+      if (q.statuses !== undefined) {
+        if (q.statuses.length === 0) return [];
+        w.add(`${R.status} IN (${marks(q.statuses.length)})`, ...q.statuses);
+      }
+      if (q.after !== undefined) {
+        const created = at(q.after.createdAt);
+        w.add(
+          `(${R.createdAt} > ? OR (${R.createdAt} = ? AND (${R.threadId} > ? OR (${R.threadId} = ? AND ${R.id} > ?))))`,
+          created,
+          created,
+          q.after.threadId,
+          q.after.threadId,
+          q.after.id,
+        );
+      }
+      return (
+        await selectRows(
+          weft,
+          run,
+          w.where(),
+          [...w.values, q.take],
+          ` ORDER BY ${R.createdAt}, ${R.threadId}, ${R.id} LIMIT ?`,
+        )
+      ).map(openRun);
     },
 
-    listRuns: async (q) =>
-      (
-        await prisma.run.findMany({
-          where: {
-            AND: [
-              q.tenantId === undefined ? {} : { tenantId: q.tenantId },
-              q.threadId === undefined ? {} : { threadId: q.threadId },
-              q.statuses === undefined ? {} : { status: { in: [...q.statuses] } },
-              q.after === undefined
-                ? {}
-                : {
-                    OR: [
-                      { createdAt: { gt: q.after.createdAt } },
-                      { createdAt: q.after.createdAt, threadId: { gt: q.after.threadId } },
-                      {
-                        createdAt: q.after.createdAt,
-                        threadId: q.after.threadId,
-                        id: { gt: q.after.id },
-                      },
-                    ],
-                  },
-            ],
-          },
-          orderBy: [{ createdAt: 'asc' }, { threadId: 'asc' }, { id: 'asc' }],
-          take: q.take,
-        })
-      ).map(openRun),
-
     async close() {
-      if (owned) await prisma.$disconnect();
+      if (owned) await weft.prisma.$disconnect();
     },
   };
 }

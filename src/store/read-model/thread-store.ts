@@ -5,7 +5,15 @@ import { parseDatabaseUrl } from '../migrate/database-url.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import { rawExecute, rawQuery } from '../prisma/raw.js';
 import type { SqlitePrismaClient } from '../prisma/sqlite.js';
-import { logEntry, type StoredEntryRow, setting } from '../tables/index.js';
+import {
+  idempotencyRecord,
+  logEntry,
+  type StoredEntryRow,
+  setting,
+  snapshot,
+  type ThreadRow,
+  thread,
+} from '../tables/index.js';
 import { type DueRun, type DueRunQuery, findDueRuns } from './deadlines.js';
 import { dumpReadModels, type ReadModelDump } from './dump.js';
 import { type LogTexts, type LogWindow, MAX_LOG_INDEX, readLogTexts } from './log-reads.js';
@@ -19,21 +27,15 @@ import {
   sealChanges,
   sealRecord,
 } from './sealed-rows.js';
+import { findRunLocations, marks, type RunLocation, selectRows } from './select.js';
 import { openSqliteWriteConnection } from './sqlite-writer.js';
 import { prismaScriptRunner, type RawClient } from './write-script.js';
 import { createWriter, type StoreWriterStats, type WriteItem, type Writer } from './writer.js';
 
 export type { ReadModelDump } from './dump.js';
 export type { IdempotencyRecord } from './sealed-rows.js';
+export type { RunLocation } from './select.js';
 export type { StoreWriterStats } from './writer.js';
-
-/** Where a run lives: a run id repeats in forks of the thread that started it. */
-export interface RunLocation {
-  threadId: string;
-  forkedFromId: string | null;
-  /** The tenant of the holding thread. */
-  tenantId: string;
-}
 
 /**
  * Persistence of threads for the engine: the log entries and every read model of a thread,
@@ -263,24 +265,22 @@ async function checkEncryptionMarker(weft: WeftPrisma, codec: FieldCodec) {
 }
 
 function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): ThreadStore {
-  const prisma = weft.prisma as unknown as SqlitePrismaClient;
   let checked: Promise<void> | undefined;
   const ready = () => {
     checked ??= checkEncryptionMarker(weft, codec);
     return checked;
   };
 
-  const getLogLength = async (threadId: string) => {
-    const row = await prisma.thread.findUnique({
-      where: { id: threadId },
-      select: { logLength: true },
-    });
-    return row?.logLength;
+  /** One field of a thread's row; undefined for an unknown thread. */
+  const threadField = async <F extends 'logLength' | 'tenantId'>(threadId: string, field: F) => {
+    const [row] = await selectRows(weft, thread, `${thread.c.id} = ?`, [threadId], '', [field]);
+    return row?.[field] as ThreadRow[F] | undefined;
   };
+  const getLogLength = (threadId: string) => threadField(threadId, 'logLength');
 
   const readLog = async (threadId: string, window: LogWindow): Promise<LogTexts[]> => {
     await ready();
-    return readLogTexts(prisma, weft.provider, codec, threadId, window);
+    return readLogTexts(weft, codec, threadId, window);
   };
 
   const readEntryTexts = async (
@@ -322,7 +322,7 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): 
         const part = entryIds.slice(i, i + 10_000);
         const rows = await rawQuery(
           weft,
-          `SELECT ${logEntry.c.entryId} FROM ${logEntry.sql} WHERE ${logEntry.c.threadId} = ? AND ${logEntry.c.entryId} IN (${part.map(() => '?').join(', ')})`,
+          `SELECT ${logEntry.c.entryId} FROM ${logEntry.sql} WHERE ${logEntry.c.threadId} = ? AND ${logEntry.c.entryId} IN (${marks(part.length)})`,
           [threadId, ...part],
         );
         for (const row of rows) found.add(logEntry.decode(row, weft.provider).entryId);
@@ -332,45 +332,36 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): 
 
     async findSnapshots(threadId, atMost, limit = 1) {
       await ready();
-      const rows = await prisma.snapshot.findMany({
-        where: { threadId, index: { lte: atMost } },
-        orderBy: { index: 'desc' },
-        take: limit,
-      });
+      const S = snapshot.c;
+      const rows = await selectRows(
+        weft,
+        snapshot,
+        `${S.threadId} = ? AND ${S.index} <= ?`,
+        [threadId, atMost, limit],
+        ` ORDER BY ${S.index} DESC LIMIT ?`,
+      );
       return rows.map((row) => openSnapshot(codec, row));
     },
 
     getLogLength,
 
-    async findRunThreads(runId) {
-      const rows = await prisma.run.findMany({
-        where: { id: runId },
-        select: { threadId: true, thread: { select: { forkedFromId: true, tenantId: true } } },
-      });
-      return rows.map((r) => ({
-        threadId: r.threadId,
-        forkedFromId: r.thread.forkedFromId,
-        tenantId: r.thread.tenantId,
-      }));
-    },
+    findRunThreads: (runId) => findRunLocations(weft, runId),
 
-    async getThreadTenant(threadId) {
-      const row = await prisma.thread.findUnique({
-        where: { id: threadId },
-        select: { tenantId: true },
-      });
-      return row?.tenantId;
-    },
+    getThreadTenant: (threadId) => threadField(threadId, 'tenantId'),
 
     async findIdempotencyRecord(scope, key) {
       await ready();
       // With a key, a record written before keys were hashed is found by its plain key.
       const forms = codec.digestForms(LABEL.idempotencyKey, key);
-      const row =
-        forms.length === 1
-          ? await prisma.idempotencyRecord.findUnique({ where: { scope_key: { scope, key } } })
-          : await prisma.idempotencyRecord.findFirst({ where: { scope, key: { in: forms } } });
-      return row === null ? undefined : openRecord(codec, key, row);
+      const I = idempotencyRecord.c;
+      const [row] = await selectRows(
+        weft,
+        idempotencyRecord,
+        `${I.scope} = ? AND ${I.key} IN (${marks(forms.length)})`,
+        [scope, ...forms],
+        ' LIMIT 1',
+      );
+      return row === undefined ? undefined : openRecord(codec, key, row);
     },
 
     async commit(changes, commitOptions = {}) {
@@ -390,7 +381,7 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): 
 
     dumpReadModels: async (threadIds) => {
       await ready();
-      return dumpReadModels(prisma, codec, threadIds);
+      return dumpReadModels(weft, codec, threadIds);
     },
 
     codec,
@@ -400,7 +391,7 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): 
 
     async close() {
       await writer.release();
-      await prisma.$disconnect();
+      await weft.prisma.$disconnect();
     },
   };
 }

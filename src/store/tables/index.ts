@@ -182,7 +182,19 @@ const settingColumns = {
 export const setting = defineTable('weft_setting', settingColumns, ['key']);
 export type SettingRow = RowOf<typeof settingColumns>;
 
-/** Every table, by SQL name. */
+/**
+ * The migration runner's ledger (src/store/migrate): which migrations ran. Not in the Prisma
+ * schema — the runner creates it before the first migration.
+ */
+const migrationColumns = {
+  name: { name: 'name', type: 'text' },
+  /** SHA-256 of the migration's SQL. */
+  checksum: { name: 'checksum', type: 'text' },
+  appliedAt: { name: 'applied_at', type: 'datetime' },
+} as const;
+export const migrationLedger = defineTable('_weft_migrations', migrationColumns, ['name']);
+
+/** Every table of the Prisma schema, by SQL name. */
 export const TABLES = {
   thread,
   log_entry: logEntry,
