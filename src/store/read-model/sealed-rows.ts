@@ -16,6 +16,7 @@
  * Every function returns its argument untouched when the codec has no key.
  */
 import { type FieldCodec, isSealedEqual } from '../crypto/index.js';
+import { idempotencyRecord, node, resourceHead, runSpend, type Table } from '../tables/index.js';
 import type {
   NodeRow,
   ReadModelChanges,
@@ -25,15 +26,23 @@ import type {
   ThreadRow,
 } from './rows.js';
 
-/** The labels of deterministically sealed and hashed columns (part of each stored value). */
+/** `table.column`: the label a sealed column's values are bound to. */
+// biome-ignore lint/suspicious/noExplicitAny: any table's declaration
+const label = <T extends Table<any, any>>(table: T, field: keyof T['columns'] & string) =>
+  `${table.name}.${table.columns[field]!.name}`;
+
+/**
+ * The labels of deterministically sealed and hashed columns (part of each stored value, so they
+ * never change: `node.resource_key`, …).
+ */
 export const LABEL = {
-  nodeResourceKey: 'node.resource_key',
-  headResourceKey: 'resource_head.resource_key',
-  semanticType: 'resource_head.semantic_type',
-  semanticKey: 'resource_head.semantic_key',
-  spendKey: 'run_spend.key',
-  idempotencyKey: 'idempotency_record.key',
-} as const;
+  nodeResourceKey: label(node, 'resourceKey'),
+  headResourceKey: label(resourceHead, 'resourceKey'),
+  semanticType: label(resourceHead, 'semanticType'),
+  semanticKey: label(resourceHead, 'semanticKey'),
+  spendKey: label(runSpend, 'key'),
+  idempotencyKey: label(idempotencyRecord, 'key'),
+};
 
 /** An idempotency record as the thread store takes and returns it. */
 export interface IdempotencyRecord {
