@@ -190,6 +190,8 @@ describe('thread machine properties (generated command sequences)', () => {
             }),
           );
           expect(canonicalJson(again.entry)).toBe(canonicalJson(entry));
+          // The text a commit hands the store is the entry's canonical text.
+          expect(again.text).toBe(canonicalJson(again.entry));
           state = again.state;
         }
       }),

@@ -3,6 +3,7 @@ import { findJsonUnsafe, LOG_SCHEMA_VERSION, type LogEntry } from '../log/index.
 import { applyThreadEntry, type ThreadEffect, type ThreadMachineOptions } from './apply.js';
 import type { ThreadEvent } from './events.js';
 import type { ThreadState } from './state.js';
+import { unsignedEntryText } from './state-delta.js';
 
 export const THREAD_MACHINE_ID = 'weft.thread';
 export const THREAD_MACHINE_VERSION = '1';
@@ -17,6 +18,8 @@ export interface EntryStamp {
 
 export interface Committed {
   entry: LogEntry;
+  /** canonicalJson(entry): the text the store keeps and the hash chain is over. */
+  text: string;
   state: ThreadState;
   effects: ThreadEffect[];
 }
@@ -51,11 +54,15 @@ export function commitEvent(
     ...(stamp.causationId === undefined ? {} : { causationId: stamp.causationId }),
     ...(stamp.correlationId === undefined ? {} : { correlationId: stamp.correlationId }),
   };
-  const applied = applyThreadEntry(state, unsigned, options);
+  const unsignedText = unsignedEntryText(unsigned);
+  const applied = applyThreadEntry(state, unsigned, options, unsignedText);
   if (!applied.ok) return applied;
   const [next, effects] = applied.value;
+  // `verification` sorts after every other key of an entry, so the signed canonical text is the
+  // unsigned one with the signature as its last member.
   return ok({
     entry: { ...unsigned, verification: { stateHash: next.stateHash } },
+    text: `${unsignedText.slice(0, -1)},"verification":{"stateHash":${JSON.stringify(next.stateHash)}}}`,
     state: next,
     effects,
   });

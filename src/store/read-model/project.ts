@@ -30,7 +30,8 @@ export const DEFAULT_TENANT = 'default';
  * The read-model rows one applied entry writes, derived from the states before and after it and
  * the effects it produced. Pure and deterministic: projecting a log entry by entry gives the same
  * rows whether it happens at commit time or in a rebuild. `threadId` is the thread the rows
- * belong to — the state's own id, except while a fork replays the prefix it copied.
+ * belong to — the state's own id, except while a fork replays the prefix it copied. `entryText`
+ * is canonicalJson(entry) when the caller has it (a commit does).
  */
 export function projectEntry(
   prev: ThreadState,
@@ -38,6 +39,7 @@ export function projectEntry(
   effects: readonly ThreadEffect[],
   entry: LogEntry,
   threadId: string = next.config?.threadId ?? '',
+  entryText?: string,
 ): ReadModelChanges {
   const created: Array<{ node: CausalNode; meta: NodeMeta }> = [];
   for (const effect of effects) {
@@ -45,7 +47,7 @@ export function projectEntry(
   }
   const newIds = new Set(created.map((c) => c.node.id));
   const frontier = new Set(next.graph.frontier);
-  const texts = nodesEntryTexts(entry);
+  const texts = entryText === undefined ? nodesEntryTexts(entry) : undefined;
   const nodes: NodeRow[] = [];
   const nodeParents: NodeParentRow[] = [];
   const touchedKeys = new Set<string>();
@@ -70,7 +72,7 @@ export function projectEntry(
   return {
     threadId,
     created: prev.length === 0,
-    entries: [logEntryRow(threadId, entry, texts?.text)],
+    entries: [logEntryRow(threadId, entry, entryText ?? texts?.text)],
     thread: threadRow(threadId, next, entry),
     nodes,
     nodeParents,

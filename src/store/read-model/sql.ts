@@ -12,7 +12,6 @@ import {
   type NodeRow,
   node,
   nodeParent,
-  type Provider,
   type ResourceHeadRow,
   type RunRow,
   type RunSpendRow,
@@ -60,12 +59,12 @@ function insertRows<Row>(
 ): void {
   const columns = table.fields.length;
   const chunk = Math.max(1, Math.floor(PARAMETERS_PER_STATEMENT / columns));
-  const provider: Provider = script.provider;
+  const encode = table.encoder(script.provider);
   for (let i = 0; i < rows.length; i += chunk) {
     const end = Math.min(rows.length, i + chunk);
     const values: unknown[] = [];
     for (let r = i; r < end; r++) {
-      const encoded = table.encode(rows[r]!, provider);
+      const encoded = encode(rows[r]!);
       for (let c = 0; c < encoded.length; c++) values.push(encoded[c]);
     }
     script.add(multiRowText(table.insertHead, table.tuple, end - i, tail), values);
