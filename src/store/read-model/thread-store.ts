@@ -4,7 +4,6 @@ import { checkKeyMarker, createFieldCodec, type FieldCodec } from '../crypto/ind
 import { parseDatabaseUrl } from '../migrate/database-url.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import { rawExecute, rawQuery } from '../prisma/raw.js';
-import type { SqlitePrismaClient } from '../prisma/sqlite.js';
 import {
   idempotencyRecord,
   logEntry,
