@@ -3,11 +3,10 @@
  * approvalRequested without a threadId) carry only the tenant's threads. One-thread streams are
  * authorised when they are created (the thread must be the tenant's), so they pass through.
  */
-import { canSee } from '../engine/index.js';
+import { canSee, type ThreadTenants } from '../engine/index.js';
 import type { EventHub, HubListener, LogItem } from '../events/types.js';
-import type { ThreadStore } from '../store/read-model/index.js';
 
-export function scopeHub(hub: EventHub, store: ThreadStore, tenant: string): EventHub {
+export function scopeHub(hub: EventHub, tenants: ThreadTenants, tenant: string): EventHub {
   return {
     get ready() {
       return hub.ready;
@@ -26,7 +25,7 @@ export function scopeHub(hub: EventHub, store: ThreadStore, tenant: string): Eve
       const filtered: HubListener = {
         push(item: LogItem) {
           chain = chain.then(async () => {
-            const visible = await canSee(store, item.threadId, tenant).catch(() => false);
+            const visible = await canSee(tenants, item.threadId, tenant).catch(() => false);
             if (visible) listener.push(item);
           });
         },
@@ -39,6 +38,7 @@ export function scopeHub(hub: EventHub, store: ThreadStore, tenant: string): Eve
     read: (threadId, from, to) => hub.read(threadId, from, to),
     withEffects: (items) => hub.withEffects(items),
     latestState: (threadId) => hub.latestState(threadId),
+    historyStart: (item) => hub.historyStart(item),
     stats: () => hub.stats(),
     // The shared hub is closed by its owner, not by one caller's view of it.
     close: async () => undefined,

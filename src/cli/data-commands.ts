@@ -108,7 +108,7 @@ export function runExport(argv: string[]): Promise<number> {
   const out = args.options.get('out');
   const tenant = tenantOption(args);
   return withDatabase('export', async ({ engine }) => {
-    const key = await threadKey(engine.store, threadId, tenant);
+    const key = await threadKey(engine.tenants, threadId, tenant);
     const length = key === undefined ? undefined : await engine.store.getLogLength(key);
     if (key === undefined || length === undefined) {
       console.error(`weft export: ${noSuchThread(threadId, tenant)}`);
@@ -235,7 +235,7 @@ async function targets(db: Opened, args: ParsedArgs): Promise<Target[]> {
   if (args.positionals.length > 0) {
     return Promise.all(
       args.positionals.map(async (id) =>
-        target(await threadKey(db.engine.store, id, tenant), id, tenant),
+        target(await threadKey(db.engine.tenants, id, tenant), id, tenant),
       ),
     );
   }

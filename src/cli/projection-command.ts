@@ -43,7 +43,7 @@ export function runProjection(argv: string[]): Promise<number> {
     // As the tenant sees it: its thread by id, with answers naming it by id.
     const reads = scopeReads(
       createReads(db.engine, createReadQueries(db.prisma, false, db.engine.store.codec)),
-      db.engine.store,
+      db.engine.tenants,
       tenant,
     );
     const result = await reads.projection(threadId, input);

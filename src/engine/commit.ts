@@ -40,7 +40,7 @@ export interface CommitDeps {
   cache: ThreadCache;
   load: LoadThread;
   snapshots: SnapshotWriter;
-  /** Serialises the commands on one thread (see ThreadLocks). */
+  /** Serialises the commands on one thread: one lock per runtime, shared by its tenant views. */
   withLock: KeyedLock;
   publisher?: Publisher | undefined;
   onPublishError: (error: unknown, event: CommittedEvent) => void;

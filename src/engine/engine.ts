@@ -14,11 +14,11 @@ import { type Committer, createCommitter } from './commit.js';
 import { createIdempotent, type Idempotent } from './idempotency.js';
 import { createSnapshotRestorer } from './snapshot-restore.js';
 import { createSnapshotWriter, DEFAULT_SNAPSHOT_POLICY } from './snapshots.js';
+import { createThreadTenants, type ThreadTenants } from './tenancy.js';
 import {
   createKeyedLock,
   createThreadCache,
   createThreadLoader,
-  type KeyedLock,
   type LoadThread,
   type ThreadCache,
 } from './thread-cache.js';
@@ -40,6 +40,8 @@ export interface Runtime extends Committer {
   stateAt(threadId: string, at: number, latest: ThreadState): Promise<Result<ThreadState>>;
   snapshots: SnapshotPolicy | false;
   idempotent: Idempotent;
+  /** Which tenant owns each thread, remembered for this runtime (see tenancy.ts). */
+  tenants: ThreadTenants;
 }
 
 /**
@@ -79,7 +81,9 @@ export function createRuntime(options: EngineOptions): Runtime {
     cache,
     load,
     snapshots: createSnapshotWriter(snapshots, capacity),
-    withLock: lockFor(store),
+    // Commands on one thread run one after another in this runtime (every tenant view of the
+    // engine shares it), so the cached state they plan on is current unless someone else wrote.
+    withLock: createKeyedLock(),
     publisher: options.publisher,
     onPublishError:
       options.onPublishError ??
@@ -97,25 +101,9 @@ export function createRuntime(options: EngineOptions): Runtime {
     stateAt: (threadId, at, latest) => restorer.stateAt(threadId, at, latest),
     snapshots,
     idempotent: createIdempotent(store),
+    tenants: createThreadTenants(store),
     ...committer,
   };
-}
-
-/**
- * Commands on one thread run one after another per store: engines sharing a store object (and
- * so its writer) share these locks too. Otherwise two engines' commands on one thread would land
- * in the same group commit, planned on the same state, and the one queued second would lose
- * every time to the other engine's next command (which plans from its cache, with no reload).
- */
-const storeLocks = new WeakMap<ThreadStore, KeyedLock>();
-
-function lockFor(store: ThreadStore): KeyedLock {
-  let lock = storeLocks.get(store);
-  if (lock === undefined) {
-    lock = createKeyedLock();
-    storeLocks.set(store, lock);
-  }
-  return lock;
 }
 
 function missing(message: string): never {

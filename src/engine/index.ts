@@ -22,10 +22,12 @@ export { type ProjectedLog, projectLog } from './project-log.js';
 export { createReads, type Reads } from './reads.js';
 export {
   canSee,
+  createThreadTenants,
   DEFAULT_TENANT,
   KEY_SEPARATOR,
   publicThreadId,
   qualifiedKey,
+  type ThreadTenants,
   threadKey,
   threadTenant,
 } from './tenancy.js';
@@ -42,12 +44,13 @@ export function createEngine(options: EngineOptions): Engine {
     ...createRunCommands(rt, tenant),
     ...deadlines.commands,
     async getState(threadId: string) {
-      const at = await locateThread(rt.store, threadId, tenant);
+      const at = await locateThread(rt.tenants, threadId, tenant);
       return at.ok ? answeredAs(await rt.load(at.value.key, true), at.value) : at;
     },
     tenant,
     forTenant,
     store: rt.store,
+    tenants: rt.tenants,
     close,
   });
   function forTenant(tenant: string): Engine {

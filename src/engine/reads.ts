@@ -19,8 +19,6 @@ import {
   type OmittedNode,
   type Projection,
   type ProjectionInput,
-  type TokenCounter,
-  type TokenizerName,
 } from '../core/projection/index.js';
 import { textProblem } from '../core/text.js';
 import type { ThreadSpend } from '../core/thread/index.js';
@@ -59,15 +57,16 @@ export interface ProjectionView extends Projection {
 /** The most omitted candidates one request may list. */
 export const MAX_OMITTED_LIMIT = 1000;
 
-let gptCounters: Promise<Partial<Record<TokenizerName, TokenCounter>>> | undefined;
-
-/** The o200k / cl100k counters, loaded on first use (evaluating them takes 1–2 s). */
+/**
+ * The o200k / cl100k counters, loaded on first use: evaluating them takes 1–2 s, which every
+ * importer of the engine would otherwise pay. The module registry evaluates the module once and
+ * hands every later import the same frozen table, so nothing is kept here.
+ */
 function tokenCountersFor(
   tokenizer: ProjectionInput['tokenizer'],
 ): Promise<CompileOptions['tokenCounters']> {
   if (tokenizer !== 'o200k' && tokenizer !== 'cl100k') return Promise.resolve(undefined);
-  gptCounters ??= import('../core/projection/gpt-tokenizer.js').then((m) => m.GPT_TOKEN_COUNTERS);
-  return gptCounters;
+  return import('../core/projection/gpt-tokenizer.js').then((m) => m.GPT_TOKEN_COUNTERS);
 }
 
 export interface NodeKey {
@@ -286,7 +285,7 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
       if (threadId !== undefined) {
         // With a tenant, `threadId` is its id; the system names threads by storage key.
         const key =
-          tenant === undefined ? threadId : await threadKey(engine.store, threadId, tenant);
+          tenant === undefined ? threadId : await threadKey(engine.tenants, threadId, tenant);
         if (key === undefined) return ok(undefined);
         const [row] = await q.runs([{ threadId: key, id: runId }]);
         return ok(row === undefined ? undefined : toRunView(row));

@@ -179,7 +179,7 @@ export function createRunCommands(rt: Runtime, tenant?: string) {
     const places = await runThreads(runId);
     if (threadId !== undefined) {
       // A thread the caller does not have holds none of its runs.
-      const at = await locateThread(rt.store, threadId, tenant);
+      const at = await locateThread(rt.tenants, threadId, tenant);
       return at.ok && places.some((p) => p.threadId === at.value.key)
         ? at
         : err(runNotFound(runId));
@@ -277,7 +277,7 @@ export function createRunCommands(rt: Runtime, tenant?: string) {
           checkSize(input.memory, '$.memory', rt.maxPayloadBytes),
         );
         if (!checked.ok) return checked;
-        const at = await locateThread(rt.store, input.threadId, tenant);
+        const at = await locateThread(rt.tenants, input.threadId, tenant);
         if (!at.ok) return at;
         if (input.runId !== undefined) {
           const fresh = await checkNewRunId(runId);
@@ -381,7 +381,7 @@ export function createRunCommands(rt: Runtime, tenant?: string) {
             checkSize(input.state, '$.state', DEFAULT_IMPORT_LIMITS.maxBytes),
           );
           if (!checked.ok) return checked;
-          const at = await locateThread(rt.store, input.threadId, tenant);
+          const at = await locateThread(rt.tenants, input.threadId, tenant);
           if (!at.ok) return at;
           const runId = (input.state as { run_id?: unknown } | null)?.run_id;
           if (typeof runId === 'string') {

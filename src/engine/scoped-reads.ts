@@ -1,7 +1,13 @@
 import { err, ok, type Result } from '../core/errors.js';
-import type { ThreadStore } from '../store/read-model/index.js';
 import type { EventView, NodeView, Reads, ThreadView } from './reads.js';
-import { answeredAs, DEFAULT_TENANT, publicThreadId, qualifiedKey, threadKey } from './tenancy.js';
+import {
+  answeredAs,
+  DEFAULT_TENANT,
+  publicThreadId,
+  qualifiedKey,
+  type ThreadTenants,
+  threadKey,
+} from './tenancy.js';
 
 /**
  * The read API as `tenant` sees it: thread ids are the tenant's own (see tenancy.ts), mapped to
@@ -11,9 +17,9 @@ import { answeredAs, DEFAULT_TENANT, publicThreadId, qualifiedKey, threadKey } f
  * NOT_FOUND. Every call goes to `reads`. `close()` does nothing: the shared read API is closed
  * by its owner.
  */
-export function scopeReads(reads: Reads, store: ThreadStore, tenant: string): Reads {
+export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string): Reads {
   /** The storage key of the tenant's thread `threadId`; undefined when it has none. */
-  const keyOf = (threadId: string) => threadKey(store, threadId, tenant);
+  const keyOf = (threadId: string) => threadKey(tenants, threadId, tenant);
   /**
    * The key a cursor naming `threadId` stands for: the thread's, or where a thread by that id
    * would be stored (a cursor only needs a position in the key order).

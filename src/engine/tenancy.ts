@@ -30,33 +30,46 @@ export { DEFAULT_TENANT };
 /** Between a thread id and its tenant in a storage key; no thread id contains it. */
 export const KEY_SEPARATOR = '\u001f';
 
-/** Threads whose tenant is remembered per store (a thread's tenant never changes). */
+/** Threads whose tenant a directory remembers by default (a thread's tenant never changes). */
 const MAX_CACHED = 100_000;
-const caches = new WeakMap<ThreadStore, Map<string, string>>();
 
-function cacheOf(store: ThreadStore): Map<string, string> {
-  let cache = caches.get(store);
-  if (cache === undefined) {
-    cache = new Map();
-    caches.set(store, cache);
-  }
-  return cache;
+/**
+ * Which tenant owns each thread, asked of the store and remembered: a thread's tenant never
+ * changes, so a remembered answer stays true. Each engine opens one (`engine.tenants`) and every
+ * tenant lookup of that engine — commands, reads, the hub's tenant filter — goes through it.
+ */
+export interface ThreadTenants {
+  /** The owner of the thread stored under `key` if this directory knows it, without asking. */
+  known(key: string): string | undefined;
+  /** Asks the store for the owner of `key` (even when known) and remembers a found one. */
+  ask(key: string): Promise<string | undefined>;
 }
 
-/** The tenant owning the thread stored under `key`, asked of the store (and remembered). */
-async function askOwner(store: ThreadStore, key: string): Promise<string | undefined> {
-  const tenant = await store.getThreadTenant(key);
-  if (tenant !== undefined) {
-    const cache = cacheOf(store);
-    if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
-    cache.set(key, tenant);
-  }
-  return tenant;
+/** A tenant directory over `store`, remembering up to `capacity` threads (oldest forgotten). */
+export function createThreadTenants(
+  store: Pick<ThreadStore, 'getThreadTenant'>,
+  capacity = MAX_CACHED,
+): ThreadTenants {
+  const owners = new Map<string, string>();
+  return {
+    known: (key) => owners.get(key),
+    async ask(key) {
+      const tenant = await store.getThreadTenant(key);
+      if (tenant !== undefined) {
+        if (owners.size >= capacity) owners.delete(owners.keys().next().value!);
+        owners.set(key, tenant);
+      }
+      return tenant;
+    },
+  };
 }
 
-/** The tenant owning the thread stored under `key` (cached once known); undefined for none. */
-export async function threadTenant(store: ThreadStore, key: string): Promise<string | undefined> {
-  return cacheOf(store).get(key) ?? askOwner(store, key);
+/** The tenant owning the thread stored under `key` (remembered once known); undefined for none. */
+export async function threadTenant(
+  tenants: ThreadTenants,
+  key: string,
+): Promise<string | undefined> {
+  return tenants.known(key) ?? tenants.ask(key);
 }
 
 /** Whether `value` could be a stored key: not a string, or text `textProblem` accepts. */
@@ -68,14 +81,14 @@ export const isStorable = (value: unknown): boolean =>
  * unknown key.
  */
 export async function canSee(
-  store: ThreadStore,
+  tenants: ThreadTenants,
   key: string,
   tenant: string | undefined,
 ): Promise<boolean> {
   if (tenant === undefined) return true;
   // No stored thread has a key that is not storable text, and Postgres refuses a NUL in a lookup.
   if (!isStorable(key)) return false;
-  return (await threadTenant(store, key)) === tenant;
+  return (await threadTenant(tenants, key)) === tenant;
 }
 
 /** The storage key of thread `threadId` of `tenant` in the tenant-qualified form. */
@@ -96,16 +109,16 @@ export function publicThreadId(key: string): string {
  * costs and answering does not time another tenant's threads.
  */
 export async function threadKey(
-  store: ThreadStore,
+  tenants: ThreadTenants,
   threadId: string,
   tenant: string,
 ): Promise<string | undefined> {
-  return (await lookUp(store, threadId, tenant)).key;
+  return (await lookUp(tenants, threadId, tenant)).key;
 }
 
 /** threadKey, and whether the plain key is taken (by anyone) when the tenant has no thread. */
 async function lookUp(
-  store: ThreadStore,
+  tenants: ThreadTenants,
   threadId: string,
   tenant: string,
 ): Promise<{ key: string | undefined; plainTaken: boolean }> {
@@ -121,10 +134,9 @@ async function lookUp(
   // tenants' plain keys hold only threads from before ids were per tenant.
   const qualified = qualifiedKey(threadId, tenant);
   const places = tenant === DEFAULT_TENANT ? [threadId, qualified] : [qualified, threadId];
-  const cache = cacheOf(store);
-  const known = places.find((key) => cache.get(key) === tenant);
+  const known = places.find((key) => tenants.known(key) === tenant);
   if (known !== undefined) return { key: known, plainTaken: true };
-  const owners = await Promise.all(places.map((key) => askOwner(store, key)));
+  const owners = await Promise.all(places.map((key) => tenants.ask(key)));
   return {
     key: places[owners.indexOf(tenant)],
     plainTaken: owners[places.indexOf(threadId)] !== undefined,
@@ -137,11 +149,11 @@ async function lookUp(
  * answer. Two creations racing for one key are settled by the store (the thread key is unique).
  */
 export async function newThreadKey(
-  store: ThreadStore,
+  tenants: ThreadTenants,
   threadId: string,
   tenant: string,
 ): Promise<{ key: string; taken: boolean }> {
-  const found = await lookUp(store, threadId, tenant);
+  const found = await lookUp(tenants, threadId, tenant);
   if (found.key !== undefined) return { key: found.key, taken: true };
   const qualified = qualifiedKey(threadId, tenant);
   return {
@@ -161,7 +173,7 @@ export interface Located {
  * The system caller names threads by storage key: whether one exists is left to the command.
  */
 export async function locateThread(
-  store: ThreadStore,
+  tenants: ThreadTenants,
   threadId: string,
   tenant: string | undefined,
   path = '$.threadId',
@@ -170,7 +182,7 @@ export async function locateThread(
   const problem = typeof threadId === 'string' ? textProblem(threadId) : 'must be a string';
   if (problem !== undefined) return err(invalid(path, problem));
   if (tenant === undefined) return ok({ key: threadId, id: threadId });
-  const key = await threadKey(store, threadId, tenant);
+  const key = await threadKey(tenants, threadId, tenant);
   return key === undefined ? err(threadNotFound(threadId)) : ok({ key, id: threadId });
 }
 

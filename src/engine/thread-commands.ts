@@ -90,14 +90,14 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
   /** A reference to an existing thread: an id for a tenant, a storage key for the system. */
   const checkRef = (value: unknown, path: string) =>
     tenant === undefined ? checkThreadKey(value, path) : checkId(value, path);
-  const locate = (threadId: string) => locateThread(rt.store, threadId, tenant);
+  const locate = (threadId: string) => locateThread(rt.tenants, threadId, tenant);
 
   /**
    * Where a new thread `threadId` of `owner` goes: its storage key and the id this caller's
    * answers show (the key, for the system), or the CONFLICT of an id the owner already uses.
    */
   async function place(threadId: string, owner: string): Promise<Result<Located>> {
-    const placed = await newThreadKey(rt.store, threadId, owner);
+    const placed = await newThreadKey(rt.tenants, threadId, owner);
     const at = { key: placed.key, id: tenant === undefined ? placed.key : threadId };
     return placed.taken ? threadExists(rt, at, 'choose another id') : ok(at);
   }
@@ -295,7 +295,7 @@ async function fork(
     checkIndex(input.upToIndex, '$.upToIndex'),
   );
   if (!checked.ok) return checked;
-  const located = await locateThread(rt.store, input.threadId, tenant);
+  const located = await locateThread(rt.tenants, input.threadId, tenant);
   if (!located.ok) return located;
   const from = located.value;
   const source = await rt.load(from.key, true);
@@ -309,7 +309,7 @@ async function fork(
       ),
     );
   }
-  const owner = newThreadTenant(tenant ?? (await threadTenant(rt.store, from.key)));
+  const owner = newThreadTenant(tenant ?? (await threadTenant(rt.tenants, from.key)));
   const placed = await place(newThreadId, owner);
   if (!placed.ok) return placed;
   const to = placed.value;

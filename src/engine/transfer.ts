@@ -57,7 +57,7 @@ export async function importThreadLog(
     checked.push(entry.value);
   }
   const owner = newThreadTenant(engine.tenant ?? tenant);
-  const placed = await newThreadKey(engine.store, threadId, owner);
+  const placed = await newThreadKey(engine.tenants, threadId, owner);
   const at = { key: placed.key, id: threadId };
   if (placed.taken) return threadExists(engine, at, HINT);
   // The entries keep naming the thread as they did where they were exported: the log, and so

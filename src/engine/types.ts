@@ -10,6 +10,7 @@ import type {
   ThreadState,
 } from '../core/thread/index.js';
 import type { RunKey, ThreadStore, ThreadStoreOptions } from '../store/read-model/index.js';
+import type { ThreadTenants } from './tenancy.js';
 
 /** What the engine announces after a transaction committed: the wake-up for subscribers. */
 export interface CommittedEvent {
@@ -275,5 +276,11 @@ export interface Engine {
   forTenant(tenant: string): Engine;
   /** The raw store: every tenant's data (system use only). */
   readonly store: ThreadStore;
+  /**
+   * Which tenant owns each thread of the store, remembered for this engine (shared by its
+   * tenant views): what tenant lookups outside the engine (the hub's tenant filter, scoped
+   * reads, the CLI) pass to the functions of tenancy.ts.
+   */
+  readonly tenants: ThreadTenants;
   close(): Promise<void>;
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { CommittedEvent } from '../engine/index.js';
 import { createEffectDeriver } from './deriver.js';
+import { createHistoryStarts } from './history.js';
 import { createRedisFanout, type Fanout, type WakeUp } from './redis.js';
 import type { EventHub, EventHubOptions, HubListener, HubTopic, LogItem } from './types.js';
 
@@ -37,6 +38,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   const onError = options.onError ?? ((error: unknown) => console.error('weft events: ', error));
   const deriver = createEffectDeriver(store, options.machineOptions, pageSize);
+  const historyStart = createHistoryStarts({ read, latestState: deriver.latestState });
   const feeds = new Map<string, Feed>();
   const everything = new Set<HubListener>();
   let closed = false;
@@ -224,6 +226,8 @@ export function createEventHub(options: EventHubOptions): EventHub {
     },
 
     latestState: (threadId) => deriver.latestState(threadId),
+
+    historyStart,
 
     stats() {
       let listeners = everything.size;

@@ -1,12 +1,10 @@
 import { getNodeBySequence, type NodeKind } from '../core/graph/index.js';
 import { getNodeMeta } from '../core/thread/index.js';
 import { publicThreadId } from '../engine/index.js';
-import type { ThreadStore } from '../store/read-model/index.js';
 import { type StreamSource, streamLog } from './stream.js';
 import type {
   ApprovalRequestPayload,
   EventHub,
-  LogItem,
   NodeAppendedPayload,
   RunStatusChangePayload,
   ThreadEventPayload,
@@ -197,7 +195,7 @@ export function runStatusChanged(
       ordinal++;
       if (args.runId !== undefined && effect.runId !== args.runId) continue;
       if (item.index === resumeIn && ordinal <= afterOrdinal!) continue;
-      ownFrom ??= await ownHistoryStart(hub, item);
+      ownFrom ??= await hub.historyStart(item);
       if (item.index < ownFrom) return [];
       const at = ordinal;
       out.push(
@@ -217,37 +215,6 @@ export function runStatusChanged(
   });
 }
 
-/**
- * Per store, where each thread's own history starts: a fork's log begins with the entries it
- * copied from its source (indices below its `upToIndex`), 0 for any other thread. Fixed when the
- * thread is created (a fork is written in one transaction), so it is looked up once.
- */
-const historyStarts = new WeakMap<ThreadStore, Map<string, number>>();
-const MAX_HISTORY_STARTS = 10_000;
-
-async function ownHistoryStart(hub: EventHub, item: LogItem): Promise<number> {
-  let known = historyStarts.get(hub.store);
-  if (known === undefined) {
-    known = new Map();
-    historyStarts.set(hub.store, known);
-  }
-  const cached = known.get(item.threadId);
-  if (cached !== undefined) return cached;
-  const first = item.index === 0 ? item.entry : (await hub.read(item.threadId, 0, 1))[0]?.entry;
-  if (first === undefined) return 0;
-  const event = first.event as { type: string; threadId?: string };
-  // The first entry names the thread it created (by id, not storage key): another thread's name
-  // means a log copied from elsewhere (a fork, or an import under a new id), and only the whole
-  // log says whether it is a fork and where its copy ends.
-  const start =
-    event.threadId === publicThreadId(item.threadId)
-      ? 0
-      : ((await hub.latestState(item.threadId)).config?.forkedFrom?.upToIndex ?? 0);
-  if (known.size >= MAX_HISTORY_STARTS) known.delete(known.keys().next().value!);
-  known.set(item.threadId, start);
-  return start;
-}
-
 export function approvalRequested(
   hub: EventHub,
   args: ApprovalRequestedArgs,
@@ -260,7 +227,7 @@ export function approvalRequested(
     for (const effect of item.effects ?? []) {
       if (effect.type !== 'approval_requested') continue;
       // A fork's copied requests were asked (and announced) in its source, like its run changes.
-      ownFrom ??= await ownHistoryStart(hub, item);
+      ownFrom ??= await hub.historyStart(item);
       if (item.index < ownFrom) return [];
       out.push(
         once(effect, () => ({

@@ -133,6 +133,12 @@ export interface EventHub extends Publisher {
   withEffects(items: readonly LogItem[]): Promise<LogItem[]>;
   /** The thread's state after every stored entry (to find where node `sequence` was logged). */
   latestState(threadId: string): Promise<ThreadState>;
+  /**
+   * Where the thread of `item` has its own history: a fork's log starts with the entries it
+   * copied (indices below its `upToIndex`, announced in its source), 0 for any other thread.
+   * Remembered per hub.
+   */
+  historyStart(item: LogItem): Promise<number>;
   /** Listener counts, for metrics. */
   stats(): { threads: number; listeners: number };
   close(): Promise<void>;

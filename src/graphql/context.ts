@@ -104,7 +104,7 @@ export function createContext(deps: {
 }): GraphQLContext {
   const auth = deps.auth ?? OPEN_AUTH;
   const engine = deps.engine.forTenant(auth.tenant);
-  const reads = scopeReads(deps.reads, deps.engine.store, auth.tenant);
+  const reads = scopeReads(deps.reads, deps.engine.tenants, auth.tenant);
   const context: GraphQLContext & Unscoped = {
     auth,
     engine,

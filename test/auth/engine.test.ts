@@ -116,7 +116,7 @@ async function ownership(backend: 'sqlite' | 'postgres') {
   ]);
   const reads = createReads(engine, { databaseUrl: url });
   try {
-    const forB = scopeReads(reads, engine.store, 'globex');
+    const forB = scopeReads(reads, engine.tenants, 'globex');
     const list = await forB.listThreads({ tenantId: 'globex', take: 10 });
     expect(list.map((t) => t.id)).toEqual(['tb']);
     const runs = await forB.listRuns({ tenantId: 'globex', take: 10 });

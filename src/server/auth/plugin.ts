@@ -74,7 +74,7 @@ export function useAuth(authenticator: Authenticator): Plugin {
         ...scoped,
         ...(events === undefined
           ? {}
-          : { events: scopeHub(events, scoped.engine.store, auth.tenant) }),
+          : { events: scopeHub(events, scoped.engine.tenants, auth.tenant) }),
       } as never);
     },
     onSubscribe() {
