@@ -73,6 +73,11 @@ export interface Committer {
 
 export function createCommitter(deps: CommitDeps): Committer {
   const { store, clock, ids, machineOptions, maxAttempts, cache, load, snapshots, withLock } = deps;
+  // Every event committed here was just planned by the core from the state it is applied to: the
+  // ids of the nodes it records were computed from their content by the same code one step
+  // earlier, so applying it takes them as recorded instead of hashing every node a second time.
+  // (Imports, whose ids come from elsewhere, commit through thread-commands and are checked.)
+  const plannedOptions: ThreadMachineOptions = { ...machineOptions, trustRecordedIds: true };
 
   async function publish(event: CommittedEvent): Promise<void> {
     if (deps.publisher === undefined) return;
@@ -106,11 +111,11 @@ export function createCommitter(deps: CommitDeps): Committer {
         const now = clock.now();
         const event = step.plan(state, now);
         if (!event.ok) return event;
-        const committed = commitEvent(state, event.value, stamp(now), machineOptions);
+        const committed = commitEvent(state, event.value, stamp(now), plannedOptions);
         if (!committed.ok) return committed;
         const response = step.respond(committed.value);
-        const { entry, effects } = committed.value;
-        const changes = projectEntry(state, committed.value.state, effects, entry, threadId);
+        const { entry, effects, text } = committed.value;
+        const changes = projectEntry(state, committed.value.state, effects, entry, threadId, text);
         const snapshot = snapshots.after(threadId, state, committed.value.state, entry.recordedAt);
         if (snapshot !== undefined) changes.snapshots = [snapshot.row];
         const written = await store.commit(changes, {
