@@ -1,5 +1,6 @@
 import { canonicalJson } from '../core/canonical.js';
 import { err, ok, type Result, type WeftError } from '../core/errors.js';
+import { estimateJsonSize } from '../core/graph/json-value.js';
 import { MAX_JSON_DEPTH } from '../core/run/plain-json.js';
 import { findInputIssue, textProblem } from '../core/text.js';
 
@@ -77,6 +78,11 @@ export function checkIndex(value: unknown, path: string): Result<number | undefi
  */
 export function checkSize(value: unknown, path: string, limit: number): Result<void> {
   if (value === undefined) return ok(undefined);
+  // Cheapest bound first, without serialising: the estimate counts every character once, and
+  // one character is at most 6 bytes of canonical JSON (an escape such as \u0000; otherwise at
+  // most 3 UTF-8 bytes).
+  const budget = Math.floor(limit / 6);
+  if (estimateJsonSize(value, budget) <= budget) return ok(undefined);
   let text: string;
   try {
     text = canonicalJson(value);

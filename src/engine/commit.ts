@@ -114,8 +114,16 @@ export function createCommitter(deps: CommitDeps): Committer {
         const committed = commitEvent(state, event.value, stamp(now), plannedOptions);
         if (!committed.ok) return committed;
         const response = step.respond(committed.value);
-        const { entry, effects, text } = committed.value;
-        const changes = projectEntry(state, committed.value.state, effects, entry, threadId, text);
+        const { entry, effects, text, parts } = committed.value;
+        const changes = projectEntry(
+          state,
+          committed.value.state,
+          effects,
+          entry,
+          threadId,
+          text,
+          parts,
+        );
         const snapshot = snapshots.after(threadId, state, committed.value.state, entry.recordedAt);
         if (snapshot !== undefined) changes.snapshots = [snapshot.row];
         const written = await store.commit(changes, {

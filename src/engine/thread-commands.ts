@@ -128,8 +128,8 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
       const at = await place(threadId, owner);
       if (!at.ok) return at;
       const { key, id } = at.value;
-      const { entry, state, effects, text } = committed.value;
-      const changes = projectEntry(initial, state, effects, entry, key, text);
+      const { entry, state, effects, text, parts } = committed.value;
+      const changes = projectEntry(initial, state, effects, entry, key, text, parts);
       changes.thread.tenantId = owner;
       const response = respond(committed.value, id);
       const written = await rt.newThread(key, changes, state, claim, response, now, {
@@ -326,10 +326,10 @@ async function fork(
   };
   const committed = commitEvent(copied, event, rt.stamp(now), rt.machineOptions);
   if (!committed.ok) return committed;
-  const { entry, state, effects, text } = committed.value;
+  const { entry, state, effects, text, parts } = committed.value;
   const changes = mergeChanges([
     copiedChanges!,
-    projectEntry(copied, state, effects, entry, to.key, text),
+    projectEntry(copied, state, effects, entry, to.key, text, parts),
   ]);
   changes.thread.tenantId = owner;
   const response: ForkThreadResult = {

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/core/canonical.js';
 import type { JsonValue } from '../../src/core/json.js';
+import { joinParts } from '../../src/core/thread/entry-text.js';
 import {
   commitEvent,
   createThreadMachine,
@@ -13,6 +14,7 @@ import {
   planCreateThread,
   type ThreadState,
 } from '../../src/core/thread/index.js';
+import { openPackedEntry, packEntry } from '../../src/store/read-model/packed-entry.js';
 import { projectEntry } from '../../src/store/read-model/project.js';
 
 const NOW = '2026-03-01T00:00:00.000Z';
@@ -44,5 +46,58 @@ describe('projectEntry texts', () => {
     const changes = projectEntry(state, committed.state, committed.effects, committed.entry, 't');
     expect(changes.entries[0]!.entry).toBe(canonicalJson(committed.entry));
     expect(changes.nodes.map((n) => n.payload)).toEqual(payloads.map((p) => canonicalJson(p)));
+    // What a commit hands over gives the same rows.
+    expect(committed.text).toBe(canonicalJson(committed.entry));
+    expect(committed.parts).toBeDefined();
+    expect(joinParts(committed.parts!)).toBe(committed.text);
+    const fromCommit = projectEntry(
+      state,
+      committed.state,
+      committed.effects,
+      committed.entry,
+      't',
+      committed.text,
+      committed.parts,
+    );
+    expect(fromCommit.entries[0]!.entry).toBe(changes.entries[0]!.entry);
+    expect(fromCommit.nodes).toEqual(changes.nodes);
+  });
+
+  it('pack from parts exactly as from the text, also when a recorded node created nothing', () => {
+    let state: ThreadState = createThreadMachine().initial;
+    state = must(
+      commitEvent(state, must(planCreateThread('t', {})), { id: 'e0', recordedAt: NOW }),
+    ).state;
+    const big = (n: number) => ({ n, text: 'x'.repeat(600), quote: '"payload":' });
+    const first = must(planAppendNodes(state, [{ kind: 'inference', payload: big(1) }], NOW));
+    state = must(commitEvent(state, first, { id: 'e1', recordedAt: NOW })).state;
+    // The first node again (same content, same parents: it exists), then two new ones.
+    const again = { kind: 'inference' as const, payload: big(1), parents: [] as string[] };
+    const planned = must(
+      planAppendNodes(
+        state,
+        [again, { kind: 'inference', payload: big(1) }, { kind: 'tool_result', payload: big(2) }],
+        NOW,
+      ),
+    );
+    const committed = must(commitEvent(state, planned, { id: 'e2', recordedAt: NOW }));
+    const changes = projectEntry(
+      state,
+      committed.state,
+      committed.effects,
+      committed.entry,
+      't',
+      committed.text,
+      committed.parts,
+    );
+    const created = changes.nodes.map((n) => ({ sequence: n.sequence, payload: n.payload }));
+    expect(created.length).toBeLessThan(3);
+    const fromText = packEntry(committed.text, created);
+    const fromParts = packEntry(committed.text, created, committed.parts);
+    expect(fromText).not.toBeNull();
+    expect(Buffer.from(fromParts!).equals(Buffer.from(fromText!))).toBe(true);
+    const opened = openPackedEntry(fromParts!);
+    const bySequence = new Map(created.map((c) => [c.sequence, c.payload]));
+    expect(opened.join((s) => bySequence.get(s))).toBe(committed.text);
   });
 });

@@ -1,6 +1,13 @@
 import { err, ok, type Result } from '../errors.js';
 import { findJsonUnsafe, LOG_SCHEMA_VERSION, type LogEntry } from '../log/index.js';
 import { applyThreadEntry, type ThreadEffect, type ThreadMachineOptions } from './apply.js';
+import {
+  type EntryTextParts,
+  joinParts,
+  nodesEntryParts,
+  signParts,
+  signText,
+} from './entry-text.js';
 import type { ThreadEvent } from './events.js';
 import type { ThreadState } from './state.js';
 import { unsignedEntryText } from './state-delta.js';
@@ -20,6 +27,8 @@ export interface Committed {
   entry: LogEntry;
   /** canonicalJson(entry): the text the store keeps and the hash chain is over. */
   text: string;
+  /** The same text in parts around the node payloads (a `nodes_appended` entry of 2+ nodes). */
+  parts?: EntryTextParts;
   state: ThreadState;
   effects: ThreadEffect[];
 }
@@ -54,15 +63,15 @@ export function commitEvent(
     ...(stamp.causationId === undefined ? {} : { causationId: stamp.causationId }),
     ...(stamp.correlationId === undefined ? {} : { correlationId: stamp.correlationId }),
   };
-  const unsignedText = unsignedEntryText(unsigned);
+  const parts = nodesEntryParts(unsigned);
+  const unsignedText = parts === undefined ? unsignedEntryText(unsigned) : joinParts(parts);
   const applied = applyThreadEntry(state, unsigned, options, unsignedText);
   if (!applied.ok) return applied;
   const [next, effects] = applied.value;
-  // `verification` sorts after every other key of an entry, so the signed canonical text is the
-  // unsigned one with the signature as its last member.
   return ok({
     entry: { ...unsigned, verification: { stateHash: next.stateHash } },
-    text: `${unsignedText.slice(0, -1)},"verification":{"stateHash":${JSON.stringify(next.stateHash)}}}`,
+    text: signText(unsignedText, next.stateHash),
+    ...(parts === undefined ? {} : { parts: signParts(parts, next.stateHash) }),
     state: next,
     effects,
   });

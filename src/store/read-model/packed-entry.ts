@@ -12,6 +12,7 @@
  * changes the text read back, and verification fails at that entry.
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import type { EntryTextParts } from '../../core/thread/entry-text.js';
 
 /** A node the entry created: its sequence and canonical payload text (the node row's payload). */
 export interface CreatedPayload {
@@ -42,13 +43,33 @@ const PACK_FROM_PAYLOAD_CHARS = 1024;
  * `{"s":[sequences],"p":[lengths]}` — the node sequence whose payload goes into each cut, and the
  * length (UTF-16 units) of each piece of text between cuts — then the pieces, concatenated.
  */
-export function packEntry(text: string, created: readonly CreatedPayload[]): Uint8Array | null {
+export function packEntry(
+  text: string,
+  created: readonly CreatedPayload[],
+  parts?: EntryTextParts,
+): Uint8Array | null {
   let payloadChars = 0;
   for (const node of created) payloadChars += node.payload.length;
   if (payloadChars < PACK_FROM_PAYLOAD_CHARS) return null;
-  const sequences: number[] = [];
-  const lengths: number[] = [];
-  const pieces: string[] = [];
+  const cut = parts === undefined ? cutText(text, created) : cutParts(parts, created);
+  if (cut === null) return null;
+  const body = Buffer.from(
+    `${JSON.stringify({ s: cut.sequences, p: cut.lengths })}\n${cut.pieces.join('')}`,
+  );
+  if (body.length < DEFLATE_FROM_BYTES) return Buffer.concat([Buffer.of(RAW), body]);
+  return Buffer.concat([Buffer.of(DEFLATED), deflateRawSync(body, DEFLATE)]);
+}
+
+interface Cut {
+  /** The node sequence whose payload goes after each piece but the last. */
+  sequences: number[];
+  pieces: string[];
+  lengths: number[];
+}
+
+/** The text cut at each created node's payload, found by searching the text in order. */
+function cutText(text: string, created: readonly CreatedPayload[]): Cut | null {
+  const cut: Cut = { sequences: [], pieces: [], lengths: [] };
   let cursor = 0;
   for (const node of created) {
     // The payload key, then this node's payload text (checked in place: no concatenated needle).
@@ -58,16 +79,42 @@ export function packEntry(text: string, created: readonly CreatedPayload[]): Uin
     }
     if (at < 0) return null;
     const start = at + PAYLOAD_KEY.length;
-    pieces.push(text.slice(cursor, start));
-    lengths.push(start - cursor);
-    sequences.push(node.sequence);
+    cut.pieces.push(text.slice(cursor, start));
+    cut.lengths.push(start - cursor);
+    cut.sequences.push(node.sequence);
     cursor = start + node.payload.length;
   }
-  pieces.push(text.slice(cursor));
-  lengths.push(text.length - cursor);
-  const body = Buffer.from(`${JSON.stringify({ s: sequences, p: lengths })}\n${pieces.join('')}`);
-  if (body.length < DEFLATE_FROM_BYTES) return Buffer.concat([Buffer.of(RAW), body]);
-  return Buffer.concat([Buffer.of(DEFLATED), deflateRawSync(body, DEFLATE)]);
+  cut.pieces.push(text.slice(cursor));
+  cut.lengths.push(text.length - cursor);
+  return cut;
+}
+
+/**
+ * The same cut from the entry's parts (core/thread/entry-text.ts), without searching: the
+ * created nodes are those of the event's nodes, in order, whose payloads they hold; a recorded
+ * node that created nothing (its content existed) keeps its payload in the text.
+ */
+function cutParts(parts: EntryTextParts, created: readonly CreatedPayload[]): Cut | null {
+  const cut: Cut = { sequences: [], pieces: [], lengths: [] };
+  let pending = parts.pieces[0]!;
+  let next = 0;
+  for (let i = 0; i < parts.payloads.length; i++) {
+    const payload = parts.payloads[i]!;
+    const node = created[next];
+    if (node !== undefined && node.payload === payload) {
+      cut.pieces.push(pending);
+      cut.lengths.push(pending.length);
+      cut.sequences.push(node.sequence);
+      pending = parts.pieces[i + 1]!;
+      next++;
+    } else {
+      pending += payload + parts.pieces[i + 1]!;
+    }
+  }
+  if (next !== created.length) return null;
+  cut.pieces.push(pending);
+  cut.lengths.push(pending.length);
+  return cut;
 }
 
 /** A packed entry opened: the node sequences it needs, and how to put the text back together. */

@@ -8,6 +8,7 @@ import {
 } from '../../core/graph/index.js';
 import type { LogEntry } from '../../core/log/index.js';
 import type { Spend, WorkflowState } from '../../core/run/index.js';
+import { type EntryTextParts, joinParts, nodesEntryParts } from '../../core/thread/entry-text.js';
 import type { NodeMeta, RecordedNode, ThreadEffect, ThreadState } from '../../core/thread/index.js';
 import type {
   NodeFlagChange,
@@ -30,8 +31,9 @@ export const DEFAULT_TENANT = 'default';
  * The read-model rows one applied entry writes, derived from the states before and after it and
  * the effects it produced. Pure and deterministic: projecting a log entry by entry gives the same
  * rows whether it happens at commit time or in a rebuild. `threadId` is the thread the rows
- * belong to — the state's own id, except while a fork replays the prefix it copied. `entryText`
- * is canonicalJson(entry) when the caller has it (a commit does).
+ * belong to — the state's own id, except while a fork replays the prefix it copied. `text` is
+ * canonicalJson(entry) when the caller has it, and `parts` the same in parts (a commit has both:
+ * see core/thread/entry-text.ts).
  */
 export function projectEntry(
   prev: ThreadState,
@@ -39,7 +41,8 @@ export function projectEntry(
   effects: readonly ThreadEffect[],
   entry: LogEntry,
   threadId: string = next.config?.threadId ?? '',
-  entryText?: string,
+  text?: string,
+  parts?: EntryTextParts,
 ): ReadModelChanges {
   const created: Array<{ node: CausalNode; meta: NodeMeta }> = [];
   for (const effect of effects) {
@@ -47,7 +50,8 @@ export function projectEntry(
   }
   const newIds = new Set(created.map((c) => c.node.id));
   const frontier = new Set(next.graph.frontier);
-  const texts = entryText === undefined ? nodesEntryTexts(entry) : undefined;
+  const known = parts ?? (text === undefined ? nodesEntryParts(entry) : undefined);
+  const payloadTexts = known === undefined ? undefined : payloadsById(entry, known);
   const nodes: NodeRow[] = [];
   const nodeParents: NodeParentRow[] = [];
   const touchedKeys = new Set<string>();
@@ -59,7 +63,7 @@ export function projectEntry(
         meta,
         frontier.has(node.id),
         isCurrent(next.graph, node.id),
-        texts?.payloads.get(node.id),
+        payloadTexts?.get(node.id),
       ),
     );
     node.parents.forEach((parentId, position) => {
@@ -72,7 +76,16 @@ export function projectEntry(
   return {
     threadId,
     created: prev.length === 0,
-    entries: [logEntryRow(threadId, entry, entryText ?? texts?.text)],
+    entries: [
+      {
+        ...logEntryRow(
+          threadId,
+          entry,
+          text ?? (known === undefined ? undefined : joinParts(known)),
+        ),
+        ...(known === undefined ? {} : { parts: known }),
+      },
+    ],
     thread: threadRow(threadId, next, entry),
     nodes,
     nodeParents,
@@ -94,42 +107,12 @@ export function logEntryRow(threadId: string, entry: LogEntry, text?: string) {
   };
 }
 
-/** Stands for a node's payload in an entry skeleton (see nodesEntryTexts). */
-const PAYLOAD_MARK = '\u0000weft-payload:';
-/** How the mark appears in canonical text: JSON escapes the NUL. */
-const PAYLOAD_MARK_TEXT = canonicalJson(PAYLOAD_MARK).slice(0, -1);
-
-/**
- * The canonical text of a `nodes_appended` entry and of each new node's payload (by node id),
- * canonicalising every payload once: the entry is written as a skeleton with a mark in place of
- * each payload, and the payload texts are spliced in — which is canonicalJson(entry) exactly,
- * since a payload's place and its key order do not depend on its value. Undefined (the caller
- * canonicalises as usual) for other entries, or if the marks are not found exactly once each.
- */
-function nodesEntryTexts(
-  entry: LogEntry,
-): { text: string; payloads: Map<string, string> } | undefined {
-  const event = entry.event as unknown as { type: string; nodes?: unknown };
-  if (event.type !== 'nodes_appended' || !Array.isArray(event.nodes)) return undefined;
-  const recorded = event.nodes as RecordedNode[];
-  if (recorded.length < 2) return undefined;
-  const payloads = recorded.map((node) => canonicalJson(node.payload));
-  const skeleton = canonicalJson({
-    ...entry,
-    event: { ...event, nodes: recorded.map((node, i) => ({ ...node, payload: PAYLOAD_MARK + i })) },
-  });
-  const parts = skeleton.split(PAYLOAD_MARK_TEXT);
-  if (parts.length !== recorded.length + 1) return undefined;
-  let text = parts[0]!;
-  for (let i = 0; i < recorded.length; i++) {
-    const part = parts[i + 1]!;
-    const tail = `${i}"`;
-    if (!part.startsWith(tail)) return undefined;
-    text += payloads[i]! + part.slice(tail.length);
-  }
+/** The payload texts of the parts by node id. */
+function payloadsById(entry: LogEntry, parts: EntryTextParts): Map<string, string> {
+  const recorded = (entry.event as unknown as { nodes: RecordedNode[] }).nodes;
   const byId = new Map<string, string>();
-  for (let i = 0; i < recorded.length; i++) byId.set(recorded[i]!.id, payloads[i]!);
-  return { text, payloads: byId };
+  for (let i = 0; i < recorded.length; i++) byId.set(recorded[i]!.id, parts.payloads[i]!);
+  return byId;
 }
 
 function threadRow(threadId: string, state: ThreadState, entry: LogEntry): ThreadRow {

@@ -4,6 +4,7 @@
  * the store applies it in one transaction together with the entries themselves.
  */
 
+import type { EntryTextParts } from '../../core/thread/entry-text.js';
 import type {
   NodeParentRow,
   NodeRow,
@@ -25,8 +26,11 @@ export type {
   ThreadRow,
 } from '../tables/index.js';
 
-/** A log entry as projected; `entry` is canonicalJson(entry), the exact text readers get back. */
-export type LogEntryRow = Omit<StoredEntryRow, 'packed' | 'verbatim'>;
+/**
+ * A log entry as projected; `entry` is canonicalJson(entry), the exact text readers get back, and
+ * `parts` the same text around the node payloads when the projection had it (what packing uses).
+ */
+export type LogEntryRow = Omit<StoredEntryRow, 'packed' | 'verbatim'> & { parts?: EntryTextParts };
 
 /** A change of the flags of a node written by an earlier entry (absent field: unchanged). */
 export interface NodeFlagChange {

@@ -213,7 +213,7 @@ function storedEntries(
         verbatim: codec.sealText(kept),
       };
     }
-    const packed = packEntry(row.entry, byEntry.get(row.index) ?? []);
+    const packed = packEntry(row.entry, byEntry.get(row.index) ?? [], row.parts);
     return packed === null
       ? { ...row, entry: codec.sealText(row.entry), packed: null, verbatim: null }
       : { ...row, entry: '', packed: codec.sealBytes(packed), verbatim: null };
