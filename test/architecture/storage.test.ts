@@ -81,7 +81,8 @@ describe('column names live in the table declarations', () => {
     ).toEqual([]);
     expect(columnsNamedIn('const s = { started_at: run.started_at };')).toEqual([]);
     expect(columnsNamedIn("const label = 'node.resource_key';")).toEqual(['resource_key']);
-    expect(columnsNamedIn('const q = `SELECT p.log_index FROM ${t} p`;')).toEqual(['log_index']);
+    const template = ['const q = `SELECT p.log_index FROM $', '{t} p`;'].join('');
+    expect(columnsNamedIn(template)).toEqual(['log_index']);
   });
 
   it('no file of src/store outside src/store/tables writes one', () => {
