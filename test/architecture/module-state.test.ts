@@ -1,10 +1,11 @@
 /**
- * The engine and the event hub keep no state at module level: caches, locks and memos belong to
- * the runtime (or hub) that opened them, so two engines in one process share nothing by accident
- * and closing one forgets everything it held. Scans the top-level declarations of src/engine and
- * src/events for a `let` or a mutable collection.
+ * The store, the engine and the event hub keep no state at module level: caches, locks and memos
+ * belong to the store, runtime or hub that opened them (a store's writer holds its statement
+ * texts), so two of them in one process share nothing by accident and closing one forgets
+ * everything it held. Scans the top-level declarations of src/store (every folder), src/engine
+ * and src/events for a `let` or a mutable collection.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -17,12 +18,17 @@ const ALLOWED: Record<string, string> = {
   'events/subscriptions.ts payloads': 'identity memo of a pure function',
 };
 
+/** A top-level `let`, or a collection not typed read-only (a `ReadonlySet` constant is no state). */
 const TOP_LEVEL_STATE =
-  /^(?:export\s+)?(?:let\s+(\w+)|(?:const|var)\s+(\w+)(?:\s*:[^=]+)?\s*=\s*new\s+(?:Map|Set|WeakMap|WeakSet)\b)/gm;
+  /^(?:export\s+)?(?:let\s+(\w+)|(?:const|var)\s+(\w+)(?:\s*:(?!\s*Readonly)[^=]+)?\s*=\s*new\s+(?:Map|Set|WeakMap|WeakSet)\b)/gm;
 
 function moduleState(folder: string): string[] {
   const found: string[] = [];
   for (const name of readdirSync(join(SRC, folder))) {
+    if (statSync(join(SRC, folder, name)).isDirectory()) {
+      found.push(...moduleState(`${folder}/${name}`));
+      continue;
+    }
     if (!name.endsWith('.ts')) continue;
     const text = readFileSync(join(SRC, folder, name), 'utf8');
     for (const match of text.matchAll(TOP_LEVEL_STATE)) {
@@ -33,13 +39,14 @@ function moduleState(folder: string): string[] {
 }
 
 describe('module-level state', () => {
-  it('src/engine and src/events declare no mutable state at module level', () => {
-    const found = [...moduleState('engine'), ...moduleState('events')];
+  it('src/store, src/engine and src/events declare no mutable state at module level', () => {
+    const found = [...moduleState('store'), ...moduleState('engine'), ...moduleState('events')];
     expect(found.filter((f) => ALLOWED[f] === undefined)).toEqual([]);
   });
 
   it('the scan finds what it looks for', () => {
-    const sample = 'let counters: X | undefined;\nconst locks = new WeakMap<A, B>();\n';
+    const sample =
+      'let counters: X | undefined;\nconst locks = new WeakMap<A, B>();\nconst CODES: ReadonlySet<string> = new Set([]);\n';
     expect([...sample.matchAll(TOP_LEVEL_STATE)].map((m) => m[1] ?? m[2])).toEqual([
       'counters',
       'locks',

@@ -27,20 +27,6 @@ import {
 } from '../tables/index.js';
 import type { ScriptRecorder } from './write-script.js';
 
-/** `?`-placeholder texts of multi-row statements, by head, tuple, rows and tail (few distinct). */
-const texts = new Map<string, string>();
-
-function multiRowText(head: string, tuple: string, rows: number, tail: string): string {
-  const key = `${rows}\u0000${head}\u0000${tuple}\u0000${tail}`;
-  let text = texts.get(key);
-  if (text === undefined) {
-    text = `${head} VALUES ${Array.from({ length: rows }, () => tuple).join(', ')}${tail}`;
-    if (texts.size >= 512) texts.clear();
-    texts.set(key, text);
-  }
-  return text;
-}
-
 /**
  * Bound parameters per statement, kept under SQLite's 32,766 (Postgres allows 65,535); the widest
  * row (run) has 15 columns.
@@ -67,7 +53,7 @@ function insertRows<Row>(
       const encoded = encode(rows[r]!);
       for (let c = 0; c < encoded.length; c++) values.push(encoded[c]);
     }
-    script.add(multiRowText(table.insertHead, table.tuple, end - i, tail), values);
+    script.add(script.texts.multiRow(table.insertHead, table.tuple, end - i, tail), values);
   }
 }
 

@@ -47,19 +47,56 @@ export interface ScriptRunner {
   close(): Promise<void>;
 }
 
+/**
+ * The statement texts a writer builds, kept while it lives: multi-row texts by shape and row
+ * count (few distinct, so the SQLite writer's prepared statements are reused), and their
+ * Postgres forms. Bounded; owned by one writer.
+ */
+export class StatementTexts {
+  private readonly multiRows = new Map<string, string>();
+  private readonly numbered = new Map<string, string>();
+
+  constructor(readonly provider: Provider) {}
+
+  /** `head VALUES tuple, tuple, … tail` for `rows` rows. */
+  multiRow(head: string, tuple: string, rows: number, tail: string): string {
+    const key = `${rows}\u0000${head}\u0000${tuple}\u0000${tail}`;
+    let text = this.multiRows.get(key);
+    if (text === undefined) {
+      text = `${head} VALUES ${Array.from({ length: rows }, () => tuple).join(', ')}${tail}`;
+      if (this.multiRows.size >= 512) this.multiRows.clear();
+      this.multiRows.set(key, text);
+    }
+    return text;
+  }
+
+  /** `text` with the provider's placeholders. */
+  forProvider(text: string): string {
+    if (this.provider !== 'postgres') return text;
+    let out = this.numbered.get(text);
+    if (out === undefined) {
+      out = postgresText(text);
+      if (this.numbered.size >= 1024) this.numbered.clear();
+      this.numbered.set(text, out);
+    }
+    return out;
+  }
+}
+
 /** Collects a transaction's statements instead of running them (see the module comment). */
 export class ScriptRecorder {
   readonly statements: RecordedStatement[] = [];
   private reason: GuardReason | undefined;
 
-  constructor(readonly provider: Provider) {}
+  constructor(readonly texts: StatementTexts) {}
+
+  get provider(): Provider {
+    return this.texts.provider;
+  }
 
   /** Records `text` (with `?` placeholders) and its encoded values. */
   add(text: string, values: unknown[]): void {
-    const statement: RecordedStatement = {
-      text: this.provider === 'postgres' ? postgresText(text) : text,
-      values,
-    };
+    const statement: RecordedStatement = { text: this.texts.forProvider(text), values };
     if (this.reason !== undefined) statement.reason = this.reason;
     this.statements.push(statement);
   }
@@ -77,10 +114,10 @@ export class ScriptRecorder {
 
 /** Records what `write` does on a fresh recorder. */
 export function recordScript(
-  provider: Provider,
+  texts: StatementTexts,
   write: (script: ScriptRecorder) => void,
 ): RecordedStatement[] {
-  const recorder = new ScriptRecorder(provider);
+  const recorder = new ScriptRecorder(texts);
   write(recorder);
   return recorder.statements;
 }

@@ -33,6 +33,7 @@ import {
   type ScriptRecorder,
   type ScriptRunner,
   StatementFailure,
+  StatementTexts,
 } from './write-script.js';
 
 /** One commit as the writer sees it: its rows as stored (packed, sealed). */
@@ -156,8 +157,9 @@ export function createWriter(runner: ScriptRunner, options: WriterOptions): Writ
   const { provider, maxBatch } = options;
   let transactions = 0;
   let merged = 0;
+  const texts = new StatementTexts(provider);
   const scriptOf = (items: readonly WriteItem[]) =>
-    recordScript(provider, (script) => writeItems(script, items));
+    recordScript(texts, (script) => writeItems(script, items));
 
   /** A failed statement: its guard's reason for a unique violation, else the error. */
   const settle = (

@@ -91,19 +91,10 @@ export interface Table<Row, Columns extends Record<string, ColumnSpec>> {
   select(fields?: readonly (keyof Columns & string)[]): string;
 }
 
-/** Postgres texts of `?` texts (few distinct: multi-row texts are cached by row count). */
-const numbered = new Map<string, string>();
-
 /** `?` placeholders as `$1`, `$2`, …; the texts hold no `?` elsewhere (no literals). */
 export function postgresText(text: string): string {
-  let out = numbered.get(text);
-  if (out === undefined) {
-    let n = 0;
-    out = text.replace(/\?/g, () => `$${++n}`);
-    if (numbered.size >= 1024) numbered.clear();
-    numbered.set(text, out);
-  }
-  return out;
+  let n = 0;
+  return text.replace(/\?/g, () => `$${++n}`);
 }
 
 const quote = (name: string) => `"${name}"`;
