@@ -170,7 +170,7 @@ async function preparePage(html: string): Promise<Page> {
   const identity = Buffer.from(html, 'utf8');
   const [gz, br] = await Promise.all([
     gzipAsync(identity, { level: 6 }),
-    // Quality 5: about 5 % larger than quality 9 (9 MB → 1.9 MB) in a fifth of the time.
+    // Quality 5: nearly as small as quality 9 in a fraction of the time, once per page at start.
     brotliAsync(identity, {
       params: {
         [zlibConstants.BROTLI_PARAM_QUALITY]: 5,

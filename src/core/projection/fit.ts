@@ -12,7 +12,7 @@ import {
 } from './view.js';
 
 /*
- * Fitting (issue 5 §2). The candidate views, in the order they are tried:
+ * Fitting. The candidate views, in the order they are tried:
  *   A. shrink level 0 with every selected node, then without the removable nodes (closure and
  *      relevance picks), oldest first, one at a time;
  *   B. the remaining nodes (mandatory and protected query matches) at shrink levels 1 … 4;

@@ -1,9 +1,9 @@
 /**
  * The write connection of a SQLite file: better-sqlite3 itself, not a Prisma client, in a worker
- * thread of its own (sqlite-writer-thread.cjs). Through Prisma each multi-row statement paid for
- * the query interpreter, the driver adapter's argument mapping and a fresh `prepare`; on the main
- * thread, the statements, the WAL writes of COMMIT and its fsync took a sixth of the event
- * loop's time under concurrent appends. Here a commit's recorded script (write-script.ts) goes
+ * thread of its own (sqlite-writer-thread.cjs): not through Prisma, whose query interpreter,
+ * argument mapping and per-call `prepare` cost more than the statements themselves, and not on
+ * the main thread, where the statements, the WAL writes of COMMIT and its fsync would take the
+ * event loop's time under concurrent appends. A commit's recorded script (write-script.ts) goes
  * to the writer thread as one message and runs there whole, as one transaction, with statements
  * prepared once per text, while the event loop serves other requests.
  *
