@@ -230,6 +230,13 @@ describeWithPostgresAndRedis('Two weft serve processes on one Postgres and one R
       }
       for (let n = 0; !stop; n++) {
         if (via === 'B' && killed) return;
+        // Once B has all but MIN_EACH of the writes before the kill, its writers wait: an
+        // instance whose cached state is current can win nearly every race, and A must get its
+        // MIN_EACH in before the kill (and have writes left after it to resume onto).
+        if (via === 'B' && acksBy('B').length >= KILL_AFTER - MIN_EACH) {
+          await new Promise((r) => setTimeout(r, 20));
+          continue;
+        }
         const mark = `${via}${w}-${n}`;
         const r = await post(servers[via].url, {
           query: APPEND,
