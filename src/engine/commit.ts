@@ -14,6 +14,7 @@ import {
   type ThreadState,
 } from '../core/thread/index.js';
 import {
+  DEFAULT_TENANT,
   projectEntry,
   type ReadModelChanges,
   type ThreadStore,
@@ -21,6 +22,7 @@ import {
 import { conflict } from './checks.js';
 import { type IdempotencyClaim, idempotencyRecord } from './idempotency.js';
 import type { SnapshotWriter } from './snapshots.js';
+import type { ThreadTenants } from './tenancy.js';
 import type { KeyedLock, LoadThread, ThreadCache } from './thread-cache.js';
 import type { CommittedEvent, Publisher } from './types.js';
 
@@ -42,6 +44,8 @@ export interface CommitDeps {
   snapshots: SnapshotWriter;
   /** Serialises the commands on one thread: one lock per runtime, shared by its tenant views. */
   withLock: KeyedLock;
+  /** Learns the owner of each thread this runtime creates. */
+  tenants: Pick<ThreadTenants, 'remember'>;
   publisher?: Publisher | undefined;
   onPublishError: (error: unknown, event: CommittedEvent) => void;
 }
@@ -73,6 +77,7 @@ export interface Committer {
 
 export function createCommitter(deps: CommitDeps): Committer {
   const { store, clock, ids, machineOptions, maxAttempts, cache, load, snapshots, withLock } = deps;
+  const { tenants } = deps;
   // Every event committed here was just planned by the core from the state it is applied to: the
   // ids of the nodes it records were computed from their content by the same code one step
   // earlier, so applying it takes them as recorded instead of hashing every node a second time.
@@ -172,6 +177,7 @@ export function createCommitter(deps: CommitDeps): Committer {
         });
       }
       cache.set(threadId, state);
+      tenants.remember(threadId, changes.thread.tenantId ?? DEFAULT_TENANT);
       snapshot?.committed();
       await publish({ threadId, ...published, logLength: state.length });
       return ok(response);

@@ -72,7 +72,9 @@ export function createRuntime(options: EngineOptions): Runtime {
   const cache = createThreadCache(capacity);
   const load = createThreadLoader(store, cache, machineOptions);
   const restorer = createSnapshotRestorer(store, machineOptions, onSnapshotRejected);
+  const tenants = createThreadTenants(store);
   const committer = createCommitter({
+    tenants,
     store,
     clock,
     ids,
@@ -101,7 +103,7 @@ export function createRuntime(options: EngineOptions): Runtime {
     stateAt: (threadId, at, latest) => restorer.stateAt(threadId, at, latest),
     snapshots,
     idempotent: createIdempotent(store),
-    tenants: createThreadTenants(store),
+    tenants,
     ...committer,
   };
 }

@@ -43,6 +43,8 @@ export interface ThreadTenants {
   known(key: string): string | undefined;
   /** Asks the store for the owner of `key` (even when known) and remembers a found one. */
   ask(key: string): Promise<string | undefined>;
+  /** Remembers the owner of a thread this engine just created (no need to ask for it later). */
+  remember(key: string, tenant: string): void;
 }
 
 /** A tenant directory over `store`, remembering up to `capacity` threads (oldest forgotten). */
@@ -51,16 +53,18 @@ export function createThreadTenants(
   capacity = MAX_CACHED,
 ): ThreadTenants {
   const owners = new Map<string, string>();
+  const remember = (key: string, tenant: string) => {
+    if (!owners.has(key) && owners.size >= capacity) owners.delete(owners.keys().next().value!);
+    owners.set(key, tenant);
+  };
   return {
     known: (key) => owners.get(key),
     async ask(key) {
       const tenant = await store.getThreadTenant(key);
-      if (tenant !== undefined) {
-        if (owners.size >= capacity) owners.delete(owners.keys().next().value!);
-        owners.set(key, tenant);
-      }
+      if (tenant !== undefined) remember(key, tenant);
       return tenant;
     },
+    remember,
   };
 }
 
