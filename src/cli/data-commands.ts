@@ -241,7 +241,7 @@ async function targets(db: Opened, args: ParsedArgs): Promise<Target[]> {
   }
   const queries = createReadQueries(db.prisma, false, db.engine.store.codec);
   const found: Target[] = [];
-  let after: { createdAt: Date; id: string } | undefined;
+  let after: { at: Date; id: string } | undefined;
   const tenantId = args.options.has('tenant') ? tenant : undefined;
   for (;;) {
     const page = await queries.listThreads({ tenantId, take: 500, after });
@@ -250,7 +250,7 @@ async function targets(db: Opened, args: ParsedArgs): Promise<Target[]> {
     );
     const last = page.at(-1);
     if (last === undefined || page.length < 500) return found;
-    after = { createdAt: last.createdAt, id: last.id };
+    after = { at: last.createdAt, id: last.id };
   }
 }
 

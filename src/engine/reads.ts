@@ -26,6 +26,7 @@ import {
   openReadQueries,
   type ReadQueries,
   type RunListQuery,
+  type ThreadFilterQuery,
   type ThreadListQuery,
 } from '../store/read-model/queries.js';
 import { isStorable, runHomes, shownId, threadKey } from './tenancy.js';
@@ -93,6 +94,8 @@ export { toEventView, toNodeView, toRunView, toThreadView } from './views.js';
 export interface Reads {
   threads(ids: readonly string[]): Promise<Array<ThreadView | undefined>>;
   listThreads(query: ThreadListQuery): Promise<ThreadView[]>;
+  /** How many threads a list with this filter holds. */
+  countThreads(query: ThreadFilterQuery): Promise<number>;
   nodes(keys: readonly NodeKey[]): Promise<Array<NodeView | undefined>>;
   nodePage(query: {
     threadId: string;
@@ -211,6 +214,8 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
 
     listThreads: async (query) =>
       isStorable(query.forkedFromId) ? (await q.listThreads(query)).map(toThreadView) : [],
+
+    countThreads: async (query) => (isStorable(query.forkedFromId) ? q.countThreads(query) : 0),
 
     nodes: async (keys) =>
       inKeyOrder(

@@ -103,11 +103,12 @@ export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string)
       const after =
         query.after === undefined
           ? undefined
-          : { createdAt: query.after.createdAt, id: await cursorKey(query.after.id) };
+          : { at: query.after.at, id: await cursorKey(query.after.id) };
       // A fork records its source by id (the log's thread_forked), so the filter is an id.
       const rows = await reads.listThreads({ ...query, after, tenantId: tenant });
       return rows.map(namedThread);
     },
+    countThreads: (query) => reads.countThreads({ ...query, tenantId: tenant }),
     nodes: (keys) =>
       keyed(
         keys,

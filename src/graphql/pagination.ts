@@ -89,6 +89,72 @@ export function toConnection<T>(
   };
 }
 
+/**
+ * How a connection field pages: forward with `first`/`after` (the default), or backward with
+ * `last`/`before` (the page ending just before the cursor, or the list's last items). Mixing the
+ * two directions is BAD_USER_INPUT.
+ */
+export interface PageRequest<K> {
+  size: number;
+  backward: boolean;
+  /** The cursor the page starts after, in the direction it is read (`before` when backward). */
+  cursor: K | undefined;
+}
+
+export function pageRequest<K>(
+  args: {
+    first?: number | null | undefined;
+    after?: string | null | undefined;
+    last?: number | null | undefined;
+    before?: string | null | undefined;
+  },
+  isKey: (value: unknown) => value is K,
+): PageRequest<K> {
+  const backward = args.last !== null && args.last !== undefined;
+  if (backward && args.first !== null && args.first !== undefined) {
+    throw badInput('$.last', 'cannot be given with first: page forward or backward');
+  }
+  if (backward && args.after !== null && args.after !== undefined) {
+    throw badInput('$.after', 'cannot be given with last: use before to page backward');
+  }
+  if (!backward && args.before !== null && args.before !== undefined) {
+    throw badInput('$.before', 'needs last: page backward with last and before');
+  }
+  return backward
+    ? {
+        size: pageSize(args.last, '$.last'),
+        backward,
+        cursor: decodeCursor(args.before, isKey, '$.before'),
+      }
+    : { size: pageSize(args.first), backward, cursor: decodeCursor(args.after, isKey) };
+}
+
+/**
+ * The connection of rows fetched for `request` with `take = size + 1` in the direction it reads
+ * (reversed order when backward): the page in the list's order, with its page info.
+ */
+export function pageConnection<T, K>(
+  rows: readonly T[],
+  request: PageRequest<K>,
+  cursorOf: (row: T) => unknown,
+): Connection<T> {
+  if (!request.backward)
+    return toConnection(rows, request.size, cursorOf, request.cursor !== undefined);
+  const page = rows.slice(0, request.size).reverse();
+  const cursor = (node: T) => encodeCursor(cursorOf(node));
+  const first = page[0];
+  const last = page.at(-1);
+  return {
+    edges: inTurns(page, (node) => ({ cursor: cursor(node), node })),
+    pageInfo: {
+      hasNextPage: request.cursor !== undefined,
+      hasPreviousPage: rows.length > request.size,
+      startCursor: first === undefined ? null : cursor(first),
+      endCursor: last === undefined ? null : cursor(last),
+    },
+  };
+}
+
 /** List items GraphQL completes in one turn of the event loop. */
 export const ITEMS_PER_TURN = 50;
 

@@ -9,7 +9,7 @@ import type { GraphQLContext } from './context.js';
 import { badInput, notFound, unwrapResult } from './error-classes.js';
 import { THREAD_ERRORS } from './errors.js';
 import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
-import { decodeCursor, isString, pageSize, toConnection } from './pagination.js';
+import { isString, pageConnection, pageRequest } from './pagination.js';
 import { SpendRef, ThreadRef } from './refs.js';
 
 /** The thread with this id, or NOT_FOUND. */
@@ -110,27 +110,68 @@ ThreadRef.implement({
   }),
 });
 
-const ThreadConnection = builder.connectionObject({
-  type: ThreadRef,
-  name: 'ThreadConnection',
-  edgesNullable: false,
-  nodeNullable: false,
-});
+/** What a thread list's `totalCount` counts: the rows of its filter, whatever the page. */
+interface Counted {
+  count?: () => Promise<number>;
+}
+
+const ThreadConnection = builder.connectionObject(
+  {
+    type: ThreadRef,
+    name: 'ThreadConnection',
+    edgesNullable: false,
+    nodeNullable: false,
+    fields: (t) => ({
+      totalCount: t.int({
+        description: 'How many threads match the filter (all pages), counted only when asked for.',
+        resolve: (connection) => (connection as Counted).count?.() ?? 0,
+      }),
+    }),
+  },
+  { name: 'ThreadEdge' },
+);
 
 const ThreadFilter = builder.inputType('ThreadFilter', {
   fields: (t) => ({
     forkedFrom: t.id({ description: 'Only forks of this thread.' }),
     createdAfter: t.field({ type: 'DateTime' }),
     createdBefore: t.field({ type: 'DateTime' }),
+    updatedAfter: t.field({
+      type: 'DateTime',
+      description: 'Only threads with an entry recorded after this time.',
+    }),
   }),
 });
 
-type ThreadCursor = { c: string; id: string };
+const ThreadOrderFieldEnum = builder.enumType('ThreadOrderField', {
+  values: {
+    CREATED_AT: { value: 'createdAt', description: 'When the thread was created.' },
+    UPDATED_AT: { value: 'updatedAt', description: 'When its last entry was recorded.' },
+  } as const,
+});
+
+const OrderDirectionEnum = builder.enumType('OrderDirection', {
+  values: {
+    ASC: { value: 'asc', description: 'Oldest first.' },
+    DESC: { value: 'desc', description: 'Newest first.' },
+  } as const,
+});
+
+const ThreadOrder = builder.inputType('ThreadOrder', {
+  fields: (t) => ({
+    field: t.field({ type: ThreadOrderFieldEnum, required: true, defaultValue: 'createdAt' }),
+    direction: t.field({ type: OrderDirectionEnum, required: true, defaultValue: 'asc' }),
+  }),
+});
+
+/** A position in a thread list: the order's value and the id of the row, and the order itself. */
+type ThreadCursor = { c: string; id: string; o?: string };
 const isThreadCursor = (v: unknown): v is ThreadCursor =>
   typeof v === 'object' &&
   v !== null &&
   isString((v as ThreadCursor).c) &&
-  isString((v as ThreadCursor).id);
+  isString((v as ThreadCursor).id) &&
+  ((v as ThreadCursor).o === undefined || isString((v as ThreadCursor).o));
 
 builder.queryFields((t) => ({
   thread: t.field({
@@ -142,31 +183,57 @@ builder.queryFields((t) => ({
   }),
   threads: t.field({
     type: ThreadConnection,
-    description: 'Threads, oldest first.',
+    description:
+      'Threads, oldest first unless `orderBy` says otherwise (`{ field: UPDATED_AT, direction: DESC }`: newest activity first). Page forward with `first`/`after`, backward with `last`/`before`.',
     args: {
       first: t.arg.int(),
       after: t.arg.string(),
+      last: t.arg.int(),
+      before: t.arg.string(),
       filter: t.arg({ type: ThreadFilter }),
+      orderBy: t.arg({ type: ThreadOrder }),
     },
-    complexity: (args) => ({ field: 1, multiplier: pageSizeHint(args.first) }),
+    complexity: (args) => ({
+      field: 1,
+      multiplier: pageSizeHint(args.first ?? args.last),
+    }),
     resolve: async (_r, args, ctx) => {
-      const size = pageSize(args.first);
-      const after = decodeCursor(args.after, isThreadCursor);
-      const rows = await ctx.reads.listThreads({
+      const request = pageRequest(args, isThreadCursor);
+      const field = args.orderBy?.field ?? 'createdAt';
+      const descending = (args.orderBy?.direction ?? 'asc') === 'desc';
+      // A cursor names the order it was made in: one from another order is no position here.
+      const order = `${field}.${descending ? 'desc' : 'asc'}`;
+      if (request.cursor !== undefined && (request.cursor.o ?? 'createdAt.asc') !== order) {
+        throw badInput(
+          request.backward ? '$.before' : '$.after',
+          'is a cursor of the same list in another order: page with the orderBy it came from',
+        );
+      }
+      const filter = {
         tenantId: ctx.auth.tenant,
-        take: size + 1,
-        after: after === undefined ? undefined : { createdAt: new Date(after.c), id: after.id },
         forkedFromId: args.filter?.forkedFrom ?? undefined,
         createdAfter: args.filter?.createdAfter ?? undefined,
         createdBefore: args.filter?.createdBefore ?? undefined,
+        updatedAfter: args.filter?.updatedAfter ?? undefined,
+      };
+      const rows = await ctx.reads.listThreads({
+        ...filter,
+        take: request.size + 1,
+        // Backward pages are read in the opposite order, from the cursor on.
+        order: { field, descending: descending !== request.backward },
+        after:
+          request.cursor === undefined
+            ? undefined
+            : { at: new Date(request.cursor.c), id: request.cursor.id },
       });
       for (const row of rows) ctx.loaders.thread.prime(row.id, row);
-      return toConnection(
-        rows,
-        size,
-        (r) => ({ c: r.createdAt.toISOString(), id: r.id }),
-        after !== undefined,
-      );
+      const connection = pageConnection(rows, request, (r) => ({
+        c: r[field].toISOString(),
+        id: r.id,
+        o: order,
+      }));
+      const counted: Counted = { count: () => ctx.reads.countThreads(filter) };
+      return Object.assign(connection, counted);
     },
   }),
 }));

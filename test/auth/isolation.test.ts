@@ -57,8 +57,14 @@ const QUERIES: Record<string, () => Promise<number>> = {
     return 1;
   },
   threads: async () => {
-    const r = await t.gql(keyB, '{ threads { edges { node { id } } } }');
+    const r = await t.gql(
+      keyB,
+      '{ threads { totalCount edges { node { id } } } newest: threads(orderBy: { field: UPDATED_AT, direction: DESC }, last: 5) { totalCount edges { node { id } } } }',
+    );
     expect(r.data.threads.edges.map((e: Json) => e.node.id)).toEqual([B.thread]);
+    expect(r.data.threads.totalCount).toBe(1);
+    expect(r.data.newest.edges.map((e: Json) => e.node.id)).toEqual([B.thread]);
+    expect(r.data.newest.totalCount).toBe(1);
     const forks = (await same((ids) =>
       t.gql(
         keyB,

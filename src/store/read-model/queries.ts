@@ -34,16 +34,28 @@ export interface NodeKey {
   id: string;
 }
 
-export interface ThreadListQuery {
+export type ThreadOrderField = 'createdAt' | 'updatedAt';
+
+/** Which threads a list holds (and counts). */
+export interface ThreadFilterQuery {
   /** Only threads of this tenant (undefined: every tenant, for system callers). */
   tenantId: string | undefined;
-  /** Rows to return (the caller asks for one more to learn whether a next page exists). */
-  take: number;
-  /** Keyset cursor: the (createdAt, id) of the last row of the previous page. */
-  after?: { createdAt: Date; id: string } | undefined;
   forkedFromId?: string | undefined;
   createdAfter?: Date | undefined;
   createdBefore?: Date | undefined;
+  updatedAfter?: Date | undefined;
+}
+
+export interface ThreadListQuery extends ThreadFilterQuery {
+  /** Rows to return (the caller asks for one more to learn whether a next page exists). */
+  take: number;
+  /** Default: by creation time, oldest first. Ties are broken by id, in the same direction. */
+  order?: { field: ThreadOrderField; descending: boolean } | undefined;
+  /**
+   * Keyset cursor: the row the page starts after, in the order's direction — its value of the
+   * order field (`at`) and its id.
+   */
+  after?: { at: Date; id: string } | undefined;
 }
 
 export interface NodePageQuery {
@@ -69,6 +81,8 @@ export type RunPlace = RunLocation;
 export interface ReadQueries {
   threads(ids: readonly string[]): Promise<ThreadRow[]>;
   listThreads(query: ThreadListQuery): Promise<ThreadRow[]>;
+  /** How many threads match the filter. */
+  countThreads(query: ThreadFilterQuery): Promise<number>;
   nodes(keys: readonly NodeKey[]): Promise<NodeWithParents[]>;
   nodePage(query: NodePageQuery): Promise<NodeWithParents[]>;
   nodeCount(threadId: string): Promise<number>;
@@ -211,6 +225,20 @@ export function createReadQueries(
     };
   };
 
+  /** The WHERE of a thread list's filter. */
+  const threadConditions = (q: ThreadFilterQuery) => {
+    const T = thread.c;
+    const at = (field: 'createdAt' | 'updatedAt', d: Date) => bind(weft, thread, field, d);
+    const w = conditions();
+    if (q.tenantId !== undefined) w.add(`${T.tenantId} = ?`, q.tenantId);
+    if (q.forkedFromId !== undefined) w.add(`${T.forkedFromId} = ?`, q.forkedFromId);
+    if (q.createdAfter !== undefined) w.add(`${T.createdAt} > ?`, at('createdAt', q.createdAfter));
+    if (q.createdBefore !== undefined)
+      w.add(`${T.createdAt} < ?`, at('createdAt', q.createdBefore));
+    if (q.updatedAfter !== undefined) w.add(`${T.updatedAt} > ?`, at('updatedAt', q.updatedAfter));
+    return w;
+  };
+
   return {
     threads: async (ids) =>
       openThreads(
@@ -221,18 +249,17 @@ export function createReadQueries(
 
     async listThreads(q) {
       const T = thread.c;
-      const at = (d: Date) => bind(weft, thread, 'createdAt', d);
-      const w = conditions();
-      if (q.tenantId !== undefined) w.add(`${T.tenantId} = ?`, q.tenantId);
-      if (q.forkedFromId !== undefined) w.add(`${T.forkedFromId} = ?`, q.forkedFromId);
-      if (q.createdAfter !== undefined) w.add(`${T.createdAt} > ?`, at(q.createdAfter));
-      if (q.createdBefore !== undefined) w.add(`${T.createdAt} < ?`, at(q.createdBefore));
+      const w = threadConditions(q);
+      const field = q.order?.field ?? 'createdAt';
+      const column = T[field];
+      const direction = q.order?.descending === true ? 'DESC' : 'ASC';
       if (q.after !== undefined) {
-        const created = at(q.after.createdAt);
+        const at = bind(weft, thread, field, q.after.at);
+        const beyond = direction === 'DESC' ? '<' : '>';
         w.add(
-          `(${T.createdAt} > ? OR (${T.createdAt} = ? AND ${T.id} > ?))`,
-          created,
-          created,
+          `(${column} ${beyond} ? OR (${column} = ? AND ${T.id} ${beyond} ?))`,
+          at,
+          at,
           q.after.id,
         );
       }
@@ -242,9 +269,14 @@ export function createReadQueries(
           thread,
           w.where(),
           [...w.values, q.take],
-          ` ORDER BY ${T.createdAt}, ${T.id} LIMIT ?`,
+          ` ORDER BY ${column} ${direction}, ${T.id} ${direction} LIMIT ?`,
         ),
       );
+    },
+
+    countThreads: (q) => {
+      const w = threadConditions(q);
+      return countRows(weft, thread, w.where() === '' ? '1 = 1' : w.where(), w.values);
     },
 
     async nodes(keys) {
