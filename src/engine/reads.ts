@@ -25,6 +25,7 @@ import type { ThreadSpend } from '../core/thread/index.js';
 import {
   openReadQueries,
   type ReadQueries,
+  type RunFilterQuery,
   type RunListQuery,
   type ThreadFilterQuery,
   type ThreadListQuery,
@@ -120,6 +121,8 @@ export interface Reads {
    */
   findRun(runId: string, threadId?: string, tenant?: string): Promise<Result<RunView | undefined>>;
   listRuns(query: RunListQuery): Promise<RunView[]>;
+  /** How many runs a list with this filter holds. */
+  countRuns(query: RunFilterQuery): Promise<number>;
   /** Node ids reached by each walk over the thread's in-memory graph, in walk order. */
   walks(keys: readonly WalkKey[]): Promise<Array<string[]>>;
   spend(threadId: string): Promise<Result<ThreadSpend>>;
@@ -312,6 +315,8 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
 
     listRuns: async (query) =>
       isStorable(query.threadId) ? (await q.listRuns(query)).map(toRunView) : [],
+
+    countRuns: async (query) => (isStorable(query.threadId) ? q.countRuns(query) : 0),
 
     async walks(keys) {
       const threadIds = [...new Set(keys.map((k) => k.threadId))];

@@ -173,6 +173,11 @@ export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string)
       const rows = await reads.listRuns({ ...query, threadId, after, tenantId: tenant });
       return rows.map(named);
     },
+    async countRuns(query) {
+      const threadId = query.threadId === undefined ? undefined : await keyOf(query.threadId);
+      if (query.threadId !== undefined && threadId === undefined) return 0;
+      return reads.countRuns({ ...query, threadId, tenantId: tenant });
+    },
     walks: (keys) =>
       keyed(
         keys,

@@ -96,3 +96,11 @@ export const ActionTypeEnum = builder.enumType('ActionType', {
     'counts one iteration. Actions the engine uses internally cannot be dispatched.',
   values: valuesOf(RUN_ACTION_TYPES, ACTION_DESCRIPTIONS),
 });
+
+/** The direction of an ordered list (threads, runs). */
+export const OrderDirectionEnum = builder.enumType('OrderDirection', {
+  values: {
+    ASC: { value: 'asc', description: 'Oldest first.' },
+    DESC: { value: 'desc', description: 'Newest first.' },
+  } as const,
+});

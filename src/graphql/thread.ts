@@ -6,6 +6,7 @@ import { textProblem } from '../core/text.js';
 import type { ThreadView } from '../engine/reads.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
+import { OrderDirectionEnum } from './enums.js';
 import { badInput, notFound, unwrapResult } from './error-classes.js';
 import { THREAD_ERRORS } from './errors.js';
 import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
@@ -147,13 +148,6 @@ const ThreadOrderFieldEnum = builder.enumType('ThreadOrderField', {
   values: {
     CREATED_AT: { value: 'createdAt', description: 'When the thread was created.' },
     UPDATED_AT: { value: 'updatedAt', description: 'When its last entry was recorded.' },
-  } as const,
-});
-
-const OrderDirectionEnum = builder.enumType('OrderDirection', {
-  values: {
-    ASC: { value: 'asc', description: 'Oldest first.' },
-    DESC: { value: 'desc', description: 'Newest first.' },
   } as const,
 });
 

@@ -66,13 +66,20 @@ export interface NodePageQuery {
   kinds?: readonly string[] | undefined;
 }
 
-export interface RunListQuery {
+/** Which runs a list holds (and counts). */
+export interface RunFilterQuery {
   /** Only runs of this tenant (undefined: every tenant, for system callers). */
   tenantId: string | undefined;
-  take: number;
-  after?: { createdAt: Date; threadId: string; id: string } | undefined;
   threadId?: string | undefined;
   statuses?: readonly string[] | undefined;
+}
+
+export interface RunListQuery extends RunFilterQuery {
+  take: number;
+  /** Default: by creation time, oldest first. Ties are broken by thread and id, likewise. */
+  order?: { field: 'createdAt' | 'updatedAt'; descending: boolean } | undefined;
+  /** Keyset cursor: the row the page starts after, in the order's direction. */
+  after?: { at: Date; threadId: string; id: string } | undefined;
 }
 
 /** The run rows with this id and the fork source of each holding thread. */
@@ -100,6 +107,8 @@ export interface ReadQueries {
   runs(keys: ReadonlyArray<{ threadId: string; id: string }>): Promise<RunRow[]>;
   runPlaces(runId: string): Promise<RunPlace[]>;
   listRuns(query: RunListQuery): Promise<RunRow[]>;
+  /** How many runs match the filter. */
+  countRuns(query: RunFilterQuery): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -236,6 +245,19 @@ export function createReadQueries(
     if (q.createdBefore !== undefined)
       w.add(`${T.createdAt} < ?`, at('createdAt', q.createdBefore));
     if (q.updatedAfter !== undefined) w.add(`${T.updatedAt} > ?`, at('updatedAt', q.updatedAfter));
+    return w;
+  };
+
+  /** The WHERE of a run list's filter; undefined when it can hold nothing (no status asked). */
+  const runConditions = (q: RunFilterQuery) => {
+    const R = run.c;
+    const w = conditions();
+    if (q.tenantId !== undefined) w.add(`${R.tenantId} = ?`, q.tenantId);
+    if (q.threadId !== undefined) w.add(`${R.threadId} = ?`, q.threadId);
+    if (q.statuses !== undefined) {
+      if (q.statuses.length === 0) return undefined;
+      w.add(`${R.status} IN (${marks(q.statuses.length)})`, ...q.statuses);
+    }
     return w;
   };
 
@@ -438,20 +460,17 @@ export function createReadQueries(
 
     async listRuns(q) {
       const R = run.c;
-      const at = (d: Date) => bind(weft, run, 'createdAt', d);
-      const w = conditions();
-      if (q.tenantId !== undefined) w.add(`${R.tenantId} = ?`, q.tenantId);
-      if (q.threadId !== undefined) w.add(`${R.threadId} = ?`, q.threadId);
-      if (q.statuses !== undefined) {
-        if (q.statuses.length === 0) return [];
-        w.add(`${R.status} IN (${marks(q.statuses.length)})`, ...q.statuses);
-      }
+      const w = runConditions(q);
+      if (w === undefined) return [];
+      const column = R[q.order?.field ?? 'createdAt'];
+      const direction = q.order?.descending === true ? 'DESC' : 'ASC';
       if (q.after !== undefined) {
-        const created = at(q.after.createdAt);
+        const at = bind(weft, run, q.order?.field ?? 'createdAt', q.after.at);
+        const beyond = direction === 'DESC' ? '<' : '>';
         w.add(
-          `(${R.createdAt} > ? OR (${R.createdAt} = ? AND (${R.threadId} > ? OR (${R.threadId} = ? AND ${R.id} > ?))))`,
-          created,
-          created,
+          `(${column} ${beyond} ? OR (${column} = ? AND (${R.threadId} ${beyond} ? OR (${R.threadId} = ? AND ${R.id} ${beyond} ?))))`,
+          at,
+          at,
           q.after.threadId,
           q.after.threadId,
           q.after.id,
@@ -463,9 +482,15 @@ export function createReadQueries(
           run,
           w.where(),
           [...w.values, q.take],
-          ` ORDER BY ${R.createdAt}, ${R.threadId}, ${R.id} LIMIT ?`,
+          ` ORDER BY ${column} ${direction}, ${R.threadId} ${direction}, ${R.id} ${direction} LIMIT ?`,
         )
       ).map(openRun);
+    },
+
+    countRuns: (q) => {
+      const w = runConditions(q);
+      if (w === undefined) return Promise.resolve(0);
+      return countRows(weft, run, w.where() === '' ? '1 = 1' : w.where(), w.values);
     },
 
     async close() {
