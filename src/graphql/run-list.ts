@@ -1,0 +1,107 @@
+/**
+ * Run lists: the connection (with `totalCount`), its order and filter inputs, and the page of
+ * runs behind `runs` and `Thread.runs`.
+ */
+import type { WorkflowStatus } from '../core/run/index.js';
+import { builder } from './builder.js';
+import type { GraphQLContext } from './context.js';
+import { OrderDirectionEnum, RunStatusEnum } from './enums.js';
+import { badInput } from './error-classes.js';
+import { isString, pageConnection, pageRequest } from './pagination.js';
+import { RunRef } from './refs.js';
+
+/** What a run list's `totalCount` counts: the runs of its filter, whatever the page. */
+interface Counted {
+  count?: () => Promise<number>;
+}
+
+export const RunConnection = builder.connectionObject(
+  {
+    type: RunRef,
+    name: 'RunConnection',
+    edgesNullable: false,
+    nodeNullable: false,
+    fields: (t) => ({
+      totalCount: t.int({
+        description: 'How many runs match the filter (all pages), counted only when asked for.',
+        resolve: (connection) => (connection as Counted).count?.() ?? 0,
+      }),
+    }),
+  },
+  { name: 'RunEdge' },
+);
+
+const RunOrderFieldEnum = builder.enumType('RunOrderField', {
+  values: {
+    CREATED_AT: { value: 'createdAt', description: 'When the run started.' },
+    UPDATED_AT: { value: 'updatedAt', description: 'When its state last changed.' },
+  } as const,
+});
+
+export const RunOrder = builder.inputType('RunOrder', {
+  fields: (t) => ({
+    field: t.field({ type: RunOrderFieldEnum, required: true, defaultValue: 'createdAt' }),
+    direction: t.field({ type: OrderDirectionEnum, required: true, defaultValue: 'asc' }),
+  }),
+});
+
+export const RunFilter = builder.inputType('RunFilter', {
+  fields: (t) => ({
+    threadId: t.id(),
+    status: t.field({ type: [RunStatusEnum] }),
+  }),
+});
+
+/** A position in a run list: the order's value, thread and id of the row, and the order. */
+type RunCursor = { c: string; t: string; id: string; o?: string };
+const isRunCursor = (v: unknown): v is RunCursor =>
+  typeof v === 'object' &&
+  v !== null &&
+  isString((v as RunCursor).c) &&
+  isString((v as RunCursor).t) &&
+  isString((v as RunCursor).id) &&
+  ((v as RunCursor).o === undefined || isString((v as RunCursor).o));
+
+export async function runPage(
+  ctx: GraphQLContext,
+  args: {
+    first?: number | null | undefined;
+    after?: string | null | undefined;
+    last?: number | null | undefined;
+    before?: string | null | undefined;
+    orderBy?: { field: 'createdAt' | 'updatedAt'; direction: 'asc' | 'desc' } | null | undefined;
+  },
+  filter: { threadId?: string | undefined; statuses?: readonly WorkflowStatus[] | undefined },
+) {
+  const request = pageRequest(args, isRunCursor);
+  const field = args.orderBy?.field ?? 'createdAt';
+  const descending = (args.orderBy?.direction ?? 'asc') === 'desc';
+  // A cursor names the order it was made in: one from another order is no position here.
+  const order = `${field}.${descending ? 'desc' : 'asc'}`;
+  if (request.cursor !== undefined && (request.cursor.o ?? 'createdAt.asc') !== order) {
+    throw badInput(
+      request.backward ? '$.before' : '$.after',
+      'is a cursor of the same list in another order: page with the orderBy it came from',
+    );
+  }
+  const scoped = { tenantId: ctx.auth.tenant, ...filter };
+  const rows = await ctx.reads.listRuns({
+    ...scoped,
+    take: request.size + 1,
+    // Backward pages are read in the opposite order, from the cursor on.
+    order: { field, descending: descending !== request.backward },
+    after:
+      request.cursor === undefined
+        ? undefined
+        : { at: new Date(request.cursor.c), threadId: request.cursor.t, id: request.cursor.id },
+  });
+  for (const row of rows) ctx.loaders.run.prime(row, row);
+  const connection = pageConnection(rows, request, (r) => ({
+    c: r[field].toISOString(),
+    t: r.threadId,
+    id: r.id,
+    o: order,
+  }));
+  const counted: Counted = { count: () => ctx.reads.countRuns(scoped) };
+  return Object.assign(connection, counted);
+}
