@@ -12,17 +12,32 @@ import { type FieldCodec, PLAIN_CODEC } from '../crypto/index.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
 import { node, nodeParent, resourceHead, run, thread } from '../tables/index.js';
+import {
+  createListQueries,
+  type RunFilterQuery,
+  type RunListQuery,
+  type ThreadFilterQuery,
+  type ThreadListQuery,
+} from './list-queries.js';
 import { MAX_LOG_INDEX, readLogEntries } from './log-reads.js';
 import type { LogEntryRow, NodeRow, ResourceHeadRow, RunRow, ThreadRow } from './rows.js';
 import { LABEL, openHead, openNode, openThread } from './sealed-rows.js';
 import {
-  bind,
   countRows,
   findRunLocations,
   marks,
   type RunLocation,
   selectRows,
+  whereBuilder,
 } from './select.js';
+
+export type {
+  RunFilterQuery,
+  RunListQuery,
+  ThreadFilterQuery,
+  ThreadListQuery,
+  ThreadOrderField,
+} from './list-queries.js';
 
 /** A node row with its parents in position order. */
 export interface NodeWithParents extends NodeRow {
@@ -34,52 +49,12 @@ export interface NodeKey {
   id: string;
 }
 
-export type ThreadOrderField = 'createdAt' | 'updatedAt';
-
-/** Which threads a list holds (and counts). */
-export interface ThreadFilterQuery {
-  /** Only threads of this tenant (undefined: every tenant, for system callers). */
-  tenantId: string | undefined;
-  forkedFromId?: string | undefined;
-  createdAfter?: Date | undefined;
-  createdBefore?: Date | undefined;
-  updatedAfter?: Date | undefined;
-}
-
-export interface ThreadListQuery extends ThreadFilterQuery {
-  /** Rows to return (the caller asks for one more to learn whether a next page exists). */
-  take: number;
-  /** Default: by creation time, oldest first. Ties are broken by id, in the same direction. */
-  order?: { field: ThreadOrderField; descending: boolean } | undefined;
-  /**
-   * Keyset cursor: the row the page starts after, in the order's direction — its value of the
-   * order field (`at`) and its id.
-   */
-  after?: { at: Date; id: string } | undefined;
-}
-
 export interface NodePageQuery {
   threadId: string;
   take: number;
   /** Nodes with a sequence greater than this. */
   afterSequence?: number | undefined;
   kinds?: readonly string[] | undefined;
-}
-
-/** Which runs a list holds (and counts). */
-export interface RunFilterQuery {
-  /** Only runs of this tenant (undefined: every tenant, for system callers). */
-  tenantId: string | undefined;
-  threadId?: string | undefined;
-  statuses?: readonly string[] | undefined;
-}
-
-export interface RunListQuery extends RunFilterQuery {
-  take: number;
-  /** Default: by creation time, oldest first. Ties are broken by thread and id, likewise. */
-  order?: { field: 'createdAt' | 'updatedAt'; descending: boolean } | undefined;
-  /** Keyset cursor: the row the page starts after, in the order's direction. */
-  after?: { at: Date; threadId: string; id: string } | undefined;
 }
 
 /** The run rows with this id and the fork source of each holding thread. */
@@ -220,46 +195,8 @@ export function createReadQueries(
         nodeRows(`${N.threadId} = ? AND ${N.id} IN (${marks(chunk.length)})`, [threadId, ...chunk]),
       ),
     );
-  /** `WHERE` parts and their values, built up condition by condition. */
-  const conditions = () => {
-    const parts: string[] = [];
-    const values: unknown[] = [];
-    return {
-      add(sql: string, ...bound: unknown[]) {
-        parts.push(sql);
-        values.push(...bound);
-      },
-      where: () => parts.join(' AND '),
-      values,
-    };
-  };
-
-  /** The WHERE of a thread list's filter. */
-  const threadConditions = (q: ThreadFilterQuery) => {
-    const T = thread.c;
-    const at = (field: 'createdAt' | 'updatedAt', d: Date) => bind(weft, thread, field, d);
-    const w = conditions();
-    if (q.tenantId !== undefined) w.add(`${T.tenantId} = ?`, q.tenantId);
-    if (q.forkedFromId !== undefined) w.add(`${T.forkedFromId} = ?`, q.forkedFromId);
-    if (q.createdAfter !== undefined) w.add(`${T.createdAt} > ?`, at('createdAt', q.createdAfter));
-    if (q.createdBefore !== undefined)
-      w.add(`${T.createdAt} < ?`, at('createdAt', q.createdBefore));
-    if (q.updatedAfter !== undefined) w.add(`${T.updatedAt} > ?`, at('updatedAt', q.updatedAfter));
-    return w;
-  };
-
-  /** The WHERE of a run list's filter; undefined when it can hold nothing (no status asked). */
-  const runConditions = (q: RunFilterQuery) => {
-    const R = run.c;
-    const w = conditions();
-    if (q.tenantId !== undefined) w.add(`${R.tenantId} = ?`, q.tenantId);
-    if (q.threadId !== undefined) w.add(`${R.threadId} = ?`, q.threadId);
-    if (q.statuses !== undefined) {
-      if (q.statuses.length === 0) return undefined;
-      w.add(`${R.status} IN (${marks(q.statuses.length)})`, ...q.statuses);
-    }
-    return w;
-  };
+  const conditions = whereBuilder;
+  const lists = createListQueries(weft, openThreads, openRun);
 
   return {
     threads: async (ids) =>
@@ -269,37 +206,7 @@ export function createReadQueries(
         ),
       ),
 
-    async listThreads(q) {
-      const T = thread.c;
-      const w = threadConditions(q);
-      const field = q.order?.field ?? 'createdAt';
-      const column = T[field];
-      const direction = q.order?.descending === true ? 'DESC' : 'ASC';
-      if (q.after !== undefined) {
-        const at = bind(weft, thread, field, q.after.at);
-        const beyond = direction === 'DESC' ? '<' : '>';
-        w.add(
-          `(${column} ${beyond} ? OR (${column} = ? AND ${T.id} ${beyond} ?))`,
-          at,
-          at,
-          q.after.id,
-        );
-      }
-      return openThreads(
-        await selectRows(
-          weft,
-          thread,
-          w.where(),
-          [...w.values, q.take],
-          ` ORDER BY ${column} ${direction}, ${T.id} ${direction} LIMIT ?`,
-        ),
-      );
-    },
-
-    countThreads: (q) => {
-      const w = threadConditions(q);
-      return countRows(weft, thread, w.where() === '' ? '1 = 1' : w.where(), w.values);
-    },
+    ...lists,
 
     async nodes(keys) {
       const groups = byThread(keys);
@@ -457,41 +364,6 @@ export function createReadQueries(
     },
 
     runPlaces: (runId) => findRunLocations(weft, runId),
-
-    async listRuns(q) {
-      const R = run.c;
-      const w = runConditions(q);
-      if (w === undefined) return [];
-      const column = R[q.order?.field ?? 'createdAt'];
-      const direction = q.order?.descending === true ? 'DESC' : 'ASC';
-      if (q.after !== undefined) {
-        const at = bind(weft, run, q.order?.field ?? 'createdAt', q.after.at);
-        const beyond = direction === 'DESC' ? '<' : '>';
-        w.add(
-          `(${column} ${beyond} ? OR (${column} = ? AND (${R.threadId} ${beyond} ? OR (${R.threadId} = ? AND ${R.id} ${beyond} ?))))`,
-          at,
-          at,
-          q.after.threadId,
-          q.after.threadId,
-          q.after.id,
-        );
-      }
-      return (
-        await selectRows(
-          weft,
-          run,
-          w.where(),
-          [...w.values, q.take],
-          ` ORDER BY ${column} ${direction}, ${R.threadId} ${direction}, ${R.id} ${direction} LIMIT ?`,
-        )
-      ).map(openRun);
-    },
-
-    countRuns: (q) => {
-      const w = runConditions(q);
-      if (w === undefined) return Promise.resolve(0);
-      return countRows(weft, run, w.where() === '' ? '1 = 1' : w.where(), w.values);
-    },
 
     async close() {
       if (owned) await weft.prisma.$disconnect();

@@ -82,3 +82,17 @@ export async function countRows<Row>(
 /** How many threads a tenant owns. */
 export const countTenantThreads = (weft: WeftPrisma, tenantId: string): Promise<number> =>
   countRows(weft, thread, `${thread.c.tenantId} = ?`, [tenantId]);
+
+/** `WHERE` parts and their values, built up condition by condition. */
+export function whereBuilder() {
+  const parts: string[] = [];
+  const values: unknown[] = [];
+  return {
+    add(sql: string, ...bound: unknown[]) {
+      parts.push(sql);
+      values.push(...bound);
+    },
+    where: () => parts.join(' AND '),
+    values,
+  };
+}
