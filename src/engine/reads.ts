@@ -25,6 +25,8 @@ import type { ThreadSpend } from '../core/thread/index.js';
 import {
   openReadQueries,
   type ReadQueries,
+  type NodeFilterQuery,
+  type NodePageQuery,
   type RunFilterQuery,
   type RunListQuery,
   type ThreadFilterQuery,
@@ -98,13 +100,10 @@ export interface Reads {
   /** How many threads a list with this filter holds. */
   countThreads(query: ThreadFilterQuery): Promise<number>;
   nodes(keys: readonly NodeKey[]): Promise<Array<NodeView | undefined>>;
-  nodePage(query: {
-    threadId: string;
-    take: number;
-    afterSequence?: number | undefined;
-    kinds?: readonly NodeKind[] | undefined;
-  }): Promise<NodeView[]>;
+  nodePage(query: NodePageQuery & { kinds?: readonly NodeKind[] | undefined }): Promise<NodeView[]>;
   nodeCount(threadId: string): Promise<number>;
+  /** How many nodes of the thread match the filter. */
+  countNodes(query: NodeFilterQuery & { kinds?: readonly NodeKind[] | undefined }): Promise<number>;
   children(keys: readonly NodeKey[]): Promise<NodeView[][]>;
   resourceVersions(
     keys: ReadonlyArray<{ threadId: string; resourceKey: string }>,
@@ -228,9 +227,14 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
         byNode,
       ),
 
-    nodePage: async (query) => (await q.nodePage(query)).map(toNodeView),
+    nodePage: async (query) =>
+      isStorable(query.runId) && isStorable(query.resourceKey)
+        ? (await q.nodePage(query)).map(toNodeView)
+        : [],
 
     nodeCount: (threadId) => q.nodeCount(threadId),
+    countNodes: async (query) =>
+      isStorable(query.runId) && isStorable(query.resourceKey) ? q.countNodes(query) : 0,
 
     async children(keys) {
       const rows = await q.children(keys);

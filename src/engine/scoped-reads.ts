@@ -123,6 +123,8 @@ export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string)
         [],
       ),
     nodeCount: (threadId) => ifVisible(threadId, (key) => reads.nodeCount(key), 0),
+    countNodes: (query) =>
+      ifVisible(query.threadId, (key) => reads.countNodes({ ...query, threadId: key }), 0),
     children: (keys) =>
       keyed(
         keys,

@@ -4,11 +4,11 @@ import type { NodeInput as EngineNodeInput } from '../core/thread/index.js';
 import type { NodeView } from '../engine/reads.js';
 import { builder } from './builder.js';
 import { type GraphQLContext, primeNodes } from './context.js';
-import { NodeKindEnum } from './enums.js';
+import { NodeKindEnum, OrderDirectionEnum } from './enums.js';
 import { notFound, unwrapResult } from './error-classes.js';
 import { RUN_ERRORS } from './errors.js';
 import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
-import { decodeCursor, isInt, pageSize, toConnection } from './pagination.js';
+import { isInt, pageConnection, pageRequest } from './pagination.js';
 import { CausalNodeRef, ThreadRef } from './refs.js';
 import { loadThread, pageSizeHint } from './thread.js';
 
@@ -124,12 +124,26 @@ CausalNodeRef.implement({
   },
 });
 
-const CausalNodeConnection = builder.connectionObject({
-  type: CausalNodeRef,
-  name: 'CausalNodeConnection',
-  edgesNullable: false,
-  nodeNullable: false,
-});
+/** What a node list's `totalCount` counts: the nodes of its filter, whatever the page. */
+interface Counted {
+  count?: () => Promise<number>;
+}
+
+const CausalNodeConnection = builder.connectionObject(
+  {
+    type: CausalNodeRef,
+    name: 'CausalNodeConnection',
+    edgesNullable: false,
+    nodeNullable: false,
+    fields: (t) => ({
+      totalCount: t.int({
+        description: 'How many nodes match the filter (all pages), counted only when asked for.',
+        resolve: (connection) => (connection as Counted).count?.() ?? 0,
+      }),
+    }),
+  },
+  { name: 'CausalNodeEdge' },
+);
 
 builder.objectFields(ThreadRef, (t) => ({
   frontier: t.field({
@@ -139,25 +153,50 @@ builder.objectFields(ThreadRef, (t) => ({
   }),
   nodes: t.field({
     type: CausalNodeConnection,
-    description: 'Nodes in sequence order.',
+    description:
+      'Nodes in sequence order, oldest first (`direction: DESC`: newest first). Page forward with `first`/`after`, backward with `last`/`before`.',
     args: {
       first: t.arg.int(),
       after: t.arg.string(),
+      last: t.arg.int(),
+      before: t.arg.string(),
+      direction: t.arg({ type: OrderDirectionEnum }),
       kinds: t.arg({ type: [NodeKindEnum] }),
       afterSequence: t.arg.int({ description: 'Only nodes with a greater sequence.' }),
+      tainted: t.arg.boolean({
+        description: 'Only tainted nodes (true) or untainted ones (false).',
+      }),
+      runId: t.arg.id({ description: 'Only nodes written by this run.' }),
+      resourceKey: t.arg.string({ description: 'Only the versions of this resource key.' }),
     },
-    complexity: (args) => ({ field: 1, multiplier: pageSizeHint(args.first) }),
+    complexity: (args) => ({ field: 1, multiplier: pageSizeHint(args.first ?? args.last) }),
     resolve: async (th, args, ctx) => {
-      const size = pageSize(args.first);
-      const after = decodeCursor(args.after, isInt);
-      const from = Math.max(after ?? 0, args.afterSequence ?? 0);
-      const rows = await ctx.reads.nodePage({
+      const request = pageRequest(args, isInt);
+      const descending = args.direction === 'desc';
+      const filter = {
         threadId: th.id,
-        take: size + 1,
-        afterSequence: from,
-        kinds: args.kinds ?? undefined,
+        ...compact({
+          afterSequence: args.afterSequence,
+          kinds: args.kinds,
+          tainted: args.tainted,
+          runId: args.runId,
+          resourceKey: args.resourceKey,
+        }),
+      };
+      const rows = await ctx.reads.nodePage({
+        ...filter,
+        take: request.size + 1,
+        // Backward pages are read in the opposite order, from the cursor on.
+        descending: descending !== request.backward,
+        ...(request.cursor === undefined ? {} : { cursor: request.cursor }),
       });
-      return toConnection(primeNodes(ctx, rows), size, (n) => n.sequence, from > 0);
+      const connection = pageConnection(primeNodes(ctx, rows), request, (n) => n.sequence);
+      // A page that starts after a known sequence has nodes before it.
+      if (!request.backward && request.cursor === undefined && (args.afterSequence ?? 0) > 0) {
+        connection.pageInfo.hasPreviousPage = true;
+      }
+      const counted: Counted = { count: () => ctx.reads.countNodes(filter) };
+      return Object.assign(connection, counted);
     },
   }),
   nodeCount: t.int({ resolve: (th, _a, ctx) => ctx.reads.nodeCount(th.id) }),

@@ -49,12 +49,26 @@ export interface NodeKey {
   id: string;
 }
 
-export interface NodePageQuery {
+/** Which nodes of a thread a page holds (and a count counts). */
+export interface NodeFilterQuery {
   threadId: string;
-  take: number;
   /** Nodes with a sequence greater than this. */
   afterSequence?: number | undefined;
   kinds?: readonly string[] | undefined;
+  /** Only tainted nodes (true) or only untainted ones (false). */
+  tainted?: boolean | undefined;
+  /** Only nodes written by this run. */
+  runId?: string | undefined;
+  /** Only the versions of this resource key. */
+  resourceKey?: string | undefined;
+}
+
+export interface NodePageQuery extends NodeFilterQuery {
+  take: number;
+  /** Newest first (by sequence). Default: oldest first. */
+  descending?: boolean | undefined;
+  /** Keyset cursor: the sequence the page starts after, in the page's direction. */
+  cursor?: number | undefined;
 }
 
 /** The run rows with this id and the fork source of each holding thread. */
@@ -68,6 +82,8 @@ export interface ReadQueries {
   nodes(keys: readonly NodeKey[]): Promise<NodeWithParents[]>;
   nodePage(query: NodePageQuery): Promise<NodeWithParents[]>;
   nodeCount(threadId: string): Promise<number>;
+  /** How many nodes of the thread match the filter. */
+  countNodes(query: NodeFilterQuery): Promise<number>;
   /** Children of each key (a child row carries `parentId` = the key's id). */
   children(keys: readonly NodeKey[]): Promise<Array<NodeWithParents & { parentId: string }>>;
   /** Every version of each resource key, oldest first. */
@@ -196,6 +212,22 @@ export function createReadQueries(
       ),
     );
   const conditions = whereBuilder;
+  /** The WHERE of a node page's filter. */
+  const nodeConditions = (q: NodeFilterQuery) => {
+    const w = conditions();
+    w.add(`${N.threadId} = ?`, q.threadId);
+    if (q.afterSequence !== undefined) w.add(`${N.sequence} > ?`, q.afterSequence);
+    if (q.kinds !== undefined) w.add(`${N.kind} IN (${marks(q.kinds.length)})`, ...q.kinds);
+    if (q.tainted !== undefined) w.add(`${N.taint} IS ${q.tainted ? 'NOT ' : ''}NULL`);
+    if (q.runId !== undefined) w.add(`${N.runId} = ?`, q.runId);
+    if (q.resourceKey !== undefined) {
+      const forms = codec.encrypted
+        ? codec.equalForms(LABEL.nodeResourceKey, q.resourceKey)
+        : [q.resourceKey];
+      w.add(`${N.resourceKey} IN (${marks(forms.length)})`, ...forms);
+    }
+    return w;
+  };
   const lists = createListQueries(weft, openThreads, openRun);
 
   return {
@@ -222,25 +254,32 @@ export function createReadQueries(
     },
 
     async nodePage(q) {
+      if (q.kinds?.length === 0) return [];
       const rows: NodeRow[] = [];
-      let after = q.afterSequence;
+      const direction = q.descending === true ? 'DESC' : 'ASC';
+      let cursor = q.cursor;
       while (rows.length < q.take) {
         if (rows.length > 0) await nextTurn();
         const take = Math.min(ROWS_PER_STATEMENT, q.take - rows.length);
-        const w = conditions();
-        w.add(`${N.threadId} = ?`, q.threadId);
-        if (after !== undefined) w.add(`${N.sequence} > ?`, after);
-        if (q.kinds !== undefined) w.add(`${N.kind} IN (${marks(q.kinds.length)})`, ...q.kinds);
-        const slice =
-          q.kinds?.length === 0
-            ? []
-            : await nodeRows(w.where(), [...w.values, take], ` ORDER BY ${N.sequence} LIMIT ?`);
+        const w = nodeConditions(q);
+        if (cursor !== undefined) w.add(`${N.sequence} ${direction === 'DESC' ? '<' : '>'} ?`, cursor);
+        const slice = await nodeRows(
+          w.where(),
+          [...w.values, take],
+          ` ORDER BY ${N.sequence} ${direction} LIMIT ?`,
+        );
         rows.push(...slice);
         if (slice.length < take) break;
-        after = slice.at(-1)!.sequence;
+        cursor = slice.at(-1)!.sequence;
       }
       await nextTurn();
       return withParents(q.threadId, rows);
+    },
+
+    countNodes: (q) => {
+      if (q.kinds?.length === 0) return Promise.resolve(0);
+      const w = nodeConditions(q);
+      return countRows(weft, node, w.where(), w.values);
     },
 
     nodeCount: (threadId) => countRows(weft, node, `${N.threadId} = ?`, [threadId]),
