@@ -23,10 +23,10 @@ import {
 import { textProblem } from '../core/text.js';
 import type { ThreadSpend } from '../core/thread/index.js';
 import {
-  openReadQueries,
-  type ReadQueries,
   type NodeFilterQuery,
   type NodePageQuery,
+  openReadQueries,
+  type ReadQueries,
   type RunFilterQuery,
   type RunListQuery,
   type ThreadFilterQuery,

@@ -262,7 +262,8 @@ export function createReadQueries(
         if (rows.length > 0) await nextTurn();
         const take = Math.min(ROWS_PER_STATEMENT, q.take - rows.length);
         const w = nodeConditions(q);
-        if (cursor !== undefined) w.add(`${N.sequence} ${direction === 'DESC' ? '<' : '>'} ?`, cursor);
+        if (cursor !== undefined)
+          w.add(`${N.sequence} ${direction === 'DESC' ? '<' : '>'} ?`, cursor);
         const slice = await nodeRows(
           w.where(),
           [...w.values, take],
