@@ -1,7 +1,8 @@
 /** Log entries as ThreadEvents, and the thread's event list. */
 import { builder } from './builder.js';
+import { OrderDirectionEnum } from './enums.js';
 import { badInput } from './error-classes.js';
-import { decodeCursor, isInt, pageSize, toConnection } from './pagination.js';
+import { isInt, pageRequest, positionWindow, windowConnection } from './pagination.js';
 import { ThreadEventRef, ThreadRef } from './refs.js';
 import { pageSizeHint } from './thread.js';
 
@@ -17,12 +18,26 @@ ThreadEventRef.implement({
   }),
 });
 
-export const ThreadEventConnection = builder.connectionObject({
-  type: ThreadEventRef,
-  name: 'ThreadEventConnection',
-  edgesNullable: false,
-  nodeNullable: false,
-});
+/** What an event list's `totalCount` counts: the entries after `afterIndex`. */
+interface Counted {
+  totalCount?: number;
+}
+
+export const ThreadEventConnection = builder.connectionObject(
+  {
+    type: ThreadEventRef,
+    name: 'ThreadEventConnection',
+    edgesNullable: false,
+    nodeNullable: false,
+    fields: (t) => ({
+      totalCount: t.int({
+        description: 'How many entries the list holds (all pages): those after `afterIndex`.',
+        resolve: (connection) => (connection as Counted).totalCount ?? 0,
+      }),
+    }),
+  },
+  { name: 'ThreadEventEdge' },
+);
 
 builder.objectField(ThreadRef, 'events', (t) =>
   t.field({
@@ -30,19 +45,38 @@ builder.objectField(ThreadRef, 'events', (t) =>
     description:
       'Log entries in index order; afterIndex: only entries with a greater index (-1 or null: from ' +
       'the start; below -1 is refused, not read as -1).',
-    args: { afterIndex: t.arg.int(), first: t.arg.int(), after: t.arg.string() },
-    complexity: (args) => ({ field: 1, multiplier: pageSizeHint(args.first) }),
+    args: {
+      afterIndex: t.arg.int(),
+      first: t.arg.int(),
+      after: t.arg.string(),
+      last: t.arg.int(),
+      before: t.arg.string(),
+      direction: t.arg({
+        type: OrderDirectionEnum,
+        description: 'ASC (the default): oldest first; DESC: newest first.',
+      }),
+    },
+    complexity: (args) => ({ field: 1, multiplier: pageSizeHint(args.first ?? args.last) }),
     resolve: async (th, args, ctx) => {
       // Below -1 names no position in the log: most likely a client's off-by-n, so it is refused
       // instead of silently meaning "from the start".
       if (args.afterIndex != null && args.afterIndex < -1) {
         throw badInput('$.afterIndex', `must be an integer >= -1 (got ${args.afterIndex})`);
       }
-      const size = pageSize(args.first);
-      const after = decodeCursor(args.after, isInt);
-      const from = Math.max(after ?? -1, args.afterIndex ?? -1);
-      const rows = await ctx.reads.events(th.id, from, size + 1);
-      return toConnection(rows, size, (e) => e.index, from >= 0);
+      const request = pageRequest(args, isInt);
+      const lower = Math.max(0, (args.afterIndex ?? -1) + 1);
+      // Indices are contiguous, so a page in either direction is one window of the log.
+      const window = positionWindow(request, args.direction === 'desc', lower, th.logLength);
+      const rows =
+        window.to > window.from
+          ? await ctx.reads.events(th.id, window.from - 1, window.to - window.from)
+          : [];
+      const page = window.reversed ? [...rows].reverse() : rows;
+      const counted: Counted = { totalCount: Math.max(0, th.logLength - lower) };
+      return Object.assign(
+        windowConnection(page, (e) => e.index, window),
+        counted,
+      );
     },
   }),
 );

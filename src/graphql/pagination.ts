@@ -155,6 +155,64 @@ export function pageConnection<T, K>(
   };
 }
 
+/**
+ * The window of a page over contiguous positions `[lower, length)` (a thread's log indices):
+ * which positions `[from, to)` it shows, whether it shows them newest first, and its page info.
+ * `request.cursor` is a position; forward pages run in the list's direction, backward pages
+ * (`last`/`before`) end just before the cursor in that direction.
+ */
+export function positionWindow(
+  request: PageRequest<number>,
+  descending: boolean,
+  lower: number,
+  length: number,
+): { from: number; to: number; reversed: boolean; hasNextPage: boolean; hasPreviousPage: boolean } {
+  const { size, cursor, backward } = request;
+  // Towards older positions: forward in a newest-first list, backward in an oldest-first one.
+  const olderward = descending !== backward;
+  if (olderward) {
+    const to = Math.max(lower, Math.min(length, cursor ?? length));
+    const from = Math.max(lower, to - size);
+    const more = from > lower;
+    return {
+      from,
+      to,
+      reversed: descending,
+      hasNextPage: descending ? more : cursor !== undefined,
+      hasPreviousPage: descending ? cursor !== undefined : more,
+    };
+  }
+  const from = Math.max(lower, cursor === undefined ? lower : cursor + 1);
+  const to = Math.min(length, from + size);
+  const more = to < length;
+  return {
+    from,
+    to,
+    reversed: descending,
+    hasNextPage: descending ? cursor !== undefined : more,
+    hasPreviousPage: descending ? more : cursor !== undefined || lower > 0,
+  };
+}
+
+/** A connection of a page already in the list's order. */
+export function windowConnection<T>(
+  page: readonly T[],
+  cursorOf: (row: T) => unknown,
+  info: { hasNextPage: boolean; hasPreviousPage: boolean },
+): Connection<T> {
+  const cursor = (node: T) => encodeCursor(cursorOf(node));
+  const first = page[0];
+  const last = page.at(-1);
+  return {
+    edges: inTurns(page, (node) => ({ cursor: cursor(node), node })),
+    pageInfo: {
+      ...info,
+      startCursor: first === undefined ? null : cursor(first),
+      endCursor: last === undefined ? null : cursor(last),
+    },
+  };
+}
+
 /** List items GraphQL completes in one turn of the event loop. */
 export const ITEMS_PER_TURN = 50;
 
