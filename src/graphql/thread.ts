@@ -141,6 +141,10 @@ const ThreadFilter = builder.inputType('ThreadFilter', {
       type: 'DateTime',
       description: 'Only threads with an entry recorded after this time.',
     }),
+    hasPendingApproval: t.boolean({
+      description:
+        'Only threads with (true) or without (false) a run waiting for a human (an approval or other input).',
+    }),
   }),
 });
 
@@ -209,6 +213,7 @@ builder.queryFields((t) => ({
         createdAfter: args.filter?.createdAfter ?? undefined,
         createdBefore: args.filter?.createdBefore ?? undefined,
         updatedAfter: args.filter?.updatedAfter ?? undefined,
+        hasPendingApproval: args.filter?.hasPendingApproval ?? undefined,
       };
       const rows = await ctx.reads.listThreads({
         ...filter,

@@ -144,5 +144,54 @@ function suite(backend: 'sqlite' | 'postgres') {
   });
 }
 
-describe('thread lists [sqlite]', () => suite('sqlite'));
-describeWithPostgres('thread lists', () => suite('postgres'));
+/** `hasPendingApproval`: threads with a run waiting for a human, and those without. */
+function pendingSuite(backend: 'sqlite' | 'postgres') {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ backend });
+    for (const id of ['p0', 'p1', 'p2', 'p3']) {
+      await t.gql(`mutation { createThread(input: { threadId: "${id}" }) { __typename } }`);
+    }
+    // Runs on p1 and p3; only p1's asks for approval, p3's is still running.
+    for (const id of ['p1', 'p3']) {
+      const started = await t.gql(
+        `mutation { startRun(input: { threadId: "${id}", goal: "g" }) { ... on StartRunSuccess { run { id } } } }`,
+      );
+      if (id === 'p3') continue;
+      const r = await t.gql(
+        `mutation($r: ID!) { dispatch(input: { runId: $r, action: { type: REQUEST_HUMAN_INPUT,
+          payload: { pending_approval: { question: "ok?" } } } }) { __typename } }`,
+        { r: started.data.startRun.run.id },
+      );
+      expect(r.data?.dispatch.__typename, JSON.stringify(r)).toBe('DispatchSuccess');
+    }
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('lists and counts the threads waiting for a human, and the others', async () => {
+    const r = await t.gql(`{
+      waiting: threads(filter: { hasPendingApproval: true }) { totalCount edges { node { id } } }
+      others: threads(filter: { hasPendingApproval: false }) { totalCount edges { node { id } } }
+    }`);
+    expect(r.errors).toBeUndefined();
+    expect(r.data.waiting.edges.map((e: { node: { id: string } }) => e.node.id)).toEqual(['p1']);
+    expect(r.data.waiting.totalCount).toBe(1);
+    expect(r.data.others.edges.map((e: { node: { id: string } }) => e.node.id)).toEqual([
+      'p0',
+      'p2',
+      'p3',
+    ]);
+    expect(r.data.others.totalCount).toBe(3);
+  });
+}
+
+describe('thread lists [sqlite]', () => {
+  suite('sqlite');
+  pendingSuite('sqlite');
+});
+describeWithPostgres('thread lists', () => {
+  suite('postgres');
+  pendingSuite('postgres');
+});

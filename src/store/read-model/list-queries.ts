@@ -3,10 +3,14 @@
  * direction, keyset-paged (the cursor is the row a page starts after, in the order's
  * direction), and counted by the same filter. Each order has its index (migrations 0007, 0008).
  */
+import type { WorkflowStatus } from '../../core/run/index.js';
 import type { WeftPrisma } from '../prisma/index.js';
 import { run, thread } from '../tables/index.js';
 import type { RunRow, ThreadRow } from './rows.js';
 import { bind, countRows, marks, selectRows, whereBuilder } from './select.js';
+
+/** The status of a run that waits for a human (an approval or other input). */
+const WAITING: WorkflowStatus = 'waiting';
 
 export type ThreadOrderField = 'createdAt' | 'updatedAt';
 
@@ -18,6 +22,8 @@ export interface ThreadFilterQuery {
   createdAfter?: Date | undefined;
   createdBefore?: Date | undefined;
   updatedAfter?: Date | undefined;
+  /** Only threads with (true) or without (false) a run waiting for a human. */
+  hasPendingApproval?: boolean | undefined;
 }
 
 export interface ThreadListQuery extends ThreadFilterQuery {
@@ -74,6 +80,13 @@ export function createListQueries(
     if (q.createdBefore !== undefined)
       w.add(`${T.createdAt} < ?`, at('createdAt', q.createdBefore));
     if (q.updatedAfter !== undefined) w.add(`${T.updatedAt} > ?`, at('updatedAt', q.updatedAfter));
+    if (q.hasPendingApproval !== undefined) {
+      const R = run.c;
+      w.add(
+        `${q.hasPendingApproval ? '' : 'NOT '}EXISTS (SELECT 1 FROM ${run.sql} r WHERE r.${R.threadId} = ${thread.sql}.${T.id} AND r.${R.status} = ?)`,
+        WAITING,
+      );
+    }
     return w;
   };
 
