@@ -2,7 +2,14 @@
 import { builder } from './builder.js';
 import { OrderDirectionEnum } from './enums.js';
 import { badInput } from './error-classes.js';
-import { isInt, pageRequest, positionWindow, windowConnection } from './pagination.js';
+import {
+  isInt,
+  pageRequest,
+  positionWindow,
+  resolveCount,
+  windowConnection,
+  withCount,
+} from './pagination.js';
 import { ThreadEventRef, ThreadRef } from './refs.js';
 import { pageSizeHint } from './thread.js';
 
@@ -18,11 +25,6 @@ ThreadEventRef.implement({
   }),
 });
 
-/** What an event list's `totalCount` counts: the entries after `afterIndex`. */
-interface Counted {
-  totalCount?: number;
-}
-
 export const ThreadEventConnection = builder.connectionObject(
   {
     type: ThreadEventRef,
@@ -32,7 +34,7 @@ export const ThreadEventConnection = builder.connectionObject(
     fields: (t) => ({
       totalCount: t.int({
         description: 'How many entries the list holds (all pages): those after `afterIndex`.',
-        resolve: (connection) => (connection as Counted).totalCount ?? 0,
+        resolve: resolveCount,
       }),
     }),
   },
@@ -72,10 +74,10 @@ builder.objectField(ThreadRef, 'events', (t) =>
           ? await ctx.reads.events(th.id, window.from - 1, window.to - window.from)
           : [];
       const page = window.reversed ? [...rows].reverse() : rows;
-      const counted: Counted = { totalCount: Math.max(0, th.logLength - lower) };
-      return Object.assign(
+      const total = Math.max(0, th.logLength - lower);
+      return withCount(
         windowConnection(page, (e) => e.index, window),
-        counted,
+        async () => total,
       );
     },
   }),

@@ -8,7 +8,7 @@ import { NodeKindEnum, OrderDirectionEnum } from './enums.js';
 import { notFound, unwrapResult } from './error-classes.js';
 import { RUN_ERRORS } from './errors.js';
 import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
-import { isInt, pageConnection, pageRequest } from './pagination.js';
+import { isInt, pageConnection, pageRequest, resolveCount, withCount } from './pagination.js';
 import { CausalNodeRef, ThreadRef } from './refs.js';
 import { loadThread, pageSizeHint } from './thread.js';
 
@@ -124,11 +124,6 @@ CausalNodeRef.implement({
   },
 });
 
-/** What a node list's `totalCount` counts: the nodes of its filter, whatever the page. */
-interface Counted {
-  count?: () => Promise<number>;
-}
-
 const CausalNodeConnection = builder.connectionObject(
   {
     type: CausalNodeRef,
@@ -138,7 +133,7 @@ const CausalNodeConnection = builder.connectionObject(
     fields: (t) => ({
       totalCount: t.int({
         description: 'How many nodes match the filter (all pages), counted only when asked for.',
-        resolve: (connection) => (connection as Counted).count?.() ?? 0,
+        resolve: resolveCount,
       }),
     }),
   },
@@ -195,8 +190,7 @@ builder.objectFields(ThreadRef, (t) => ({
       if (!request.backward && request.cursor === undefined && (args.afterSequence ?? 0) > 0) {
         connection.pageInfo.hasPreviousPage = true;
       }
-      const counted: Counted = { count: () => ctx.reads.countNodes(filter) };
-      return Object.assign(connection, counted);
+      return withCount(connection, () => ctx.reads.countNodes(filter));
     },
   }),
   nodeCount: t.int({ resolve: (th, _a, ctx) => ctx.reads.nodeCount(th.id) }),

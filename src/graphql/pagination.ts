@@ -74,19 +74,10 @@ export function toConnection<T>(
   cursorOf: (row: T) => unknown,
   afterCursor: boolean,
 ): Connection<T> {
-  const page = rows.slice(0, size);
-  const cursor = (node: T) => encodeCursor(cursorOf(node));
-  const first = page[0];
-  const last = page.at(-1);
-  return {
-    edges: inTurns(page, (node) => ({ cursor: cursor(node), node })),
-    pageInfo: {
-      hasNextPage: rows.length > size,
-      hasPreviousPage: afterCursor,
-      startCursor: first === undefined ? null : cursor(first),
-      endCursor: last === undefined ? null : cursor(last),
-    },
-  };
+  return windowConnection(rows.slice(0, size), cursorOf, {
+    hasNextPage: rows.length > size,
+    hasPreviousPage: afterCursor,
+  });
 }
 
 /**
@@ -140,19 +131,45 @@ export function pageConnection<T, K>(
 ): Connection<T> {
   if (!request.backward)
     return toConnection(rows, request.size, cursorOf, request.cursor !== undefined);
-  const page = rows.slice(0, request.size).reverse();
-  const cursor = (node: T) => encodeCursor(cursorOf(node));
-  const first = page[0];
-  const last = page.at(-1);
-  return {
-    edges: inTurns(page, (node) => ({ cursor: cursor(node), node })),
-    pageInfo: {
-      hasNextPage: request.cursor !== undefined,
-      hasPreviousPage: rows.length > request.size,
-      startCursor: first === undefined ? null : cursor(first),
-      endCursor: last === undefined ? null : cursor(last),
-    },
-  };
+  return windowConnection(rows.slice(0, request.size).reverse(), cursorOf, {
+    hasNextPage: request.cursor !== undefined,
+    hasPreviousPage: rows.length > request.size,
+  });
+}
+
+/** A connection whose `totalCount` field calls `count` (only when it is selected). */
+export interface Counted {
+  count?: () => Promise<number>;
+}
+
+export const withCount = <C extends object>(connection: C, count: () => Promise<number>) =>
+  Object.assign(connection, { count } satisfies Counted);
+
+/** Resolves a connection's `totalCount` (see withCount). */
+export const resolveCount = (connection: unknown): Promise<number> | number =>
+  (connection as Counted).count?.() ?? 0;
+
+/**
+ * The order of an ordered list page (threads, runs): its field and direction (default the
+ * creation time, oldest first), the name its cursors carry, and the direction the page is read
+ * in (the opposite one when paging backward). A cursor made in another order is no position in
+ * this one: BAD_USER_INPUT. Cursors without an order are from the creation-time list.
+ */
+export function pageOrder<F extends string, K extends { o?: string | undefined }>(
+  request: PageRequest<K>,
+  orderBy: { field: F; direction: 'asc' | 'desc' } | null | undefined,
+  defaultField: F,
+): { field: F; name: string; readDescending: boolean } {
+  const field = orderBy?.field ?? defaultField;
+  const descending = (orderBy?.direction ?? 'asc') === 'desc';
+  const name = `${field}.${descending ? 'desc' : 'asc'}`;
+  if (request.cursor !== undefined && (request.cursor.o ?? `${defaultField}.asc`) !== name) {
+    throw badInput(
+      request.backward ? '$.before' : '$.after',
+      'is a cursor of the same list in another order: page with the orderBy it came from',
+    );
+  }
+  return { field, name, readDescending: descending !== request.backward };
 }
 
 /**

@@ -6,14 +6,15 @@ import type { WorkflowStatus } from '../core/run/index.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { OrderDirectionEnum, RunStatusEnum } from './enums.js';
-import { badInput } from './error-classes.js';
-import { isString, pageConnection, pageRequest } from './pagination.js';
+import {
+  isString,
+  pageConnection,
+  pageOrder,
+  pageRequest,
+  resolveCount,
+  withCount,
+} from './pagination.js';
 import { RunRef } from './refs.js';
-
-/** What a run list's `totalCount` counts: the runs of its filter, whatever the page. */
-interface Counted {
-  count?: () => Promise<number>;
-}
 
 export const RunConnection = builder.connectionObject(
   {
@@ -24,7 +25,7 @@ export const RunConnection = builder.connectionObject(
     fields: (t) => ({
       totalCount: t.int({
         description: 'How many runs match the filter (all pages), counted only when asked for.',
-        resolve: (connection) => (connection as Counted).count?.() ?? 0,
+        resolve: resolveCount,
       }),
     }),
   },
@@ -74,22 +75,13 @@ export async function runPage(
   filter: { threadId?: string | undefined; statuses?: readonly WorkflowStatus[] | undefined },
 ) {
   const request = pageRequest(args, isRunCursor);
-  const field = args.orderBy?.field ?? 'createdAt';
-  const descending = (args.orderBy?.direction ?? 'asc') === 'desc';
-  // A cursor names the order it was made in: one from another order is no position here.
-  const order = `${field}.${descending ? 'desc' : 'asc'}`;
-  if (request.cursor !== undefined && (request.cursor.o ?? 'createdAt.asc') !== order) {
-    throw badInput(
-      request.backward ? '$.before' : '$.after',
-      'is a cursor of the same list in another order: page with the orderBy it came from',
-    );
-  }
+  const order = pageOrder(request, args.orderBy, 'createdAt');
+  const { field } = order;
   const scoped = { tenantId: ctx.auth.tenant, ...filter };
   const rows = await ctx.reads.listRuns({
     ...scoped,
     take: request.size + 1,
-    // Backward pages are read in the opposite order, from the cursor on.
-    order: { field, descending: descending !== request.backward },
+    order: { field, descending: order.readDescending },
     after:
       request.cursor === undefined
         ? undefined
@@ -100,8 +92,7 @@ export async function runPage(
     c: r[field].toISOString(),
     t: r.threadId,
     id: r.id,
-    o: order,
+    o: order.name,
   }));
-  const counted: Counted = { count: () => ctx.reads.countRuns(scoped) };
-  return Object.assign(connection, counted);
+  return withCount(connection, () => ctx.reads.countRuns(scoped));
 }

@@ -10,7 +10,14 @@ import { OrderDirectionEnum } from './enums.js';
 import { badInput, notFound, unwrapResult } from './error-classes.js';
 import { THREAD_ERRORS } from './errors.js';
 import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
-import { isString, pageConnection, pageRequest } from './pagination.js';
+import {
+  isString,
+  pageConnection,
+  pageOrder,
+  pageRequest,
+  resolveCount,
+  withCount,
+} from './pagination.js';
 import { SpendRef, ThreadRef } from './refs.js';
 
 /** The thread with this id, or NOT_FOUND. */
@@ -111,11 +118,6 @@ ThreadRef.implement({
   }),
 });
 
-/** What a thread list's `totalCount` counts: the rows of its filter, whatever the page. */
-interface Counted {
-  count?: () => Promise<number>;
-}
-
 const ThreadConnection = builder.connectionObject(
   {
     type: ThreadRef,
@@ -125,7 +127,7 @@ const ThreadConnection = builder.connectionObject(
     fields: (t) => ({
       totalCount: t.int({
         description: 'How many threads match the filter (all pages), counted only when asked for.',
-        resolve: (connection) => (connection as Counted).count?.() ?? 0,
+        resolve: resolveCount,
       }),
     }),
   },
@@ -197,16 +199,8 @@ builder.queryFields((t) => ({
     }),
     resolve: async (_r, args, ctx) => {
       const request = pageRequest(args, isThreadCursor);
-      const field = args.orderBy?.field ?? 'createdAt';
-      const descending = (args.orderBy?.direction ?? 'asc') === 'desc';
-      // A cursor names the order it was made in: one from another order is no position here.
-      const order = `${field}.${descending ? 'desc' : 'asc'}`;
-      if (request.cursor !== undefined && (request.cursor.o ?? 'createdAt.asc') !== order) {
-        throw badInput(
-          request.backward ? '$.before' : '$.after',
-          'is a cursor of the same list in another order: page with the orderBy it came from',
-        );
-      }
+      const order = pageOrder(request, args.orderBy, 'createdAt');
+      const { field } = order;
       const filter = {
         tenantId: ctx.auth.tenant,
         forkedFromId: args.filter?.forkedFrom ?? undefined,
@@ -218,8 +212,7 @@ builder.queryFields((t) => ({
       const rows = await ctx.reads.listThreads({
         ...filter,
         take: request.size + 1,
-        // Backward pages are read in the opposite order, from the cursor on.
-        order: { field, descending: descending !== request.backward },
+        order: { field, descending: order.readDescending },
         after:
           request.cursor === undefined
             ? undefined
@@ -229,10 +222,9 @@ builder.queryFields((t) => ({
       const connection = pageConnection(rows, request, (r) => ({
         c: r[field].toISOString(),
         id: r.id,
-        o: order,
+        o: order.name,
       }));
-      const counted: Counted = { count: () => ctx.reads.countThreads(filter) };
-      return Object.assign(connection, counted);
+      return withCount(connection, () => ctx.reads.countThreads(filter));
     },
   }),
 }));
