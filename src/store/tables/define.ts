@@ -181,6 +181,7 @@ export function defineTable<const Columns extends Record<string, ColumnSpec>>(
   };
   const list = (of: readonly Field[]) => of.map((f) => c[f]).join(', ');
   const tuple = `(${specs.map((s) => s.computed?.sql ?? '?').join(', ')})`;
+  const allColumns = list(fields);
   const byColumn = new Map(fields.map((f) => [columns[f]!.name, f]));
   const encodeRow = (
     row: RowOf<Columns>,
@@ -222,6 +223,6 @@ export function defineTable<const Columns extends Record<string, ColumnSpec>>(
       }
       return row as RowOf<Columns>;
     },
-    select: (of = fields) => of.map((f) => `${c[f]}`).join(', '),
+    select: (of) => (of === undefined ? allColumns : list(of)),
   };
 }
