@@ -23,6 +23,8 @@ import {
 import { textProblem } from '../core/text.js';
 import type { ThreadSpend } from '../core/thread/index.js';
 import {
+  type ApprovalFilterQuery,
+  type ApprovalListQuery,
   type NodeFilterQuery,
   type NodePageQuery,
   openReadQueries,
@@ -35,6 +37,8 @@ import {
 import { isStorable, runHomes, shownId, threadKey } from './tenancy.js';
 import type { Engine, StateAt } from './types.js';
 import {
+  type ActivityView,
+  type ApprovalView,
   type EventView,
   eventOf,
   type MemoryView,
@@ -42,6 +46,7 @@ import {
   type RunView,
   type ThreadDiffView,
   type ThreadView,
+  toApprovalView,
   toEventView,
   toNodeView,
   toRunView,
@@ -85,6 +90,8 @@ export interface WalkKey extends NodeKey {
 }
 
 export type {
+  ActivityView,
+  ApprovalView,
   EventView,
   MemoryView,
   NodeView,
@@ -95,6 +102,11 @@ export type {
 export { toEventView, toNodeView, toRunView, toThreadView } from './views.js';
 
 export interface Reads {
+  /**
+   * Whether client-supplied columns are sealed at rest: then they cannot be matched in SQL
+   * (the metadata filter refuses) and plain-text indexes are off unless enabled.
+   */
+  readonly encryptedAtRest: boolean;
   threads(ids: readonly string[]): Promise<Array<ThreadView | undefined>>;
   listThreads(query: ThreadListQuery): Promise<ThreadView[]>;
   /** How many threads a list with this filter holds. */
@@ -122,6 +134,13 @@ export interface Reads {
   listRuns(query: RunListQuery): Promise<RunView[]>;
   /** How many runs a list with this filter holds. */
   countRuns(query: RunFilterQuery): Promise<number>;
+  /** Approval requests of the tenant's runs, newest first unless asked otherwise. */
+  listApprovals(query: ApprovalListQuery): Promise<ApprovalView[]>;
+  countApprovals(query: ApprovalFilterQuery): Promise<number>;
+  /** The tenant's activity feed after number `afterSeq`, in order (threads by storage key). */
+  activity(tenantId: string, afterSeq: number, take: number): Promise<ActivityView[]>;
+  /** The tenant's last activity number (0 before any). */
+  lastActivity(tenantId: string): Promise<number>;
   /** Node ids reached by each walk over the thread's in-memory graph, in walk order. */
   walks(keys: readonly WalkKey[]): Promise<Array<string[]>>;
   spend(threadId: string): Promise<Result<ThreadSpend>>;
@@ -206,6 +225,8 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
     keys.filter((k) => isStorable(k.threadId) && isStorable(k.id));
 
   return {
+    encryptedAtRest: engine.store.codec.encrypted,
+
     threads: async (ids) =>
       inKeyOrder(
         ids,
@@ -321,6 +342,14 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
       isStorable(query.threadId) ? (await q.listRuns(query)).map(toRunView) : [],
 
     countRuns: async (query) => (isStorable(query.threadId) ? q.countRuns(query) : 0),
+
+    listApprovals: async (query) =>
+      isStorable(query.threadId) ? (await q.listApprovals(query)).map(toApprovalView) : [],
+
+    countApprovals: async (query) => (isStorable(query.threadId) ? q.countApprovals(query) : 0),
+
+    activity: (tenantId, afterSeq, take) => q.activity(tenantId, afterSeq, take),
+    lastActivity: (tenantId) => q.lastActivity(tenantId),
 
     async walks(keys) {
       const threadIds = [...new Set(keys.map((k) => k.threadId))];

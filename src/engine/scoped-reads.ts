@@ -89,6 +89,7 @@ export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string)
   const same = <T>(v: T) => v;
 
   return {
+    encryptedAtRest: reads.encryptedAtRest,
     async threads(ids) {
       const keys = await Promise.all(ids.map(keyOf));
       const views = await reads.threads(keys.filter((k): k is string => k !== undefined));
@@ -180,6 +181,24 @@ export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string)
       if (query.threadId !== undefined && threadId === undefined) return 0;
       return reads.countRuns({ ...query, threadId, tenantId: tenant });
     },
+    listApprovals: async (query) => {
+      const threadId = query.threadId === undefined ? undefined : await keyOf(query.threadId);
+      if (query.threadId !== undefined && threadId === undefined) return [];
+      const after =
+        query.after === undefined
+          ? undefined
+          : { ...query.after, threadId: await cursorKey(query.after.threadId) };
+      const rows = await reads.listApprovals({ ...query, threadId, after, tenantId: tenant });
+      return rows.map(named);
+    },
+    async countApprovals(query) {
+      const threadId = query.threadId === undefined ? undefined : await keyOf(query.threadId);
+      if (query.threadId !== undefined && threadId === undefined) return 0;
+      return reads.countApprovals({ ...query, threadId, tenantId: tenant });
+    },
+    activity: async (_tenant, afterSeq, take) =>
+      (await reads.activity(tenant, afterSeq, take)).map(named),
+    lastActivity: () => reads.lastActivity(tenant),
     walks: (keys) =>
       keyed(
         keys,

@@ -7,8 +7,8 @@ import type { JsonValue } from '../core/json.js';
 import type { LogEntry } from '../core/log/index.js';
 import type { WorkflowState } from '../core/run/index.js';
 import type { NodeTaint, NodeUsage } from '../core/thread/index.js';
-import type { NodeWithParents } from '../store/read-model/queries.js';
-import type { LogEntryRow, RunRow, ThreadRow } from '../store/read-model/rows.js';
+import type { ActivityRow, ApprovalState, NodeWithParents } from '../store/read-model/queries.js';
+import type { ApprovalRow, LogEntryRow, RunRow, ThreadRow } from '../store/read-model/rows.js';
 import { DEFAULT_TENANT } from './tenancy.js';
 
 export interface ThreadView {
@@ -23,6 +23,8 @@ export interface ThreadView {
   nodeTypes: SemanticNodeType[];
   allowDynamicNodeTypes: boolean;
   logLength: number;
+  /** Nodes in the causal graph (kept on the thread row with each commit). */
+  nodeCount: number;
   stateHash: string;
   frontier: string[];
   forkedFrom: { threadId: string; upToIndex: number } | null;
@@ -91,6 +93,7 @@ export function toThreadView(row: ThreadRow): ThreadView {
     nodeTypes: parse(row.nodeTypes),
     allowDynamicNodeTypes: row.allowDynamicNodeTypes,
     logLength: row.logLength,
+    nodeCount: row.nodeCount ?? 0,
     stateHash: row.stateHash,
     frontier: parse(row.frontier),
     forkedFrom:
@@ -154,3 +157,41 @@ export function eventOf(threadId: string, entry: LogEntry): EventView {
     entry,
   };
 }
+
+/** A run's request for human input, as the approvals inbox lists it. */
+export interface ApprovalView {
+  threadId: string;
+  runId: string;
+  state: ApprovalState;
+  waitingFor: string;
+  /** What the run asked the approver (its pending_approval), if anything. */
+  prompt: JsonValue | null;
+  requestedAt: Date;
+  expiresAt: Date | null;
+  /** Log index of the entry that made the request. */
+  requestIndex: number;
+  resolvedAt: Date | null;
+  resolvedIndex: number | null;
+  decision: string | null;
+  response: JsonValue | null;
+}
+
+export function toApprovalView(row: ApprovalRow): ApprovalView {
+  return {
+    threadId: row.threadId,
+    runId: row.runId,
+    state: row.state as ApprovalState,
+    waitingFor: row.waitingFor,
+    prompt: row.prompt === null ? null : parse(row.prompt),
+    requestedAt: row.requestedAt,
+    expiresAt: row.expiresAt,
+    requestIndex: row.requestIndex,
+    resolvedAt: row.resolvedAt,
+    resolvedIndex: row.resolvedIndex,
+    decision: row.decision,
+    response: row.response === null ? null : parse(row.response),
+  };
+}
+
+/** One committed entry in the tenant's activity feed, numbered by `seq`. */
+export type ActivityView = ActivityRow;

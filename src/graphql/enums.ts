@@ -6,8 +6,8 @@
  */
 import type { NodeKind } from '../core/identity.js';
 import { NODE_KINDS } from '../core/identity.js';
-import type { RunActionType, WorkflowStatus } from '../core/run/index.js';
-import { RUN_ACTION_TYPES, WORKFLOW_STATUSES } from '../core/run/index.js';
+import type { RunActionType, WaitingReason, WorkflowStatus } from '../core/run/index.js';
+import { RUN_ACTION_TYPES, WAITING_REASONS, WORKFLOW_STATUSES } from '../core/run/index.js';
 import { builder } from './builder.js';
 
 /** GraphQL values from the core's list; a value missing a description fails to type-check. */
@@ -102,5 +102,27 @@ export const OrderDirectionEnum = builder.enumType('OrderDirection', {
   values: {
     ASC: { value: 'asc', description: 'Oldest first.' },
     DESC: { value: 'desc', description: 'Newest first.' },
+  } as const,
+});
+
+const WAITING_REASON_DESCRIPTIONS: Record<WaitingReason, string> = {
+  human_approval: 'A person must approve or answer (the default of REQUEST_HUMAN_INPUT).',
+  external_event: 'An event from outside the agent.',
+  scheduled_time: 'A point in time.',
+  rate_limit: 'A rate limit to clear.',
+  resource_limit: 'A resource to become available.',
+};
+
+/** What a waiting run waits for. */
+export const WaitingReasonEnum = builder.enumType('WaitingReason', {
+  values: valuesOf(WAITING_REASONS, WAITING_REASON_DESCRIPTIONS),
+});
+
+/** Where an approval request stands. */
+export const ApprovalStateEnum = builder.enumType('ApprovalState', {
+  values: {
+    PENDING: { value: 'pending', description: 'The run is waiting for an answer.' },
+    RESOLVED: { value: 'resolved', description: 'The run was resumed (approved, rejected, …).' },
+    EXPIRED: { value: 'expired', description: 'The wait ran out before anyone answered.' },
   } as const,
 });

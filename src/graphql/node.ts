@@ -190,10 +190,14 @@ builder.objectFields(ThreadRef, (t) => ({
       if (!request.backward && request.cursor === undefined && (args.afterSequence ?? 0) > 0) {
         connection.pageInfo.hasPreviousPage = true;
       }
-      return withCount(connection, () => ctx.reads.countNodes(filter));
+      // Unfiltered, the count is the thread row's: no scan of a long thread's nodes.
+      const unfiltered = Object.keys(filter).length === 1;
+      return withCount(connection, () =>
+        unfiltered ? Promise.resolve(th.nodeCount) : ctx.reads.countNodes(filter),
+      );
     },
   }),
-  nodeCount: t.int({ resolve: (th, _a, ctx) => ctx.reads.nodeCount(th.id) }),
+  nodeCount: t.int({ resolve: (th) => th.nodeCount }),
   causalNode: t.field({
     type: CausalNodeRef,
     nullable: true,

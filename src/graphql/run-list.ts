@@ -5,7 +5,7 @@
 import type { WorkflowStatus } from '../core/run/index.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
-import { OrderDirectionEnum, RunStatusEnum } from './enums.js';
+import { OrderDirectionEnum, RunStatusEnum, WaitingReasonEnum } from './enums.js';
 import {
   isString,
   pageConnection,
@@ -50,6 +50,10 @@ export const RunFilter = builder.inputType('RunFilter', {
   fields: (t) => ({
     threadId: t.id(),
     status: t.field({ type: [RunStatusEnum] }),
+    waitingFor: t.field({
+      type: [WaitingReasonEnum],
+      description: 'Only waiting runs that wait for one of these.',
+    }),
   }),
 });
 
@@ -72,7 +76,11 @@ export async function runPage(
     before?: string | null | undefined;
     orderBy?: { field: 'createdAt' | 'updatedAt'; direction: 'asc' | 'desc' } | null | undefined;
   },
-  filter: { threadId?: string | undefined; statuses?: readonly WorkflowStatus[] | undefined },
+  filter: {
+    threadId?: string | undefined;
+    statuses?: readonly WorkflowStatus[] | undefined;
+    waitingFor?: readonly string[] | undefined;
+  },
 ) {
   const request = pageRequest(args, isRunCursor);
   const order = pageOrder(request, args.orderBy, 'createdAt');

@@ -156,6 +156,7 @@ builder.queryFields((t) => ({
       runPage(ctx, args, {
         threadId: args.filter?.threadId ?? undefined,
         statuses: args.filter?.status ?? undefined,
+        waitingFor: args.filter?.waitingFor ?? undefined,
       }),
   }),
 }));

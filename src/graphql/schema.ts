@@ -12,6 +12,7 @@ import './node.js';
 import './memory.js';
 import './event.js';
 import './run.js';
+import './approval.js';
 import './diff.js';
 import './subscription.js';
 import './projection.js';

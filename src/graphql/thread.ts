@@ -3,6 +3,7 @@ import type { SemanticNodeType } from '../core/graph/index.js';
 import type { JsonValue } from '../core/json.js';
 import type { VerifyReport } from '../core/log/index.js';
 import { textProblem } from '../core/text.js';
+import { type MetadataLeaf, metadataLeaves } from '../core/thread/metadata-filter.js';
 import type { ThreadView } from '../engine/reads.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
@@ -147,6 +148,11 @@ const ThreadFilter = builder.inputType('ThreadFilter', {
       description:
         'Only threads with (true) or without (false) a run waiting for a human (an approval or other input).',
     }),
+    metadata: t.field({
+      type: 'JSON',
+      description:
+        'Only threads whose metadata contains this object: every key present with an equal value, nested objects matched the same way, any other value (arrays too) equal as a whole. `{ team: "ops" }` matches `{ team: "ops", tier: 1 }`. At most 32 values, 8 levels. Unavailable with encryption at rest (metadata is sealed).',
+    }),
   }),
 });
 
@@ -172,6 +178,19 @@ const isThreadCursor = (v: unknown): v is ThreadCursor =>
   isString((v as ThreadCursor).c) &&
   isString((v as ThreadCursor).id) &&
   ((v as ThreadCursor).o === undefined || isString((v as ThreadCursor).o));
+
+/** The leaves of a metadata filter; VALIDATION_FAILED when it is malformed or cannot be used. */
+function metadataFilter(ctx: GraphQLContext, value: unknown): MetadataLeaf[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  const leaves = unwrapResult(metadataLeaves(value, 'filter.metadata'));
+  if (leaves.length > 0 && ctx.reads.encryptedAtRest) {
+    throw badInput(
+      'filter.metadata',
+      'thread metadata is encrypted at rest on this server, so it cannot be filtered by',
+    );
+  }
+  return leaves;
+}
 
 builder.queryFields((t) => ({
   thread: t.field({
@@ -208,6 +227,7 @@ builder.queryFields((t) => ({
         createdBefore: args.filter?.createdBefore ?? undefined,
         updatedAfter: args.filter?.updatedAfter ?? undefined,
         hasPendingApproval: args.filter?.hasPendingApproval ?? undefined,
+        metadata: metadataFilter(ctx, args.filter?.metadata),
       };
       const rows = await ctx.reads.listThreads({
         ...filter,

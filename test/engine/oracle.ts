@@ -35,6 +35,7 @@ export function expectedReadModels(threadId: string, state: ThreadState): ReadMo
         frontier: canonicalJson(graph.frontier),
         forkedFromId: config.forkedFrom?.threadId ?? null,
         forkedUpToIndex: config.forkedFrom?.upToIndex ?? null,
+        nodeCount: graph.nodes.length,
       },
     ],
     node: graph.nodes.map((node) => {
@@ -91,6 +92,7 @@ export function expectedReadModels(threadId: string, state: ThreadState): ReadMo
       totalInputTokens: run.total_input_tokens,
       totalOutputTokens: run.total_output_tokens,
       totalCostUsd: run.total_cost_usd,
+      waitingFor: run.status === 'waiting' ? (run.waiting_for ?? 'human_approval') : null,
     })),
     run_spend: runs.flatMap((run) =>
       (['model', 'node'] as const).flatMap((dimension) =>

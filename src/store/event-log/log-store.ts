@@ -103,6 +103,7 @@ export function createLogStore(store: ThreadStore, options: LogStoreOptions = {}
       resourceHeads: [],
       runs: [],
       runSpend: [],
+      approvals: [],
       logOnly: { verbatim: appended.map((text, i) => (text === texts[i] ? null : text)) },
     };
     return store.commit(changes);

@@ -4,6 +4,7 @@
  * direction), and counted by the same filter. Each order has its index (migrations 0007, 0008).
  */
 import type { WorkflowStatus } from '../../core/run/index.js';
+import type { MetadataLeaf } from '../../core/thread/metadata-filter.js';
 import type { WeftPrisma } from '../prisma/index.js';
 import { run, thread } from '../tables/index.js';
 import type { RunRow, ThreadRow } from './rows.js';
@@ -24,6 +25,8 @@ export interface ThreadFilterQuery {
   updatedAfter?: Date | undefined;
   /** Only threads with (true) or without (false) a run waiting for a human. */
   hasPendingApproval?: boolean | undefined;
+  /** Only threads whose metadata holds each leaf (core/thread/metadata-filter.ts). */
+  metadata?: readonly MetadataLeaf[] | undefined;
 }
 
 export interface ThreadListQuery extends ThreadFilterQuery {
@@ -44,6 +47,8 @@ export interface RunFilterQuery {
   tenantId: string | undefined;
   threadId?: string | undefined;
   statuses?: readonly string[] | undefined;
+  /** Only runs waiting for one of these (`human_approval`, `external_event`, …). */
+  waitingFor?: readonly string[] | undefined;
 }
 
 export interface RunListQuery extends RunFilterQuery {
@@ -87,6 +92,23 @@ export function createListQueries(
         WAITING,
       );
     }
+    for (const leaf of q.metadata ?? []) {
+      // Each leaf compares the JSON at its path with the filter's value, both as the database
+      // renders JSON (SQLite: minified text; Postgres: jsonb equality).
+      if (weft.provider === 'postgres') {
+        w.add(
+          `jsonb_extract_path(${T.metadata}::jsonb, ${marks(leaf.path.length)}) = ?::jsonb`,
+          ...leaf.path,
+          leaf.value,
+        );
+      } else {
+        w.add(
+          `(${T.metadata} -> ?) = json(?)`,
+          `$${leaf.path.map((k) => `."${k}"`).join('')}`,
+          leaf.value,
+        );
+      }
+    }
     return w;
   };
 
@@ -99,6 +121,10 @@ export function createListQueries(
     if (q.statuses !== undefined) {
       if (q.statuses.length === 0) return undefined;
       w.add(`${R.status} IN (${marks(q.statuses.length)})`, ...q.statuses);
+    }
+    if (q.waitingFor !== undefined) {
+      if (q.waitingFor.length === 0) return undefined;
+      w.add(`${R.waitingFor} IN (${marks(q.waitingFor.length)})`, ...q.waitingFor);
     }
     return w;
   };

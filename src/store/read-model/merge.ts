@@ -1,4 +1,5 @@
 import type {
+  ApprovalRow,
   NodeFlagChange,
   NodeRow,
   ReadModelChanges,
@@ -34,7 +35,9 @@ export function mergeChanges(all: readonly ReadModelChanges[]): ReadModelChanges
     resourceHeads: [],
     runs: [],
     runSpend: [],
+    approvals: [],
   };
+  const approvals = new Map<string, ApprovalRow>();
   for (const changes of all) {
     if (changes.threadId !== merged.threadId) {
       throw new Error(`mergeChanges: threads differ (${merged.threadId}, ${changes.threadId})`);
@@ -64,10 +67,20 @@ export function mergeChanges(all: readonly ReadModelChanges[]): ReadModelChanges
     for (const row of changes.runSpend) {
       spend.set(`${row.runId}\u0000${row.dimension}\u0000${row.key}`, row);
     }
+    for (const row of changes.approvals) {
+      const key = `${row.runId}\u0000${row.requestedAt.getTime()}`;
+      const earlier = approvals.get(key);
+      // A request settled within the batch keeps the index of the entry that made it.
+      approvals.set(
+        key,
+        earlier === undefined ? row : { ...row, requestIndex: earlier.requestIndex },
+      );
+    }
   }
   merged.nodeFlags = [...flags.values()];
   merged.resourceHeads = [...heads.values()];
   merged.runs = [...runs.values()];
   merged.runSpend = [...spend.values()];
+  merged.approvals = [...approvals.values()];
   return merged;
 }

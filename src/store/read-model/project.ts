@@ -11,6 +11,7 @@ import type { Spend, WorkflowState } from '../../core/run/index.js';
 import { type EntryTextParts, joinParts, nodesEntryParts } from '../../core/thread/entry-text.js';
 import type { NodeMeta, RecordedNode, ThreadEffect, ThreadState } from '../../core/thread/index.js';
 import type {
+  ApprovalRow,
   NodeFlagChange,
   NodeParentRow,
   NodeRow,
@@ -130,6 +131,7 @@ function threadRow(threadId: string, state: ThreadState, entry: LogEntry): Threa
     frontier: canonicalJson(state.graph.frontier),
     forkedFromId: config.forkedFrom?.threadId ?? null,
     forkedUpToIndex: config.forkedFrom?.upToIndex ?? null,
+    nodeCount: state.graph.count,
   };
 }
 
@@ -205,18 +207,20 @@ function runChanges(
   prev: ThreadState,
   next: ThreadState,
   logIndex: number,
-): { runs: RunRow[]; runSpend: RunSpendRow[] } {
+): { runs: RunRow[]; runSpend: RunSpendRow[]; approvals: ApprovalRow[] } {
   const runs: RunRow[] = [];
   const runSpend: RunSpendRow[] = [];
+  const approvals: ApprovalRow[] = [];
   for (const runId of next.runOrder) {
     const before = prev.runs.get(runId);
     const after = next.runs.get(runId)!;
     if (before === after) continue;
     runs.push(runRow(threadId, after, logIndex));
+    approvals.push(...approvalChanges(threadId, before, after, logIndex));
     spendRows(threadId, runId, 'model', before?.model_breakdown, after.model_breakdown, runSpend);
     spendRows(threadId, runId, 'node', before?.node_breakdown, after.node_breakdown, runSpend);
   }
-  return { runs, runSpend };
+  return { runs, runSpend, approvals };
 }
 
 export function runRow(threadId: string, run: WorkflowState, logIndex: number): RunRow {
@@ -239,7 +243,65 @@ export function runRow(threadId: string, run: WorkflowState, logIndex: number): 
     totalOutputTokens: run.total_output_tokens,
     totalCostUsd: run.total_cost_usd,
     logIndex,
+    waitingFor: run.status === 'waiting' ? (run.waiting_for ?? 'human_approval') : null,
   };
+}
+
+/** When a waiting run's request was made (older states may lack `waiting_since`). */
+const requestedAt = (run: WorkflowState) => new Date(run.waiting_since ?? run.updated_at);
+
+/** A request of `run`, which is waiting, as pending. */
+function pendingApproval(threadId: string, run: WorkflowState, logIndex: number): ApprovalRow {
+  return {
+    threadId,
+    runId: run.run_id,
+    requestedAt: requestedAt(run),
+    tenantId: DEFAULT_TENANT,
+    state: 'pending',
+    waitingFor: run.waiting_for ?? 'human_approval',
+    prompt: run.pending_approval === undefined ? null : canonicalJson(run.pending_approval),
+    expiresAt: run.waiting_timeout_at === undefined ? null : new Date(run.waiting_timeout_at),
+    requestIndex: logIndex,
+    resolvedAt: null,
+    resolvedIndex: null,
+    decision: null,
+    response: null,
+  };
+}
+
+/**
+ * The approval rows an entry changes for one run: the request `before` waited on settled
+ * (expired when the run timed out, else resolved, with the decision a resume wrote) and a new
+ * request when `after` waits. `requestIndex` of a settled request is not known from the states;
+ * the store keeps the stored one (see upsertApprovals).
+ */
+function approvalChanges(
+  threadId: string,
+  before: WorkflowState | undefined,
+  after: WorkflowState,
+  logIndex: number,
+): ApprovalRow[] {
+  const wasWaiting = before?.status === 'waiting';
+  const waits = after.status === 'waiting';
+  const same =
+    wasWaiting && waits && requestedAt(before).getTime() === requestedAt(after).getTime();
+  if (same) return [];
+  const rows: ApprovalRow[] = [];
+  if (wasWaiting) {
+    const settled = pendingApproval(threadId, before, logIndex);
+    const decision = after.status === 'timeout' ? undefined : after.memory.human_decision;
+    const response = after.status === 'timeout' ? undefined : after.memory.human_response;
+    rows.push({
+      ...settled,
+      state: after.status === 'timeout' ? 'expired' : 'resolved',
+      resolvedAt: new Date(after.updated_at),
+      resolvedIndex: logIndex,
+      decision: typeof decision === 'string' ? decision : null,
+      response: response === undefined ? null : canonicalJson(response),
+    });
+  }
+  if (waits) rows.push(pendingApproval(threadId, after, logIndex));
+  return rows;
 }
 
 function spendRows(

@@ -12,6 +12,7 @@ import { type FieldCodec, PLAIN_CODEC } from '../crypto/index.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
 import { node, nodeParent, resourceHead, run, thread } from '../tables/index.js';
+import { createFeedQueries, type FeedQueries } from './feed-queries.js';
 import {
   createListQueries,
   type RunFilterQuery,
@@ -74,7 +75,14 @@ export interface NodePageQuery extends NodeFilterQuery {
 /** The run rows with this id and the fork source of each holding thread. */
 export type RunPlace = RunLocation;
 
-export interface ReadQueries {
+export type {
+  ActivityRow,
+  ApprovalFilterQuery,
+  ApprovalListQuery,
+  ApprovalState,
+} from './feed-queries.js';
+
+export interface ReadQueries extends FeedQueries {
   threads(ids: readonly string[]): Promise<ThreadRow[]>;
   listThreads(query: ThreadListQuery): Promise<ThreadRow[]>;
   /** How many threads match the filter. */
@@ -239,6 +247,7 @@ export function createReadQueries(
       ),
 
     ...lists,
+    ...createFeedQueries(weft, codec),
 
     async nodes(keys) {
       const groups = byThread(keys);
@@ -283,7 +292,12 @@ export function createReadQueries(
       return countRows(weft, node, w.where(), w.values);
     },
 
-    nodeCount: (threadId) => countRows(weft, node, `${N.threadId} = ?`, [threadId]),
+    async nodeCount(threadId) {
+      const [row] = await selectRows(weft, thread, `${thread.c.id} = ?`, [threadId], '', [
+        'nodeCount',
+      ]);
+      return row?.nodeCount ?? 0;
+    },
 
     async children(keys) {
       const groups = byThread(keys);

@@ -6,6 +6,7 @@
 
 import type { EntryTextParts } from '../../core/thread/entry-text.js';
 import type {
+  ApprovalRow,
   NodeParentRow,
   NodeRow,
   ResourceHeadRow,
@@ -17,6 +18,7 @@ import type {
 } from '../tables/index.js';
 
 export type {
+  ApprovalRow,
   NodeParentRow,
   NodeRow,
   ResourceHeadRow,
@@ -59,6 +61,8 @@ export interface ReadModelChanges {
   resourceHeads: ResourceHeadRow[];
   runs: RunRow[];
   runSpend: RunSpendRow[];
+  /** Approval requests made or settled, as full rows (settled ones keep their request index). */
+  approvals: ApprovalRow[];
   /** Snapshots to store with these entries (a cache: optional). */
   snapshots?: SnapshotRow[];
   /**

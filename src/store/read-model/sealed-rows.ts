@@ -4,7 +4,7 @@
  * writer (thread-store.ts) and reader (queries.ts, the store's dump) of these tables.
  *
  * - random-IV seal (`sealText`): thread metadata and node types, node payload, taint and usage,
- *   run goal and state, snapshot state, the idempotency response and request hash;
+ *   run goal and state, approval prompt, decision and response, snapshot state, the idempotency response and request hash;
  * - deterministic seal (`sealEqual`), for columns looked up by equality or part of a key:
  *   resource keys (node, resource_head), memory types and keys (resource_head), run_spend keys
  *   (model and workflow node names);
@@ -18,6 +18,7 @@
 import { type FieldCodec, isSealedEqual } from '../crypto/index.js';
 import { idempotencyRecord, node, resourceHead, runSpend, type Table } from '../tables/index.js';
 import type {
+  ApprovalRow,
   NodeRow,
   ReadModelChanges,
   ResourceHeadRow,
@@ -130,6 +131,25 @@ export function openSpend<T extends Pick<RunSpendRow, 'key'>>(codec: FieldCodec,
   return { ...row, key: codec.openEqual(LABEL.spendKey, row.key) };
 }
 
+export function sealApproval(codec: FieldCodec, row: ApprovalRow): ApprovalRow {
+  return {
+    ...row,
+    prompt: sealNullable(codec, row.prompt),
+    decision: sealNullable(codec, row.decision),
+    response: sealNullable(codec, row.response),
+  };
+}
+
+export function openApproval<T extends ApprovalRow>(codec: FieldCodec, row: T): T {
+  if (!codec.encrypted) return row;
+  return {
+    ...row,
+    prompt: codec.openNullable(row.prompt),
+    decision: codec.openNullable(row.decision),
+    response: codec.openNullable(row.response),
+  };
+}
+
 export function openSnapshot(codec: FieldCodec, row: SnapshotRow): SnapshotRow {
   return { ...row, state: codec.openText(row.state) };
 }
@@ -165,6 +185,7 @@ export function sealChanges(
       ...s,
       key: codec.sealEqual(LABEL.spendKey, s.key),
     })),
+    approvals: changes.approvals.map((a) => sealApproval(codec, a)),
   };
   if (changes.snapshots !== undefined) {
     sealed.snapshots = changes.snapshots.map((s) => ({ ...s, state: codec.sealText(s.state) }));

@@ -5,6 +5,10 @@
  * (write-script.ts); the values are encoded for the recorder's provider by the table.
  */
 import {
+  type ApprovalRow,
+  activity,
+  activityCounter,
+  approval,
   type IdempotencyRow,
   idempotencyRecord,
   logEntry,
@@ -92,6 +96,7 @@ const THREAD_UPSERT_TAIL = thread.upsertTail([
   'frontier',
   'forkedFromId',
   'forkedUpToIndex',
+  'nodeCount',
 ]);
 
 /** Creates the thread rows that do not exist yet; existing ones are left as they are. */
@@ -147,6 +152,62 @@ export const upsertRunSpend = (script: ScriptRecorder, rows: readonly RunSpendRo
     rows,
     runSpend.upsertTail(['inputTokens', 'outputTokens', 'costUsd', 'calls']),
   );
+
+/** A settled request keeps the index of the entry that made it (projection cannot know it). */
+export const upsertApprovals = (script: ScriptRecorder, rows: readonly ApprovalRow[]) =>
+  insertRows(
+    script,
+    approval,
+    rows,
+    approval.upsertTail([
+      'state',
+      'waitingFor',
+      'prompt',
+      'expiresAt',
+      'resolvedAt',
+      'resolvedIndex',
+      'decision',
+      'response',
+    ]),
+  );
+
+const tenantOfThread = `(SELECT ${thread.c.tenantId} FROM ${thread.sql} WHERE ${thread.c.id} = ?)`;
+
+/**
+ * Numbers `logIndexes` (new entries of one thread, in order) in its tenant's activity feed: the
+ * tenant's counter is raised by their count, then each gets its number counted back from the
+ * new value. The counter's row stays locked until the transaction ends, so on Postgres writers
+ * of one tenant take their numbers in commit order and a reader never sees a number before a
+ * smaller one; statements of this kind go last in a transaction so that no other lock is
+ * awaited while it is held.
+ */
+export function appendActivity(
+  script: ScriptRecorder,
+  threadId: string,
+  logIndexes: readonly number[],
+): void {
+  if (logIndexes.length === 0) return;
+  const c = activityCounter.c;
+  script.add(
+    `INSERT INTO ${activityCounter.sql} (${c.tenantId}, ${c.seq}) VALUES (${tenantOfThread}, ?) ` +
+      `ON CONFLICT (${c.tenantId}) DO UPDATE SET ${c.seq} = ${activityCounter.sql}.${c.seq} + excluded.${c.seq}`,
+    [threadId, logIndexes.length],
+  );
+  const a = activity.c;
+  const chunk = Math.floor((PARAMETERS_PER_STATEMENT - 2) / 2);
+  for (let i = 0; i < logIndexes.length; i += chunk) {
+    const part = logIndexes.slice(i, i + chunk);
+    const values: unknown[] = [];
+    for (let j = 0; j < part.length; j++) values.push(part[j], logIndexes.length - 1 - (i + j));
+    script.add(
+      `WITH v(at, back) AS (VALUES ${part.map(() => '(CAST(? AS INTEGER), CAST(? AS INTEGER))').join(', ')}) ` +
+        `INSERT INTO ${activity.sql} (${a.tenantId}, ${a.seq}, ${a.threadId}, ${a.logIndex}) ` +
+        `SELECT k.${c.tenantId}, k.${c.seq} - v.back, ?, v.at FROM v, ${activityCounter.sql} k ` +
+        `WHERE k.${c.tenantId} = ${tenantOfThread}`,
+      [...values, threadId, threadId],
+    );
+  }
+}
 
 export const insertIdempotencyRecords = (script: ScriptRecorder, rows: readonly IdempotencyRow[]) =>
   insertRows(script, idempotencyRecord, rows);

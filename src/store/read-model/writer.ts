@@ -10,6 +10,7 @@ import { createGroupWriter, type Settled, type WriterStats } from './group-commi
 import type { ReadModelChanges } from './rows.js';
 import type { PlainTwins } from './sealed-rows.js';
 import {
+  appendActivity,
   deleteHeads,
   deleteSpend,
   ensureThreads,
@@ -21,6 +22,7 @@ import {
   setLogLength,
   setNodeFlag,
   updateThreads,
+  upsertApprovals,
   upsertResourceHeads,
   upsertRunSpend,
   upsertRuns,
@@ -83,7 +85,7 @@ export interface WriterOptions {
  * runs that reference them, the entries (whose primary key decides a race) and the idempotency
  * record (whose key decides a reuse) first, so a lone commit that lost learns it before anything
  * else ran. Those statements are guarded: for a lone commit, their unique violation is its
- * outcome, not an error.
+ * outcome, not an error. The activity feed's numbers are taken last (see appendActivity).
  */
 export function writeItems(script: ScriptRecorder, items: readonly WriteItem[]): void {
   const all = items.map((i) => i.changes);
@@ -141,6 +143,10 @@ export function writeItems(script: ScriptRecorder, items: readonly WriteItem[]):
     script,
     all.flatMap((c) => c.runSpend),
   );
+  upsertApprovals(
+    script,
+    all.flatMap((c) => c.approvals),
+  );
   upsertSnapshots(
     script,
     all.flatMap((c) => c.snapshots ?? []),
@@ -150,6 +156,13 @@ export function writeItems(script: ScriptRecorder, items: readonly WriteItem[]):
     engine.filter((c) => !c.created).map((c) => c.thread),
   );
   for (const c of logOnly) setLogLength(script, c.thread);
+  for (const item of items) {
+    appendActivity(
+      script,
+      item.changes.threadId,
+      item.entries.map((e) => e.index),
+    );
+  }
 }
 
 /** The writer on `runner`. */

@@ -26,6 +26,7 @@ const threadColumns = {
   frontier: { name: 'frontier', type: 'text' },
   forkedFromId: { name: 'forked_from_id', type: 'text', nullable: true },
   forkedUpToIndex: { name: 'forked_up_to_index', type: 'integer', nullable: true },
+  nodeCount: { name: 'node_count', type: 'integer', default: 0 },
 } as const;
 export const thread = defineTable('thread', threadColumns, ['id']);
 export type ThreadRow = RowOf<typeof threadColumns>;
@@ -112,6 +113,8 @@ const runColumns = {
   totalOutputTokens: { name: 'total_output_tokens', type: 'integer' },
   totalCostUsd: { name: 'total_cost_usd', type: 'real' },
   logIndex: { name: 'log_index', type: 'integer' },
+  /** What a waiting run waits for; null unless its status is `waiting`. */
+  waitingFor: { name: 'waiting_for', type: 'text', nullable: true },
 } as const;
 export const run = defineTable('run', runColumns, ['threadId', 'id']);
 export type RunRow = RowOf<typeof runColumns>;
@@ -134,6 +137,56 @@ export const runSpend = defineTable('run_spend', runSpendColumns, [
   'key',
 ]);
 export type RunSpendRow = RowOf<typeof runSpendColumns>;
+
+/** A run's request for human input, from the entry that asked to the one that settled it. */
+const approvalColumns = {
+  threadId: { name: 'thread_id', type: 'text' },
+  runId: { name: 'run_id', type: 'text' },
+  requestedAt: { name: 'requested_at', type: 'datetime' },
+  tenantId: {
+    name: 'tenant_id',
+    type: 'text',
+    computed: { sql: '(SELECT "tenant_id" FROM "thread" WHERE "id" = ?)', from: 'threadId' },
+  },
+  /** `pending`, `resolved` or `expired`. */
+  state: { name: 'state', type: 'text' },
+  waitingFor: { name: 'waiting_for', type: 'text' },
+  /** Canonical JSON shown to the approver (sealed at rest). */
+  prompt: { name: 'prompt', type: 'text', nullable: true },
+  expiresAt: { name: 'expires_at', type: 'datetime', nullable: true },
+  requestIndex: { name: 'request_index', type: 'integer' },
+  resolvedAt: { name: 'resolved_at', type: 'datetime', nullable: true },
+  resolvedIndex: { name: 'resolved_index', type: 'integer', nullable: true },
+  /** The decision given on resume (sealed at rest). */
+  decision: { name: 'decision', type: 'text', nullable: true },
+  /** Canonical JSON response given with the decision (sealed at rest). */
+  response: { name: 'response', type: 'text', nullable: true },
+} as const;
+export const approval = defineTable('approval', approvalColumns, [
+  'threadId',
+  'runId',
+  'requestedAt',
+]);
+export type ApprovalRow = RowOf<typeof approvalColumns>;
+
+/** The tenant's activity feed: one row per committed entry, numbered per tenant. */
+const activityColumns = {
+  tenantId: { name: 'tenant_id', type: 'text' },
+  seq: { name: 'seq', type: 'integer' },
+  threadId: { name: 'thread_id', type: 'text' },
+  logIndex: { name: 'log_index', type: 'integer' },
+} as const;
+export const activity = defineTable('activity', activityColumns, ['tenantId', 'seq']);
+export type ActivityRow = RowOf<typeof activityColumns>;
+
+/** The last activity number given out per tenant. */
+const activityCounterColumns = {
+  tenantId: { name: 'tenant_id', type: 'text' },
+  seq: { name: 'seq', type: 'integer' },
+} as const;
+export const activityCounter = defineTable('activity_counter', activityCounterColumns, [
+  'tenantId',
+]);
 
 /** A snapshot of the thread state after entries [0, index) (src/core/thread/snapshot.ts). */
 const snapshotColumns = {
@@ -203,6 +256,9 @@ export const TABLES = {
   resource_head: resourceHead,
   run,
   run_spend: runSpend,
+  approval,
+  activity,
+  activity_counter: activityCounter,
   idempotency_record: idempotencyRecord,
   snapshot,
   api_key: apiKey,
