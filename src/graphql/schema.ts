@@ -15,6 +15,7 @@ import './run.js';
 import './approval.js';
 import './diff.js';
 import './subscription.js';
+import './activity.js';
 import './projection.js';
 
 // Subscriptions: src/graphql/subscription.ts declares `builder.subscriptionType({ … })` with its

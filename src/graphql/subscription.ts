@@ -37,7 +37,7 @@ const cursor = z.number().int().min(-1);
 /** A position within one log entry. */
 const ordinal = z.number().int().min(0);
 
-function hubOf(ctx: GraphQLContext): EventHub {
+export function hubOf(ctx: GraphQLContext): EventHub {
   if (ctx.events === undefined) {
     // A wiring mistake, not the client's: masked as an unexpected error, logged by the server.
     throw new Error('subscriptions need an event hub in the context (buildApp extendContext)');
