@@ -135,7 +135,7 @@ export function createCommitter(deps: CommitDeps): Committer {
           idempotency: idempotencyRecord(claim, threadId, response, now),
         });
         if (written.ok) {
-          cache.set(threadId, committed.value.state);
+          cache.set(threadId, committed.value.state, { from: state, texts: [text] });
           snapshot?.committed();
           await publish({ threadId, entries: [entry], effects, logLength: entry.index + 1 });
           return ok(response);
@@ -176,7 +176,7 @@ export function createCommitter(deps: CommitDeps): Committer {
           message: `thread ${threadId} already exists: choose another id`,
         });
       }
-      cache.set(threadId, state);
+      cache.set(threadId, state, { texts: changes.entries.map((row) => row.entry) });
       tenants.remember(threadId, changes.thread.tenantId ?? DEFAULT_TENANT);
       snapshot?.committed();
       await publish({ threadId, ...published, logLength: state.length });

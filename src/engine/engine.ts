@@ -19,6 +19,7 @@ import {
   createKeyedLock,
   createThreadCache,
   createThreadLoader,
+  DEFAULT_CACHE_BYTES,
   type LoadThread,
   type ThreadCache,
 } from './thread-cache.js';
@@ -26,6 +27,11 @@ import type { CommittedEvent, EngineOptions, SnapshotPolicy } from './types.js';
 
 const systemClock: Clock = { now: () => new Date().toISOString() };
 const uuids: IdSource = { next: () => randomUUID() };
+/**
+ * Threads whose last full snapshot the snapshot writer remembers (a few ids and run maps each,
+ * shared with the states): a count, unlike the state cache, since its entries are small.
+ */
+const SNAPSHOT_BASES = 1000;
 
 /** What the commands are built on (see createRuntime). */
 export interface Runtime extends Committer {
@@ -68,8 +74,7 @@ export function createRuntime(options: EngineOptions): Runtime {
     options.onSnapshotRejected ??
     ((threadId: string, index: number, reason: string) =>
       console.warn(`weft: snapshot ${index} of thread ${threadId} ignored: ${reason}`));
-  const capacity = options.cacheSize ?? 1000;
-  const cache = createThreadCache(capacity);
+  const cache = createThreadCache(options.cacheBytes ?? DEFAULT_CACHE_BYTES);
   const load = createThreadLoader(store, cache, machineOptions);
   const restorer = createSnapshotRestorer(store, machineOptions, onSnapshotRejected);
   const tenants = createThreadTenants(store);
@@ -82,7 +87,7 @@ export function createRuntime(options: EngineOptions): Runtime {
     maxAttempts: Math.max(1, options.maxAttempts ?? 30),
     cache,
     load,
-    snapshots: createSnapshotWriter(snapshots, capacity),
+    snapshots: createSnapshotWriter(snapshots, SNAPSHOT_BASES),
     // Commands on one thread run one after another in this runtime (every tenant view of the
     // engine shares it), so the cached state they plan on is current unless someone else wrote.
     withLock: createKeyedLock(),

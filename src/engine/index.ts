@@ -31,6 +31,12 @@ export {
   threadKey,
   threadTenant,
 } from './tenancy.js';
+export {
+  CACHE_ESTIMATE,
+  DEFAULT_CACHE_BYTES,
+  type StateOrigin,
+  type ThreadCacheStats,
+} from './thread-cache.js';
 export type * from './types.js';
 
 /** Opens an engine on a migrated database (`databaseUrl`) or a given thread store. */
@@ -51,6 +57,7 @@ export function createEngine(options: EngineOptions): Engine {
     forTenant,
     store: rt.store,
     tenants: rt.tenants,
+    cacheStats: () => rt.cache.stats(),
     close,
   });
   function forTenant(tenant: string): Engine {

@@ -11,6 +11,7 @@ import type {
 } from '../core/thread/index.js';
 import type { RunKey, ThreadStore, ThreadStoreOptions } from '../store/read-model/index.js';
 import type { ThreadTenants } from './tenancy.js';
+import type { ThreadCacheStats } from './thread-cache.js';
 
 /** What the engine announces after a transaction committed: the wake-up for subscribers. */
 export interface CommittedEvent {
@@ -40,8 +41,11 @@ export interface EngineOptions {
   machineOptions?: Omit<ThreadMachineOptions, 'trustRecordedIds'>;
   /** Largest canonical JSON size of one payload-like value (node payload, memory, action). Default 1 MiB. */
   maxPayloadBytes?: number;
-  /** Threads whose latest state is kept in memory. Default 1,000. */
-  cacheSize?: number;
+  /**
+   * Bound on the estimated heap bytes of the thread states kept in memory (least recently used
+   * evicted first; see src/engine/thread-cache.ts for the estimate). Default 256 MiB.
+   */
+  cacheBytes?: number;
   /** Attempts of a command without expectedIndex that keeps losing races (jittered backoff between them, up to 100 ms each). Default 30. */
   maxAttempts?: number;
   /** When to store a snapshot of a thread's state (see SnapshotPolicy). Default 100 entries, 1,000 nodes, every 10th full. */
@@ -282,5 +286,10 @@ export interface Engine {
    * reads, the CLI) pass to the functions of tenancy.ts.
    */
   readonly tenants: ThreadTenants;
+  /**
+   * The thread-state cache's estimated size and counters: one cache per engine, shared by its
+   * tenant views, so every view reports the same figures.
+   */
+  cacheStats(): ThreadCacheStats;
   close(): Promise<void>;
 }
