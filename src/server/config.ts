@@ -3,6 +3,7 @@
  * once, each line naming the variable, what it must be and what it was.
  */
 import { z } from 'zod';
+import { DEFAULT_CACHE_BYTES } from '../engine/index.js';
 import { EncryptionError, parseEncryptionKey } from '../store/crypto/index.js';
 import { parseDatabaseUrl } from '../store/migrate/index.js';
 
@@ -231,6 +232,8 @@ const EnvSchema = z.object({
   WEFT_REFUSAL_BURST: int('WEFT_REFUSAL_BURST', REFUSAL_DEFAULTS.burst, 1, 1_000_000),
   WEFT_REFUSAL_RATE: int('WEFT_REFUSAL_RATE', REFUSAL_DEFAULTS.perSecond, 1, 1_000_000),
   WEFT_REFUSAL_DELAY_MS: int('WEFT_REFUSAL_DELAY_MS', REFUSAL_DEFAULTS.delayMs, 0, 60_000),
+  // Estimated heap bytes of the thread states the engine keeps in memory (see thread-cache.ts).
+  WEFT_CACHE_BYTES: int('WEFT_CACHE_BYTES', DEFAULT_CACHE_BYTES, 1),
   // Operations.
   WEFT_METRICS: flag('WEFT_METRICS', true),
   // With keys, /metrics answers this bearer token or an admin key.
@@ -312,6 +315,11 @@ export interface ServerConfig {
   shutdownGraceMs: number;
   /** WEFT_ENCRYPTION_KEY: payloads and memory content encrypted at rest with it (AES-256-GCM). */
   encryptionKey: Uint8Array | undefined;
+  /**
+   * WEFT_CACHE_BYTES: bound on the estimated heap bytes of the thread states the engine keeps
+   * (least recently used evicted first); a thread not kept is replayed from the database.
+   */
+  cacheBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -365,6 +373,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     requestLog: e.WEFT_REQUEST_LOG,
     shutdownGraceMs: e.WEFT_SHUTDOWN_GRACE_MS,
     encryptionKey: e.WEFT_ENCRYPTION_KEY,
+    cacheBytes: e.WEFT_CACHE_BYTES,
   };
 }
 

@@ -1,13 +1,13 @@
 /**
  * Prometheus metrics (prom-client), one registry per app: HTTP requests by route and status,
- * GraphQL errors by code, append latency, log lengths, subscribers and open WebSockets, plus the
- * process defaults. `instrumentEngine` times the engine's writes without changing them.
+ * GraphQL errors by code, append latency, log lengths, subscribers and open WebSockets, the
+ * engine's thread cache, plus the process defaults. `instrumentEngine` times the engine's writes without changing them.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Engine } from '../engine/index.js';
+import type { Engine, ThreadCacheStats } from '../engine/index.js';
 import type { AuthInfo } from '../graphql/context.js';
 
 /** The routes requests are counted under (anything else is `other`). */
@@ -35,6 +35,8 @@ export interface MetricsSources {
   subscriptions?: () => { listeners: number; threads: number };
   /** Open graphql-ws connections. */
   websockets?: () => number;
+  /** The engine's thread-state cache (engine.cacheStats). */
+  threadCache?: () => ThreadCacheStats;
 }
 
 export function createMetrics(sources: MetricsSources = {}): Metrics {
@@ -65,6 +67,7 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
       this.set(sources.websockets?.() ?? 0);
     },
   });
+  threadCacheMetrics(registers, sources.threadCache);
   return {
     registry,
     requests: new Counter({
@@ -127,6 +130,66 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
       registers,
     }),
   };
+}
+
+/**
+ * The thread cache's series, read from the engine at each scrape: the engine counts, these only
+ * report (a counter is set to the engine's running total, so they restart with the process).
+ */
+function threadCacheMetrics(
+  registers: Registry[],
+  stats: (() => ThreadCacheStats) | undefined,
+): void {
+  const gauge = (name: string, help: string, read: (s: ThreadCacheStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.set(stats === undefined ? 0 : read(stats()));
+      },
+    });
+  const counter = (name: string, help: string, read: (s: ThreadCacheStats) => number) =>
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        this.inc(stats === undefined ? 0 : read(stats()));
+      },
+    });
+  gauge(
+    'weft_thread_cache_bytes',
+    'Estimated heap bytes of the thread states the engine keeps in memory',
+    (s) => s.bytes,
+  );
+  gauge(
+    'weft_thread_cache_max_bytes',
+    'Bound on weft_thread_cache_bytes (WEFT_CACHE_BYTES)',
+    (s) => s.maxBytes,
+  );
+  gauge('weft_thread_cache_threads', 'Threads whose state the engine keeps', (s) => s.threads);
+  counter(
+    'weft_thread_cache_hits_total',
+    'Thread state lookups answered from the cache',
+    (s) => s.hits,
+  );
+  counter(
+    'weft_thread_cache_misses_total',
+    'Thread state lookups not cached (the thread is replayed from the database)',
+    (s) => s.misses,
+  );
+  counter(
+    'weft_thread_cache_evictions_total',
+    'Thread states evicted, least recently used first, to stay under WEFT_CACHE_BYTES',
+    (s) => s.evictions,
+  );
+  counter(
+    'weft_thread_cache_oversized_total',
+    'Thread states not kept because each alone was estimated above WEFT_CACHE_BYTES',
+    (s) => s.oversized,
+  );
 }
 
 const WRITES = [

@@ -31,6 +31,7 @@ export async function startServer(
       redisUrl: config.redisUrl,
       engine: {
         storeOptions: { encryptionKey: config.encryptionKey },
+        cacheBytes: config.cacheBytes,
         maxPayloadBytes: config.limits.maxPayloadBytes,
         machineOptions: {
           importLimits: {
