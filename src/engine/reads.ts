@@ -5,13 +5,7 @@
  * database calls. No writes here: the engine's commands are the only writer.
  */
 import { err, ok, type Result, type WeftError } from '../core/errors.js';
-import {
-  type NodeKind,
-  normalizeSemanticKey,
-  normalizeSemanticType,
-  walkAncestors,
-  walkDescendants,
-} from '../core/graph/index.js';
+import { type NodeKind, normalizeSemanticKey, normalizeSemanticType } from '../core/graph/index.js';
 import { diffLogs, type VerifyReport } from '../core/log/index.js';
 import {
   type CompileOptions,
@@ -141,7 +135,7 @@ export interface Reads {
   activity(tenantId: string, afterSeq: number, take: number): Promise<ActivityView[]>;
   /** The tenant's last activity number (0 before any). */
   lastActivity(tenantId: string): Promise<number>;
-  /** Node ids reached by each walk over the thread's in-memory graph, in walk order. */
+  /** Node ids reached by each walk over the stored graph, in walk order (core/graph/walk.ts). */
   walks(keys: readonly WalkKey[]): Promise<Array<string[]>>;
   spend(threadId: string): Promise<Result<ThreadSpend>>;
   stateAt(threadId: string, index?: number): Promise<Result<StateAt>>;
@@ -351,22 +345,20 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
     activity: (tenantId, afterSeq, take) => q.activity(tenantId, afterSeq, take),
     lastActivity: (tenantId) => q.lastActivity(tenantId),
 
-    async walks(keys) {
-      const threadIds = [...new Set(keys.map((k) => k.threadId))];
-      const states = new Map(
-        await Promise.all(threadIds.map(async (id) => [id, await engine.getState(id)] as const)),
-      );
-      return keys.map((k) => {
-        const state = states.get(k.threadId);
-        if (state === undefined || !state.ok) return [];
-        const walk = k.direction === 'ancestors' ? walkAncestors : walkDescendants;
-        const options = {
-          ...(k.depth === undefined ? {} : { depth: k.depth }),
-          ...(k.kinds === undefined ? {} : { kinds: k.kinds }),
-        };
-        return walk(state.value.graph, k.id, options).map((n) => n.id);
-      });
-    },
+    walks: (keys) =>
+      Promise.all(
+        keys.map((k) =>
+          isStorable(k.threadId) && isStorable(k.id)
+            ? q.walk({
+                threadId: k.threadId,
+                id: k.id,
+                direction: k.direction,
+                depth: k.depth,
+                kinds: k.kinds,
+              })
+            : Promise.resolve([]),
+        ),
+      ),
 
     async spend(threadId) {
       const state = await engine.getState(threadId);

@@ -100,6 +100,22 @@ const QUERIES: Record<string, () => Promise<number>> = {
     expect(byThread.data.runs.edges).toEqual([]);
     return 2;
   },
+  approvals: async () => {
+    const r = await t.gql(keyB, '{ approvals { totalCount edges { node { threadId runId } } } }');
+    expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+    for (const e of r.data.approvals.edges) expect(e.node.threadId).toBe(B.thread);
+    const byThread = (await same((ids) =>
+      t.gql(
+        keyB,
+        'query($t: ID!) { approvals(filter: { threadId: $t }) { totalCount edges { node { runId } } } }',
+        {
+          t: ids.thread,
+        },
+      ),
+    )) as Response;
+    expect(byThread.data.approvals).toEqual({ totalCount: 0, edges: [] });
+    return 2;
+  },
   causalNode: async () => {
     const r = (await same((ids) =>
       t.gql(keyB, 'query($t: ID!, $n: ID!) { causalNode(threadId: $t, id: $n) { id payload } }', {
@@ -242,6 +258,33 @@ const SUBSCRIPTIONS: Record<string, () => Promise<number>> = {
     expect(seen.data.runStatusChanged).toMatchObject({ threadId: B.thread, runId: 'b-run-2' });
     await stream.return?.();
     return probes + 1;
+  },
+  threadActivity: async () => {
+    // From the start of B's feed: exactly the entries of B's threads, none of A's.
+    const threads = await t.gql(keyB, '{ threads { edges { node { id logLength } } } }');
+    const own = threads.data.threads.edges.map((e: Json) => e.node);
+    const count = own.reduce((n: number, th: { logLength: number }) => n + th.logLength, 0);
+    const start = Buffer.from(JSON.stringify({ a: 0 })).toString('base64url');
+    const stream = await t.sse(
+      keyB,
+      'subscription($a: String) { threadActivity(after: $a) { threadId index } }',
+      { a: start },
+    );
+    const seen: string[] = [];
+    while (seen.length < count) {
+      const payload = await first(stream);
+      expect(payload.errors, JSON.stringify(payload.errors)).toBeUndefined();
+      seen.push(`${payload.data.threadActivity.threadId}#${payload.data.threadActivity.index}`);
+    }
+    await stream.return?.();
+    expect(seen.sort()).toEqual(
+      own
+        .flatMap((th: { id: string; logLength: number }) =>
+          Array.from({ length: th.logLength }, (_, i) => `${th.id}#${i}`),
+        )
+        .sort(),
+    );
+    return 1;
   },
   approvalRequested: async () => {
     const probes = await subscribeNotFound(

@@ -31,6 +31,7 @@ import {
   selectRows,
   whereBuilder,
 } from './select.js';
+import { createWalkQueries, type WalkQueries } from './walk-queries.js';
 
 export type {
   RunFilterQuery,
@@ -81,8 +82,9 @@ export type {
   ApprovalListQuery,
   ApprovalState,
 } from './feed-queries.js';
+export type { WalkQuery } from './walk-queries.js';
 
-export interface ReadQueries extends FeedQueries {
+export interface ReadQueries extends FeedQueries, WalkQueries {
   threads(ids: readonly string[]): Promise<ThreadRow[]>;
   listThreads(query: ThreadListQuery): Promise<ThreadRow[]>;
   /** How many threads match the filter. */
@@ -248,6 +250,7 @@ export function createReadQueries(
 
     ...lists,
     ...createFeedQueries(weft, codec),
+    ...createWalkQueries(weft),
 
     async nodes(keys) {
       const groups = byThread(keys);
