@@ -13,6 +13,7 @@ import {
   AppendNodesDocument,
   CreateThreadDocument,
   DispatchDocument,
+  InboxDocument,
   RunDocument,
   StartRunDocument,
   ThreadGraphDocument,
@@ -81,6 +82,13 @@ const waiting = await request(DispatchDocument, {
 if (waiting.dispatch.__typename === 'DispatchSuccess') {
   console.log(`run ${runId} is ${waiting.dispatch.run.status}, waiting for ${waiting.dispatch.run.waitingFor}`);
 }
+
+// The approvals inbox: every pending request across threads, newest first, counted.
+const inbox = await request(InboxDocument, { first: 20 });
+const mine = inbox.approvals.edges.find((e) => e.node.runId === runId);
+console.log(
+  `inbox: ${inbox.approvals.totalCount} pending; ${runId} waits for ${mine?.node.waitingFor} on ${JSON.stringify(mine?.node.prompt)}`,
+);
 
 const graph = await request(ThreadGraphDocument, { id: threadId, first: 10 });
 for (const edge of graph.thread?.nodes.edges ?? []) {

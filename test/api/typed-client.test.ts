@@ -55,6 +55,9 @@ describe('typed client', { timeout: 600_000 }, () => {
     expect(example.stdout).toContain('appended SYSTEM#1, TOOL_RESULT#2');
     expect(example.stdout).toContain('conflict: expected 0, log is at 2');
     expect(example.stdout).toMatch(/run \S+ is WAITING, waiting for human_approval/);
+    expect(example.stdout).toMatch(
+      /inbox: \d+ pending; \S+ waits for HUMAN_APPROVAL on \{"book":"train"\}/,
+    );
     expect(example.stdout).toContain('typed client: ok');
   });
 });
