@@ -19,7 +19,8 @@ interface Feed {
 }
 
 const DEFAULT_BUFFER_SIZE = 1024;
-const DEFAULT_PAGE_SIZE = 500;
+/** Replay pages: bounded so that one page's events are a short stretch of the event loop. */
+const DEFAULT_PAGE_SIZE = 256;
 const DEFAULT_POLL_MS = 5_000;
 /** Threads followed only for `'*'` listeners that a hub keeps a head for. */
 const MAX_IDLE_FEEDS = 4096;

@@ -1,5 +1,6 @@
+import { performance } from 'node:perf_hooks';
 import { LiveQueue } from './queue.js';
-import type { EventHub, LogItem } from './types.js';
+import type { Delivery, EventHub, LogItem } from './types.js';
 
 /** Where a stream starts: after a log index of one thread, at its end (`'live'`), or everywhere. */
 export type StreamSource =
@@ -16,6 +17,8 @@ export interface LogStreamOptions {
   effects?: boolean;
   /** Ends the stream (the iterator returns) when aborted. */
   signal?: AbortSignal;
+  /** The subscriber's connection (back-pressure) and the stamps of what it delivers. */
+  delivery?: Delivery;
 }
 
 /**
@@ -26,6 +29,11 @@ export interface LogStreamOptions {
  * is ahead of the cursor (a lost wake-up) or the buffer overflowed (a slow consumer), the missing
  * entries are re-read from the store. Per thread, items come in index order, each exactly once.
  * For `all`, there is no cursor: each thread starts at the first item seen after attaching.
+ *
+ * Reads from the store (replay, repair) go one page (`hub.pageSize`) at a time: before each page
+ * the stream yields a turn of the event loop and waits while its connection is congested, and
+ * within a page it waits whenever the connection becomes congested. So a replay of any length
+ * holds the event loop for one page at most, and buffers no more than its connection takes.
  */
 export function streamLog(
   hub: EventHub,
@@ -43,8 +51,8 @@ export function streamLog(
   signal.addEventListener('abort', detach, { once: true });
   const generator =
     'all' in source
-      ? everyThread(hub, queue, source, options.effects === true, signal)
-      : oneThread(hub, queue, source, options.effects === true, signal);
+      ? everyThread(hub, queue, source, options.effects === true, signal, pacer(hub, options))
+      : oneThread(hub, queue, source, options.effects === true, signal, pacer(hub, options));
   const finish = async <T>(result: Promise<T>): Promise<T> => {
     try {
       return await result;
@@ -87,6 +95,7 @@ async function* oneThread(
   source: { threadId: string; afterIndex: number | 'live' },
   effects: boolean,
   signal: AbortSignal,
+  pace: Pacer,
 ): AsyncGenerator<LogItem, void, undefined> {
   const { threadId } = source;
   await hub.ready;
@@ -107,9 +116,11 @@ async function* oneThread(
         // Re-read until a short page: whatever commits after that read is in the buffer.
         behind = false;
         for (;;) {
+          if (!(await pace.beforePage(signal))) return;
           const page = await hub.read(threadId, last + 1, last + 1 + hub.pageSize);
+          const readAt = performance.now();
           for (const item of effects ? await hub.withEffects(page) : page) {
-            if (signal.aborted) return;
+            if (!(await pace.beforeItem(signal, readAt))) return;
             yield item;
             last = item.index;
           }
@@ -132,6 +143,7 @@ async function* oneThread(
       const [ready] =
         effects && item.effects === undefined ? await hub.withEffects([item]) : [item];
       if (signal.aborted) return;
+      pace.live();
       yield ready!;
       last = item.index;
     }
@@ -146,6 +158,7 @@ async function* everyThread(
   source: Extract<StreamSource, { all: true }>,
   effects: boolean,
   signal: AbortSignal,
+  pace: Pacer,
 ): AsyncGenerator<LogItem, void, undefined> {
   await hub.ready;
   // Per thread, the last index sent (least recently used first), and whether it may be seen.
@@ -172,8 +185,13 @@ async function* everyThread(
   /** Items of one thread from `from` to the end of its stored log. */
   async function* reread(threadId: string, from: number): AsyncGenerator<LogItem> {
     for (let next = from; ; ) {
+      if (!(await pace.beforePage(signal))) return;
       const page = await hub.read(threadId, next, next + hub.pageSize);
-      for (const item of effects ? await hub.withEffects(page) : page) yield item;
+      const readAt = performance.now();
+      for (const item of effects ? await hub.withEffects(page) : page) {
+        if (!(await pace.beforeItem(signal, readAt))) return;
+        yield item;
+      }
       if (page.length < hub.pageSize) return;
       next += page.length;
     }
@@ -215,10 +233,77 @@ async function* everyThread(
       const [ready] =
         effects && item.effects === undefined ? await hub.withEffects([item]) : [item];
       if (signal.aborted) return;
+      pace.live();
       yield ready!;
       advance(item.threadId, item.index);
     }
   } finally {
     queue.end();
   }
+}
+
+/** How a stream paces its reads from the store and stamps what it hands over. */
+interface Pacer {
+  /** Before a page: a turn of the event loop, then the drain. False: the stream was ended. */
+  beforePage(signal: AbortSignal): Promise<boolean>;
+  /** Before an item of a page read at `readAt`: a turn when the slice is used up, the drain when congested. */
+  beforeItem(signal: AbortSignal, readAt: number): Promise<boolean>;
+  /** Before a live item: no wait (a slow connection is the server's to close), only the stamp. */
+  live(): void;
+}
+
+/**
+ * The longest stretch (ms) a replay runs its events without giving the event loop a turn. Each
+ * event is executed and serialised on the way out, which on a loaded machine costs a millisecond
+ * or more: a whole page in one stretch would hold every other client for hundreds of ms.
+ */
+const SLICE_MS = 5;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function pacer(hub: EventHub, options: LogStreamOptions): Pacer {
+  const delivery = options.delivery;
+  const transport = delivery?.transport;
+  let sliceStart = 0;
+  const turn = async () => {
+    await nextTurn();
+    sliceStart = performance.now();
+  };
+  const drained = async (signal: AbortSignal): Promise<boolean> => {
+    while (transport?.congested() === true && !signal.aborted) {
+      await untilAborted(transport.drained(), signal);
+    }
+    return !signal.aborted;
+  };
+  return {
+    async beforePage(signal) {
+      // Other clients' requests and other streams' pages get their turn between two pages.
+      await turn();
+      return drained(signal);
+    },
+    async beforeItem(signal, readAt) {
+      if (performance.now() - sliceStart >= SLICE_MS) await turn();
+      if (signal.aborted) return false;
+      if (transport?.congested() === true && !(await drained(signal))) return false;
+      if (delivery !== undefined) delivery.itemsAt = readAt;
+      return true;
+    },
+    live() {
+      // Every live item reached the hub before its last delivery: a check begun after that covers it.
+      if (delivery !== undefined) delivery.itemsAt = hub.lastItemAt;
+    },
+  };
+}
+
+/** `promise`, or sooner when `signal` aborts (return() must not wait for a connection to drain). */
+function untilAborted(promise: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    promise.then(done, done);
+  });
 }

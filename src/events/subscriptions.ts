@@ -4,6 +4,7 @@ import { publicThreadId } from '../engine/index.js';
 import { type StreamSource, streamLog } from './stream.js';
 import type {
   ApprovalRequestPayload,
+  Delivery,
   EventHub,
   NodeAppendedPayload,
   RunStatusChangePayload,
@@ -20,6 +21,8 @@ import type {
  */
 export interface StreamArgs {
   signal?: AbortSignal;
+  /** The subscriber's connection: replays are paced by it (see streamLog). */
+  delivery?: Delivery;
 }
 
 export interface ThreadEventsArgs extends StreamArgs {
@@ -80,7 +83,7 @@ export function threadEvents(
   checkCursor('afterIndex', args.afterIndex);
   const items = streamLog(hub, {
     source: { threadId: args.threadId, afterIndex: args.afterIndex ?? 'live' },
-    ...signalOf(args),
+    ...streamOptionsOf(args),
   });
   return mapStream(items, (item) => [
     once(item, () => ({
@@ -129,10 +132,10 @@ export function nodeAppended(
       ? streamLog(hub, {
           source: { threadId: args.threadId, afterIndex: 'live' },
           effects: true,
-          ...signalOf(args),
+          ...streamOptionsOf(args),
         })
       : lazyStream(async () =>
-          streamLog(hub, { source: await start(), effects: true, ...signalOf(args) }),
+          streamLog(hub, { source: await start(), effects: true, ...streamOptionsOf(args) }),
         );
   return mapStream(items, (item) => {
     const out: NodeAppendedPayload[] = [];
@@ -185,7 +188,7 @@ export function runStatusChanged(
   // Resuming inside entry `afterIndex`: read it again and skip the changes already seen.
   const resumeIn = afterOrdinal === undefined ? undefined : args.afterIndex!;
   const source = sourceOf(resumeIn === undefined ? args : { ...args, afterIndex: resumeIn - 1 });
-  const items = streamLog(hub, { source, effects: true, ...signalOf(args) });
+  const items = streamLog(hub, { source, effects: true, ...streamOptionsOf(args) });
   return mapStream(items, async (item) => {
     const out: RunStatusChangePayload[] = [];
     let ordinal = -1;
@@ -220,7 +223,7 @@ export function approvalRequested(
   args: ApprovalRequestedArgs,
 ): AsyncIterableIterator<ApprovalRequestPayload> {
   checkCursor('afterIndex', args.afterIndex);
-  const items = streamLog(hub, { source: sourceOf(args), effects: true, ...signalOf(args) });
+  const items = streamLog(hub, { source: sourceOf(args), effects: true, ...streamOptionsOf(args) });
   return mapStream(items, async (item) => {
     const out: ApprovalRequestPayload[] = [];
     let ownFrom: number | undefined;
@@ -253,7 +256,10 @@ function sourceOf(args: RunStatusChangedArgs | ApprovalRequestedArgs): StreamSou
     : { all: true, allowThread: args.allowThread };
 }
 
-const signalOf = (args: StreamArgs) => (args.signal === undefined ? {} : { signal: args.signal });
+const streamOptionsOf = (args: StreamArgs) => ({
+  ...(args.signal === undefined ? {} : { signal: args.signal }),
+  ...(args.delivery === undefined ? {} : { delivery: args.delivery }),
+});
 
 /** Maps each item to zero or more outputs, keeping `return()` wired through to the source. */
 function mapStream<A, B>(

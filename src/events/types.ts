@@ -80,7 +80,11 @@ export interface EventHubOptions {
   redis?: RedisFanoutOptions;
   /** Most live items a subscriber buffers before it falls back to re-reading the store. Default 1,024. */
   bufferSize?: number;
-  /** Entries read from the store per query during replay and repair. Default 500. */
+  /**
+   * Entries read from the store per query during replay and repair: a stream replays one page,
+   * then yields a turn of the event loop (and waits for its connection to drain) before the
+   * next. Default 256.
+   */
   pageSize?: number;
   /** Reported failures that have no caller to go to (Redis errors, background repairs). */
   onError?: (error: unknown) => void;
@@ -98,6 +102,33 @@ export interface RedisFanoutOptions {
   pollIntervalMs?: number;
   /** How long the hub waits for Redis to confirm its subscription before `ready` rejects. Default 5,000. */
   readyTimeoutMs?: number;
+}
+
+/**
+ * A subscriber's connection as a stream sees it (given by the server per connection or response;
+ * without one a stream only yields a turn of the event loop between pages). A replay reads no
+ * further page from the store, and hands over no further item of a page, while the connection
+ * is congested: what it has not sent yet waits in the store, not in memory.
+ */
+export interface Transport {
+  /** The connection holds more unsent bytes than it wants. */
+  congested(): boolean;
+  /** Resolves once the connection is no longer congested, or is gone. */
+  drained(): Promise<void>;
+}
+
+/**
+ * One subscription's side of the delivery, shared by the stream and the server: the transport
+ * it is paced by, and when the items it is delivering were obtained.
+ */
+export interface Delivery {
+  readonly transport?: Transport;
+  /**
+   * Written by the stream before it hands over an item: when (performance.now()) that item was
+   * read from the store, or taken from the live buffer. A key check begun at or after it covers
+   * the item (see src/server/auth/plugin.ts): the items of one replay page share one check.
+   */
+  itemsAt: number | undefined;
 }
 
 /** Where a hub listener gets its items: one thread, or every thread (`'*'`). */

@@ -10,6 +10,7 @@ import type { EventView } from '../engine/reads.js';
 import {
   type ApprovalRequestPayload,
   approvalRequested,
+  type Delivery,
   type EventHub,
   type NodeAppendedPayload,
   nodeAppended,
@@ -29,8 +30,16 @@ declare module './context.js' {
   interface GraphQLContext {
     /** The event hub the engine publishes to; required for subscriptions. */
     events?: EventHub;
+    /**
+     * The operation's connection (set by the server per WebSocket operation or SSE response):
+     * replays are paced by it, and the key check of each page is stamped through it.
+     */
+    delivery?: Delivery;
   }
 }
+
+export const deliveryOf = (ctx: GraphQLContext) =>
+  ctx.delivery === undefined ? {} : { delivery: ctx.delivery };
 
 /** A cursor: -1 replays from the start; omitted means live only. */
 const cursor = z.number().int().min(-1);
@@ -153,6 +162,7 @@ builder.subscriptionType({
       subscribe: async (_root, args, ctx) => {
         const thread = await loadThread(ctx, args.threadId);
         return threadEvents(hubOf(ctx), {
+          ...deliveryOf(ctx),
           threadId: thread.key,
           ...(args.afterIndex == null ? {} : { afterIndex: args.afterIndex }),
         });
@@ -172,6 +182,7 @@ builder.subscriptionType({
       subscribe: async (_root, args, ctx) => {
         const thread = await loadThread(ctx, args.threadId);
         return nodeAppended(hubOf(ctx), {
+          ...deliveryOf(ctx),
           threadId: thread.key,
           ...(args.afterSequence == null ? {} : { afterSequence: args.afterSequence }),
           ...(args.kinds == null ? {} : { kinds: args.kinds }),
@@ -220,6 +231,7 @@ builder.subscriptionType({
           if (run === undefined) throw notFound('Run', args.runId);
         }
         return runStatusChanged(hubOf(ctx), {
+          ...deliveryOf(ctx),
           ...(thread === undefined ? {} : { threadId: thread.key }),
           ...(args.runId == null ? {} : { runId: args.runId }),
           ...(args.afterIndex == null || args.threadId == null
@@ -242,6 +254,7 @@ builder.subscriptionType({
       subscribe: async (_root, args, ctx) => {
         const thread = args.threadId == null ? undefined : await loadThread(ctx, args.threadId);
         return approvalRequested(hubOf(ctx), {
+          ...deliveryOf(ctx),
           ...(thread === undefined ? {} : { threadId: thread.key }),
           ...(args.afterIndex == null || args.threadId == null
             ? {}
