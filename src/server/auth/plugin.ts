@@ -2,15 +2,22 @@
  * The yoga/envelop plugin that authenticates every operation — HTTP, SSE and graphql-ws alike —
  * and scopes its context to the caller's tenant (engine, reads, loaders, event hub). Scopes are
  * then checked field by field by Pothos scope-auth (src/graphql/builder.ts). An open
- * subscription is checked again before each event: once its key is revoked it gets one
- * UNAUTHENTICATED error and ends.
+ * subscription is checked again before each page of events — a page read from the store during
+ * a replay, or what arrived live since the last check — and every revalidateMs while idle: once
+ * its key is revoked it gets one UNAUTHENTICATED error and ends.
+ *
+ * Why a page and not an event: the events of a page were read (or committed) before the check
+ * that covers them began, so no event committed after a revocation is delivered; what may still
+ * get through after a revocation is the rest of a page read before it (at most hub.pageSize
+ * events per subscription). A lookup per event would cost one key query per replayed event
+ * whenever the hub is busy.
  */
 import { performance } from 'node:perf_hooks';
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { scopeHub } from '../../auth/hub.js';
-import type { EventHub } from '../../events/types.js';
+import type { Delivery, EventHub } from '../../events/types.js';
 import { type AuthInfo, contextFor, type GraphQLContext } from '../../graphql/context.js';
 
 type InitialContext = Partial<GraphQLContext> & {
@@ -82,8 +89,9 @@ export function useAuth(authenticator: Authenticator): Plugin {
         onSubscribeResult({ args, result, setResult }) {
           const context = args.contextValue as unknown as Partial<GraphQLContext> & {
             events?: EventHub;
+            delivery?: Delivery;
           };
-          const { auth, events } = context;
+          const { auth, events, delivery } = context;
           if (auth === undefined || !isAsyncIterable(result)) return;
           setResult(
             guarded(
@@ -91,7 +99,9 @@ export function useAuth(authenticator: Authenticator): Plugin {
               (notBefore) => authenticator.stillValid(auth, notBefore),
               auth,
               watch,
-              () => events?.lastItemAt,
+              // The stream stamps each item with when its page was read (or it arrived live);
+              // without a stamp, anything held arrived before the hub's latest delivery.
+              () => delivery?.itemsAt ?? events?.lastItemAt,
             ),
           );
         },
@@ -147,7 +157,7 @@ function guarded(
   valid: (notBefore?: number) => Promise<boolean>,
   auth: AuthInfo,
   watch: Watch,
-  /** When the newest item any subscriber may hold arrived (EventHub.lastItemAt). */
+  /** When the item about to be delivered was read or arrived (Delivery.itemsAt). */
   itemsAt: () => number | undefined,
 ): AsyncIterableIterator<ExecutionResult> {
   const it = source[Symbol.asyncIterator]();
