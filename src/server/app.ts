@@ -57,6 +57,7 @@ import {
   useNoSuggestions,
 } from './plugins.js';
 import { createRefusalThrottle, isRefusal } from './refusal-throttle.js';
+import { createSendBuffers, type SlowTransport } from './send-buffer.js';
 import { useSharedSubscriptions } from './shared-execution.js';
 import { useBodyNestingLimit, useDocumentNestingLimit } from './value-depth.js';
 import { attachWebSockets } from './websocket.js';
@@ -81,6 +82,13 @@ export interface AppDeps {
   subscriptionStats?: () => { listeners: number; threads: number };
   /** Where request log lines go (when config.requestLog). Default: one JSON line on stdout. */
   logRequest?: (line: RequestLogLine) => void;
+  /**
+   * Unsent bytes one WebSocket or SSE response may hold before it is closed as a slow consumer
+   * (send-buffer.ts). Default 8 MiB.
+   */
+  maxSendBufferBytes?: number;
+  /** Told of each connection closed as a slow consumer (e.g. to count it in /metrics). */
+  onSlowConsumer?: (transport: SlowTransport) => void;
 }
 
 export interface App {
@@ -100,6 +108,8 @@ export interface App {
   readonly metrics: Metrics | undefined;
   /** The GraphQL URL once started. */
   readonly url: string | undefined;
+  /** Connections closed as slow consumers so far, per transport. */
+  readonly slowConsumers: Readonly<Record<SlowTransport, number>>;
   readonly server: Server;
 }
 
@@ -148,6 +158,10 @@ export function buildApp(deps: AppDeps): App {
     },
   });
   const fair = createFairExecution();
+  const sendBuffers = createSendBuffers({
+    ...(deps.maxSendBufferBytes === undefined ? {} : { maxBytes: deps.maxSendBufferBytes }),
+    ...(deps.onSlowConsumer === undefined ? {} : { onSlowConsumer: deps.onSlowConsumer }),
+  });
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema: deps.schema ?? defaultSchema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -204,6 +218,8 @@ export function buildApp(deps: AppDeps): App {
       // Large pages take turns per caller, so one caller's pile of them cannot hold up others.
       fair.plugin,
       useSharedSubscriptions(),
+      // After auth: it holds the results the response has not taken, as they will be written.
+      sendBuffers.plugin,
       ...(deps.plugins ?? []),
     ],
   });
@@ -292,6 +308,7 @@ export function buildApp(deps: AppDeps): App {
     metrics,
     foreign,
     stopping: () => stopping,
+    sendBuffers,
   });
   wss = websockets.wss;
 
@@ -337,6 +354,7 @@ export function buildApp(deps: AppDeps): App {
     get url() {
       return url;
     },
+    slowConsumers: sendBuffers.closed,
     drain(graceMs = config.shutdownGraceMs) {
       return drain(graceMs);
     },

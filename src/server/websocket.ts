@@ -2,7 +2,8 @@
  * GraphQL over WebSocket (graphql-ws) on the HTTP server: the upgrade checks (origin, host, the
  * process's socket cap), and per connection the key at `connection_init`, the per-key socket cap,
  * the per-socket operation cap and the bounds of each message. Operations run through the same
- * yoga instance (plugins, auth, limits) as HTTP.
+ * yoga instance (plugins, auth, limits) as HTTP. Each socket's unsent bytes are bounded and pace
+ * its replays (send-buffer.ts): one that does not read is closed with SLOW_CONSUMER_CLOSE.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -11,11 +12,13 @@ import { useServer } from 'graphql-ws/use/ws';
 import type { YogaServerInstance } from 'graphql-yoga';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { Authenticator } from '../auth/index.js';
+import type { Delivery, Transport } from '../events/types.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { authorizationOf } from './auth/plugin.js';
 import type { WebSocketLimits } from './config.js';
 import { type ForeignCheck, foreignRequest, refusalBody } from './limits.js';
 import type { Metrics } from './metrics.js';
+import { createSendBuffers, type SendBuffers } from './send-buffer.js';
 import { MAX_BODY_NESTING, nestsDeeperThan } from './value-depth.js';
 
 export interface WebSocketDeps {
@@ -32,6 +35,8 @@ export interface WebSocketDeps {
   foreign: () => ForeignCheck;
   /** True once the server drains or stops: new sockets get 503. */
   stopping: () => boolean;
+  /** The bound of each socket's unsent bytes. Default: createSendBuffers() (8 MiB). */
+  sendBuffers?: SendBuffers;
 }
 
 export interface WebSockets {
@@ -90,8 +95,19 @@ export function attachWebSockets(deps: WebSocketDeps): WebSockets {
   /** Open graphql-ws connections per API key (keyed mode only). */
   const perKey = new Map<string, number>();
   const bucketOf = new WeakMap<object, string>();
+  const sendBuffers = deps.sendBuffers ?? createSendBuffers();
+  /** Each socket's transport (what its replays are paced by) and its graphql-ws operations. */
+  const transports = new WeakMap<WebSocket, Transport>();
+  const operationsOf = new WeakMap<WebSocket, Record<string, unknown>>();
   wss.on('connection', (socket) => {
     coalesceWrites(socket);
+    const endOperations = () => {
+      // A slow consumer's operations end now, not when its close handshake does (up to 30 s).
+      for (const operation of Object.values(operationsOf.get(socket) ?? {})) {
+        void (operation as AsyncIterator<unknown> | null)?.return?.();
+      }
+    };
+    transports.set(socket, sendBuffers.watchSocket(socket, endOperations));
     socket.once('close', (code) => {
       if (code === INIT_TIMEOUT_CLOSE) metrics?.websocketRefusals.inc({ reason: 'init_timeout' });
     });
@@ -104,6 +120,7 @@ export function attachWebSockets(deps: WebSocketDeps): WebSockets {
       // A caller without a valid key is closed with 4403 at connection_init instead of being
       // acknowledged and held: every operation of it would be refused anyway.
       onConnect: async (ctx) => {
+        operationsOf.set(ctx.extra.socket, ctx.subscriptions);
         // connection_init carries a key and a few settings; what a socket holds for its whole
         // life should not be a megabyte of parameters.
         const params = ctx.connectionParams;
@@ -177,11 +194,14 @@ export function attachWebSockets(deps: WebSocketDeps): WebSockets {
             ),
           ];
         }
+        const transport = transports.get(ctx.extra.socket);
+        const delivery: Delivery = { itemsAt: undefined, ...(transport ? { transport } : {}) };
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
           req: ctx.extra.request,
           socket: ctx.extra.socket,
           params,
+          delivery,
         });
         // A document refused while parsing (syntax, WEFT_MAX_TOKENS) is answered with an error
         // message, like a validation failure, instead of closing the socket.

@@ -9,7 +9,7 @@ import { type Client, createClient } from 'graphql-ws';
 import { WebSocket } from 'ws';
 import { createEngine, type Engine } from '../../src/engine/index.js';
 import { createEventHub, type EventHub, type RedisFanoutOptions } from '../../src/events/index.js';
-import { type App, buildApp } from '../../src/server/app.js';
+import { type App, type AppDeps, buildApp } from '../../src/server/app.js';
 import { loadConfig } from '../../src/server/config.js';
 import { migrate } from '../../src/store/migrate/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
@@ -40,7 +40,11 @@ export function removeSqliteFiles(): void {
 
 export async function startServer(
   databaseUrl: string,
-  options: { redis?: RedisFanoutOptions } = {},
+  options: {
+    redis?: RedisFanoutOptions;
+    /** Further buildApp options (e.g. maxSendBufferBytes). */
+    app?: Pick<AppDeps, 'maxSendBufferBytes' | 'onSlowConsumer'>;
+  } = {},
 ): Promise<LiveServer> {
   const store = openThreadStore(databaseUrl);
   const hub = createEventHub({
@@ -55,7 +59,7 @@ export async function startServer(
     HOST: '127.0.0.1',
     WEFT_REQUEST_LOG: 'off',
   });
-  const app = buildApp({ config, engine, extendContext: () => ({ events: hub }) });
+  const app = buildApp({ config, engine, extendContext: () => ({ events: hub }), ...options.app });
   const url = await app.start();
   return {
     app,
