@@ -2,7 +2,7 @@
  * Realtime events: the hub the engine publishes to after each commit (in-process, or fanned out
  * through Redis), and the gap-free, resumable streams the Subscription fields serve.
  */
-export { type ActivitySource, activityStream } from './activity.js';
+export { type ActivityFeeds, type ActivitySource, createActivityFeeds } from './activity.js';
 export { createEventHub } from './hub.js';
 export { type EventedEngine, openEngineWithEvents } from './open.js';
 export { type LogStreamOptions, type StreamSource, streamLog } from './stream.js';

@@ -5,12 +5,26 @@
  * repeated (src/events/activity.ts says why).
  */
 import type { ActivityView } from '../engine/reads.js';
-import { activityStream } from '../events/index.js';
+import { type ActivityFeeds, createActivityFeeds, type EventHub } from '../events/index.js';
 import { builder } from './builder.js';
 import { decodeCursor, encodeCursor } from './pagination.js';
 import { ThreadRef } from './refs.js';
 import { deliveryOf, hubOf } from './subscription.js';
 import { loadThread } from './thread.js';
+
+/**
+ * The activity feeds of each hub (one per server), made on first use: an identity memo, gone
+ * with its hub.
+ */
+const feedsOfHub = new WeakMap<EventHub, ActivityFeeds>();
+function feedsOf(hub: EventHub): ActivityFeeds {
+  let feeds = feedsOfHub.get(hub);
+  if (feeds === undefined) {
+    feeds = createActivityFeeds(hub);
+    feedsOfHub.set(hub, feeds);
+  }
+  return feeds;
+}
 
 /** A position in the feed: the tenant's activity number of the last event seen. */
 type ActivityCursor = { a: number };
@@ -50,13 +64,13 @@ builder.subscriptionFields((t) => ({
     args: { after: t.arg.string() },
     subscribe: async (_root, args, ctx) => {
       const cursor = decodeCursor(args.after, isActivityCursor, 'after');
-      return activityStream(
-        hubOf(ctx),
+      const tenant = ctx.auth.tenant;
+      return feedsOf(hubOf(ctx)).stream(
         {
-          activity: (afterSeq, take) => ctx.reads.activity(ctx.auth.tenant, afterSeq, take),
-          lastActivity: () => ctx.reads.lastActivity(ctx.auth.tenant),
+          activity: (afterSeq, take) => ctx.reads.activity(tenant, afterSeq, take),
+          lastActivity: () => ctx.reads.lastActivity(tenant),
         },
-        { afterSeq: cursor?.a, ...deliveryOf(ctx) },
+        { tenant, afterSeq: cursor?.a, ...deliveryOf(ctx) },
       );
     },
     resolve: (a) => a,
