@@ -11,6 +11,7 @@ const SUITES: Record<string, () => Promise<unknown>> = {
   api: () => import('./api.js').then((m) => m.runApiBench()),
   peers: () => import('./peers.js').then((m) => m.runPeersBench()),
   hostile: () => import('./hostile.js').then((m) => m.runHostileBench()),
+  reads: () => import('./reads.js').then((m) => m.runReadsBench()),
 };
 
 const requested = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

@@ -1,0 +1,177 @@
+/**
+ * Section 4: the memory of a server process after it read the full state of many threads. The
+ * threads are built through the engine here (appendNodes batches, a few threads at once), then
+ * `weft serve` is started as a child process (`node --import tsx src/cli/main.ts serve`) with
+ * WEFT_CACHE_BYTES passed on, and `thread(id) { state }` (the AgentState export: every node) is
+ * read for each thread once, one after another. RSS is read from /proc/<pid>/status of that
+ * process: VmRSS after the reads, VmHWM (its peak) as context.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { createEngine } from '../../src/engine/index.js';
+import { fmt } from '../harness.js';
+import {
+  type BackendName,
+  buildCapMs,
+  buildThreadsCapped,
+  gql,
+  log,
+  openBenchDb,
+  type ReadsSizes,
+  row,
+  type SectionResult,
+  verdict,
+} from './common.js';
+
+const STATE = 'query ($id: ID!) { thread(id: $id) { state } }';
+const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MIB = 2 ** 20;
+/** Seconds of building at most (see buildCapMs). */
+const BUILD_CAP_S = 200;
+
+/** A port free right now on 127.0.0.1. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** VmRSS and VmHWM of a process, in bytes. */
+function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rss: kib('VmRSS') * 1024, peak: kib('VmHWM') * 1024 };
+}
+
+/** `weft serve` in a child process on `databaseUrl`; resolves once it listens. */
+async function startServerProcess(
+  databaseUrl: string,
+  cacheBytes: number,
+): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      WEFT_REQUEST_LOG: 'off',
+      WEFT_CACHE_BYTES: String(cacheBytes),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`weft serve did not start: ${out}`)), 60_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('weft: database')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`weft serve exited with ${code}: ${out}`));
+    });
+  });
+  return {
+    url: `http://127.0.0.1:${port}/graphql`,
+    child,
+    stop: async () => {
+      child.kill('SIGTERM');
+      const guard = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(guard);
+    },
+  };
+}
+
+export async function runRss(
+  backend: BackendName,
+  root: string,
+  sizes: ReadsSizes,
+): Promise<SectionResult> {
+  const db = await openBenchDb(backend, root, 'rss');
+  try {
+    const asked = Array.from({ length: sizes.rssThreads }, (_, i) => `s-${i}`);
+    const builder = createEngine({ databaseUrl: db.url });
+    const capMs = buildCapMs(BUILD_CAP_S);
+    const { ms: buildMs, built } = await buildThreadsCapped(
+      builder,
+      asked,
+      sizes.rssThreadNodes,
+      4,
+      'rss threads',
+      capMs,
+    );
+    await builder.close();
+    const ids = asked.slice(0, built);
+    const total = ids.length * sizes.rssThreadNodes;
+    const capped =
+      built < asked.length
+        ? ` — CAPPED: only ${fmt(built)} of ${fmt(asked.length)} threads were built within the ${fmt(capMs / 1000)} s build cap, the server reads ${fmt(built)} threads`
+        : '';
+    const note = `built ${fmt(ids.length)} × ${fmt(sizes.rssThreadNodes)} nodes in ${fmt(buildMs / 1000, 1)} s (${fmt((total * 1000) / buildMs)} nodes/s, 4 threads at once)${capped}`;
+    log(`${backend}: ${note}`);
+    const server = await startServerProcess(db.url, sizes.cacheBytes);
+    const pid = server.child.pid!;
+    try {
+      await gql(server.url, '{ __typename }');
+      const start = memoryOf(pid);
+      const t0 = performance.now();
+      let bytes = 0;
+      let highest = start.rss;
+      for (const [i, id] of ids.entries()) {
+        const answer = await gql(server.url, STATE, { id });
+        bytes += answer.bytes;
+        highest = Math.max(highest, memoryOf(pid).rss);
+        if ((i + 1) % 25 === 0) {
+          log(
+            `${backend}: read the state of ${i + 1}/${ids.length} threads (${fmt((performance.now() - t0) / 1000, 1)} s), server RSS ${fmt(memoryOf(pid).rss / MIB)} MiB`,
+          );
+        }
+      }
+      const readMs = performance.now() - t0;
+      const end = memoryOf(pid);
+      const limit = sizes.cacheBytes + 200 * MIB;
+      return {
+        rows: [
+          row(
+            `rss: server RSS after reading the state of ${ids.length} threads × ${fmt(sizes.rssThreadNodes)} nodes${capped === '' ? '' : ` (build CAPPED: ${asked.length} asked)`}`,
+            `${fmt(end.rss / MIB)} MiB (at start ${fmt(start.rss / MIB)} MiB)`,
+            `≤ WEFT_CACHE_BYTES + 200 MiB = ${fmt(limit / MIB)} MiB`,
+            verdict(end.rss <= limit),
+          ),
+          row(
+            'rss: highest RSS seen between reads / VmHWM (peak)',
+            `${fmt(highest / MIB)} / ${fmt(end.peak / MIB)} MiB`,
+            '(context)',
+          ),
+          row(
+            'rss: state reads',
+            `${fmt(readMs / 1000, 1)} s for ${fmt(bytes / MIB)} MiB of answers (${fmt(readMs / ids.length)} ms per thread)`,
+          ),
+          row(`rss: build (${fmt(total)} nodes)`, `${fmt(buildMs / 1000, 1)} s`),
+        ],
+        notes: [note, `server started with WEFT_CACHE_BYTES=${sizes.cacheBytes}`],
+      };
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await db.drop();
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * Section 1: a never-cached `thread(id) { logLength nodeCount nodes(first: 50) { … } }` over
+ * HTTP on threads of two sizes, against the same rows read with the raw driver in this run.
+ *
+ * "Never cached": every API sample gets a fresh engine and a fresh server (in this process, on a
+ * new port) that has loaded no thread; a warm-up read of another, small thread opens its
+ * connections and prepares its statements first, then the measured read asks for a thread that
+ * engine never saw. The raw side gets the same treatment: a fresh connection per sample, the
+ * same warm-up read, then the measured read (each side pauses 100 ms after its warm-up). API
+ * and raw samples alternate, sizes alternate.
+ */
+import { performance } from 'node:perf_hooks';
+import { createEngine } from '../../src/engine/index.js';
+import { fmt } from '../harness.js';
+import {
+  type BackendName,
+  buildThreads,
+  gql,
+  log,
+  ms,
+  openBenchDb,
+  p,
+  type RawDb,
+  type ReadsSizes,
+  row,
+  type SectionResult,
+  startApp,
+  timed,
+  verdict,
+} from './common.js';
+
+const THREAD = `query ($id: ID!) {
+  thread(id: $id) { logLength nodeCount nodes(first: 50) { edges { node { id kind sequence payload } } } }
+}`;
+
+const THREAD_ROW = 'SELECT "id", "log_length" FROM "thread" WHERE "id" = $1';
+const THREAD_ROW_COUNTED = 'SELECT "id", "log_length", "node_count" FROM "thread" WHERE "id" = $1';
+const COUNT = 'SELECT COUNT(*) AS "n" FROM "node" WHERE "thread_id" = $1';
+const FIRST_NODES =
+  'SELECT "id", "kind", "sequence", "payload" FROM "node" WHERE "thread_id" = $1 ORDER BY "sequence" LIMIT 50';
+
+/**
+ * The raw read: the thread row and the first 50 node rows, with the node count from the row's
+ * stored `node_count` (`stored`, when the schema keeps one) or from COUNT(*).
+ */
+async function rawRead(db: RawDb, id: string, stored: boolean) {
+  const [thread] = await db.query(stored ? THREAD_ROW_COUNTED : THREAD_ROW, [id]);
+  const nodeCount = stored
+    ? Number(thread!.node_count)
+    : Number((await db.query(COUNT, [id]))[0]!.n);
+  const nodes = await db.query(FIRST_NODES, [id]);
+  return { logLength: Number(thread!.log_length), nodeCount, nodes };
+}
+
+/** Whether the thread rows keep a node count that matches COUNT(*) (then the raw read uses it). */
+async function storedCountHolds(db: RawDb, ids: readonly string[]): Promise<boolean> {
+  try {
+    for (const id of ids) {
+      const [thread] = await db.query(THREAD_ROW_COUNTED, [id]);
+      const [count] = await db.query(COUNT, [id]);
+      if (Number(thread!.node_count) !== Number(count!.n)) return false;
+    }
+    return true;
+  } catch {
+    return false; // no such column
+  }
+}
+
+/** A pause after the warm-up, so that what a fresh engine starts in the background is done. */
+const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 100));
+
+interface Samples {
+  api: number[];
+  raw: number[];
+  rawCount: number[];
+}
+
+export async function runThreadRead(
+  backend: BackendName,
+  root: string,
+  sizes: ReadsSizes,
+): Promise<SectionResult> {
+  const db = await openBenchDb(backend, root, 'thread');
+  const rows: SectionResult['rows'] = [];
+  const notes: string[] = [];
+  try {
+    const small = Array.from({ length: sizes.smallThreads }, (_, i) => `small-${i}`);
+    const big = Array.from({ length: sizes.bigThreads }, (_, i) => `big-${i}`);
+    const builder = createEngine({ databaseUrl: db.url });
+    await buildThreads(builder, ['warm'], 100, 1, 'warm');
+    const smallMs = await buildThreads(builder, small, sizes.smallThread, 2, 'small threads');
+    const bigMs = await buildThreads(builder, big, sizes.bigThread, 2, 'big threads', 5_000);
+    await builder.close();
+    const built = (n: number, size: number, t: number) =>
+      `${n} × ${fmt(size)} nodes in ${fmt(t / 1000, 1)} s (${fmt((n * size * 1000) / t)} nodes/s, appendNodes batches of 1,000)`;
+    notes.push(`built ${built(small.length, sizes.smallThread, smallMs)}`);
+    notes.push(`built ${built(big.length, sizes.bigThread, bigMs)}`);
+    log(`${backend}: ${notes.join('; ')}`);
+    const probe = await db.raw();
+    const stored = await storedCountHolds(probe, [...small, ...big]);
+    await probe.close();
+    notes.push(
+      stored
+        ? "raw baseline: the node count is the thread row's stored node_count (it matches COUNT(*)); the COUNT(*) variant is shown as context"
+        : 'raw baseline: the node count is COUNT(*) (the thread rows keep no node_count matching it in this tree)',
+    );
+
+    const samples: Record<'small' | 'big', Samples> = {
+      small: { api: [], raw: [], rawCount: [] },
+      big: { api: [], raw: [], rawCount: [] },
+    };
+    let checked = false;
+    const mismatches: string[] = [];
+    const started = performance.now();
+    for (let s = 0; s < sizes.threadSamples; s++) {
+      for (const [size, ids] of [
+        ['small', small],
+        ['big', big],
+      ] as const) {
+        const id = ids[s % ids.length]!;
+        // The API: a fresh engine and server that has loaded no thread.
+        const engine = createEngine({ databaseUrl: db.url });
+        const { url, app } = await startApp(db.url, engine);
+        let answer: Record<string, unknown> = {};
+        try {
+          await gql(url, THREAD, { id: 'warm' });
+          await settle();
+          samples[size].api.push(
+            await timed(async () => {
+              answer = (await gql(url, THREAD, { id })).data;
+            }),
+          );
+        } finally {
+          await app.stop();
+          await engine.close();
+        }
+        // The raw driver: a fresh connection, the same warm-up.
+        const raw = await db.raw();
+        try {
+          await rawRead(raw, 'warm', stored);
+          if (stored) await rawRead(raw, 'warm', false);
+          await settle();
+          let read: Awaited<ReturnType<typeof rawRead>> | undefined;
+          samples[size].raw.push(
+            await timed(async () => {
+              read = await rawRead(raw, id, stored);
+            }),
+          );
+          if (stored) samples[size].rawCount.push(await timed(() => rawRead(raw, id, false)));
+          if (!checked) mismatches.push(...checkSame(answer, read!).map((m) => `${size}: ${m}`));
+        } finally {
+          await raw.close();
+        }
+      }
+      checked = true;
+      if ((s + 1) % 10 === 0) {
+        log(
+          `${backend}: ${s + 1}/${sizes.threadSamples} samples of each size (${fmt((performance.now() - started) / 1000, 1)} s)`,
+        );
+      }
+    }
+    for (const [size, nodes] of [
+      ['small', sizes.smallThread],
+      ['big', sizes.bigThread],
+    ] as const) {
+      const t = samples[size];
+      const ratio = p(t.raw, 50) / p(t.api, 50);
+      rows.push(
+        row(
+          `thread(id) ${fmt(nodes)} nodes, API p50 / p99 (fresh engine per sample, n=${t.api.length})`,
+          `${ms(p(t.api, 50))} / ${ms(p(t.api, 99))}`,
+        ),
+        row(
+          `thread(id) ${fmt(nodes)} nodes, raw p50 / p99 (thread row + ${stored ? 'stored count' : 'COUNT(*)'} + 50 nodes)`,
+          `${ms(p(t.raw, 50))} / ${ms(p(t.raw, 99))}`,
+          'baseline',
+        ),
+        ...(stored
+          ? [
+              row(
+                `thread(id) ${fmt(nodes)} nodes, raw p50 with COUNT(*) instead of the stored count`,
+                `${ms(p(t.rawCount, 50))} (API reaches ${fmt((p(t.rawCount, 50) / p(t.api, 50)) * 100, 1)}% of it)`,
+                '(context)',
+              ),
+            ]
+          : []),
+        row(
+          `thread(id) ${fmt(nodes)} nodes, raw / API at p50`,
+          `${fmt(ratio * 100, 1)}% (p99: ${fmt((p(t.raw, 99) / p(t.api, 99)) * 100, 1)}%)`,
+          '≥ 25%',
+          verdict(ratio >= 0.25),
+        ),
+      );
+    }
+    rows.push(
+      row(
+        'thread(id): the API answers what the raw read finds (first sample of each size)',
+        mismatches.length === 0 ? 'same rows' : `DIFFERENT: ${mismatches.join('; ')}`,
+        'same',
+        verdict(mismatches.length === 0),
+      ),
+    );
+    const growth = p(samples.big.api, 50) / p(samples.small.api, 50);
+    rows.push(
+      row(
+        `thread(id) API p50, ${fmt(sizes.bigThread)} / ${fmt(sizes.smallThread)} nodes`,
+        `${fmt(growth, 2)}×`,
+        '≤ 2×',
+        verdict(growth <= 2),
+      ),
+    );
+    return { rows, notes };
+  } finally {
+    await db.drop();
+  }
+}
+
+/** The API answered what the raw read found (first sample of each size). */
+function checkSame(
+  answer: Record<string, unknown>,
+  read: Awaited<ReturnType<typeof rawRead>>,
+): string[] {
+  const thread = answer.thread as {
+    logLength: number;
+    nodeCount: number;
+    nodes: { edges: Array<{ node: { id: string; sequence: number; payload: unknown } }> };
+  };
+  const edges = thread.nodes.edges;
+  const problems: string[] = [];
+  if (thread.logLength !== read.logLength)
+    problems.push(`logLength ${thread.logLength} vs ${read.logLength}`);
+  if (thread.nodeCount !== read.nodeCount)
+    problems.push(`nodeCount ${thread.nodeCount} vs ${read.nodeCount}`);
+  if (edges.length !== read.nodes.length)
+    problems.push(`${edges.length} nodes vs ${read.nodes.length}`);
+  const differing = edges.findIndex(
+    (e, i) =>
+      e.node.id !== read.nodes[i]?.id ||
+      e.node.sequence !== Number(read.nodes[i]?.sequence) ||
+      JSON.stringify(e.node.payload) !== JSON.stringify(JSON.parse(String(read.nodes[i]?.payload))),
+  );
+  if (differing >= 0) problems.push(`node ${differing} differs`);
+  return problems;
+}
