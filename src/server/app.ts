@@ -133,6 +133,7 @@ export function buildApp(deps: AppDeps): App {
         ...(deps.subscriptionStats === undefined ? {} : { subscriptions: deps.subscriptionStats }),
         websockets: () => wss?.clients.size ?? 0,
         threadCache: () => deps.engine.cacheStats(),
+        slowConsumers: () => sendBuffers.closed,
       })
     : undefined;
   const engine = metrics === undefined ? deps.engine : instrumentEngine(deps.engine, metrics);
@@ -159,7 +160,7 @@ export function buildApp(deps: AppDeps): App {
   });
   const fair = createFairExecution();
   const sendBuffers = createSendBuffers({
-    ...(deps.maxSendBufferBytes === undefined ? {} : { maxBytes: deps.maxSendBufferBytes }),
+    maxBytes: deps.maxSendBufferBytes ?? config.maxSendBufferBytes,
     ...(deps.onSlowConsumer === undefined ? {} : { onSlowConsumer: deps.onSlowConsumer }),
   });
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_CACHE_BYTES } from '../engine/index.js';
+import { DEFAULT_MAX_SEND_BUFFER_BYTES } from './send-buffer.js';
 import { EncryptionError, parseEncryptionKey } from '../store/crypto/index.js';
 import { parseDatabaseUrl } from '../store/migrate/index.js';
 
@@ -234,6 +235,7 @@ const EnvSchema = z.object({
   WEFT_REFUSAL_DELAY_MS: int('WEFT_REFUSAL_DELAY_MS', REFUSAL_DEFAULTS.delayMs, 0, 60_000),
   // Estimated heap bytes of the thread states the engine keeps in memory (see thread-cache.ts).
   WEFT_CACHE_BYTES: int('WEFT_CACHE_BYTES', DEFAULT_CACHE_BYTES, 1),
+  WEFT_MAX_SEND_BUFFER_BYTES: int('WEFT_MAX_SEND_BUFFER_BYTES', DEFAULT_MAX_SEND_BUFFER_BYTES, 1),
   // Operations.
   WEFT_METRICS: flag('WEFT_METRICS', true),
   // With keys, /metrics answers this bearer token or an admin key.
@@ -320,6 +322,11 @@ export interface ServerConfig {
    * (least recently used evicted first); a thread not kept is replayed from the database.
    */
   cacheBytes: number;
+  /**
+   * WEFT_MAX_SEND_BUFFER_BYTES: unsent bytes a subscriber's connection may hold before it is
+   * closed as a slow consumer (WebSocket 4413, SSE a final SLOW_CONSUMER event).
+   */
+  maxSendBufferBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -374,6 +381,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownGraceMs: e.WEFT_SHUTDOWN_GRACE_MS,
     encryptionKey: e.WEFT_ENCRYPTION_KEY,
     cacheBytes: e.WEFT_CACHE_BYTES,
+    maxSendBufferBytes: e.WEFT_MAX_SEND_BUFFER_BYTES,
   };
 }
 

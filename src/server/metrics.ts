@@ -37,6 +37,8 @@ export interface MetricsSources {
   websockets?: () => number;
   /** The engine's thread-state cache (engine.cacheStats). */
   threadCache?: () => ThreadCacheStats;
+  /** Subscriber connections closed as slow consumers so far, per transport. */
+  slowConsumers?: () => Readonly<Record<'websocket' | 'sse', number>>;
 }
 
 export function createMetrics(sources: MetricsSources = {}): Metrics {
@@ -68,6 +70,19 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
     },
   });
   threadCacheMetrics(registers, sources.threadCache);
+  new Counter({
+    name: 'weft_slow_consumers_closed_total',
+    help: 'Subscriber connections closed for holding more unsent bytes than WEFT_MAX_SEND_BUFFER_BYTES',
+    labelNames: ['transport'] as const,
+    registers,
+    collect() {
+      this.reset();
+      const closed = sources.slowConsumers?.();
+      for (const transport of ['websocket', 'sse'] as const) {
+        this.inc({ transport }, closed?.[transport] ?? 0);
+      }
+    },
+  });
   return {
     registry,
     requests: new Counter({

@@ -147,6 +147,12 @@ function suite(databases: () => Databases) {
     return server.hub.stats().listeners;
   }
 
+  /** The slow-consumer series of the server's /metrics. */
+  const slowConsumerMetric = async () => {
+    const text = await (await fetch(server.url.replace(/\/graphql$/, '/metrics'))).text();
+    return text.split('\n').filter((l) => l.startsWith('weft_slow_consumers_closed_total'));
+  };
+
   it('graphql-ws: a client that stops reading is closed with 4413; from its last index it gets the rest, no gap, no duplicate', async () => {
     const threadId = 'slow-ws';
     must(await server.engine.createThread({ threadId }));
@@ -180,6 +186,9 @@ function suite(databases: () => Databases) {
     const [code, reason] = (await closed) as [number, Buffer];
     expect(code).toBe(SLOW_CONSUMER_CLOSE);
     expect(String(reason)).toMatch(/^SLOW_CONSUMER: /);
+    expect(await slowConsumerMetric()).toContain(
+      'weft_slow_consumers_closed_total{transport="websocket"} 1',
+    );
     const total = 1 + appended;
     // What arrived before the close is a prefix of the log, and not all of it.
     expect(indices).toEqual(range(0, indices.length));
