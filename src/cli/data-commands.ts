@@ -46,7 +46,10 @@ async function open(command: string): Promise<Opened | number> {
   }
   const engine = createEngine({
     databaseUrl: config.databaseUrl,
-    storeOptions: { encryptionKey: config.encryptionKey },
+    storeOptions: {
+      encryptionKey: config.encryptionKey,
+      searchPlaintextIndex: config.searchPlaintextIndex,
+    },
   });
   const prisma = createPrisma(config.databaseUrl);
   return {

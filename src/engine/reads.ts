@@ -28,6 +28,7 @@ import {
   type ThreadFilterQuery,
   type ThreadListQuery,
 } from '../store/read-model/queries.js';
+import type { NodeSearchQuery, SearchSnippet } from '../store/read-model/search-queries.js';
 import { isStorable, runHomes, shownId, threadKey } from './tenancy.js';
 import type { Engine, StateAt } from './types.js';
 import {
@@ -95,6 +96,26 @@ export type {
 } from './views.js';
 export { toEventView, toNodeView, toRunView, toThreadView } from './views.js';
 
+/** One search match: the node, its thread, its score (higher is better) and a snippet. */
+export interface NodeSearchView {
+  node: NodeView;
+  threadId: string;
+  score: number;
+  snippet: SearchSnippet;
+}
+
+/** Why searchNodes answers nothing: its index is off (see ThreadStore.searchIndexed). */
+export interface SearchDisabled {
+  code: 'SEARCH_DISABLED';
+  message: string;
+}
+
+const SEARCH_DISABLED: SearchDisabled = {
+  code: 'SEARCH_DISABLED',
+  message:
+    'search is disabled: node payloads are encrypted at rest (WEFT_ENCRYPTION_KEY) and the search index would hold their text in plain text. Set WEFT_SEARCH_PLAINTEXT_INDEX=1 to keep the index anyway; nodes written from then on are found.',
+};
+
 export interface Reads {
   /**
    * Whether client-supplied columns are sealed at rest: then they cannot be matched in SQL
@@ -131,6 +152,10 @@ export interface Reads {
   /** Approval requests of the tenant's runs, newest first unless asked otherwise. */
   listApprovals(query: ApprovalListQuery): Promise<ApprovalView[]>;
   countApprovals(query: ApprovalFilterQuery): Promise<number>;
+  /** Full-text search of the tenant's node payloads, best first; SEARCH_DISABLED when off. */
+  searchNodes(
+    query: NodeSearchQuery & { kinds?: readonly NodeKind[] | undefined },
+  ): Promise<Result<NodeSearchView[], SearchDisabled>>;
   /** The tenant's activity feed after number `afterSeq`, in order (threads by storage key). */
   activity(tenantId: string, afterSeq: number, take: number): Promise<ActivityView[]>;
   /** The tenant's last activity number (0 before any). */
@@ -341,6 +366,22 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
       isStorable(query.threadId) ? (await q.listApprovals(query)).map(toApprovalView) : [],
 
     countApprovals: async (query) => (isStorable(query.threadId) ? q.countApprovals(query) : 0),
+
+    async searchNodes(query) {
+      if (!engine.store.searchIndexed) return err(SEARCH_DISABLED);
+      if (query.take === 0 || !isStorable(query.threadId)) return ok([]);
+      const hits = await engine.store.searchNodes(query);
+      const keys = hits.map((h) => ({ threadId: h.threadId, id: h.nodeId }));
+      const nodes = inKeyOrder(keys, (await q.nodes(keys)).map(toNodeView), byNode, byNode);
+      return ok(
+        hits.flatMap((h, i) => {
+          const node = nodes[i];
+          return node === undefined
+            ? []
+            : [{ node, threadId: h.threadId, score: h.score, snippet: h.snippet }];
+        }),
+      );
+    },
 
     activity: (tenantId, afterSeq, take) => q.activity(tenantId, afterSeq, take),
     lastActivity: (tenantId) => q.lastActivity(tenantId),

@@ -196,6 +196,13 @@ export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string)
       if (query.threadId !== undefined && threadId === undefined) return 0;
       return reads.countApprovals({ ...query, threadId, tenantId: tenant });
     },
+    async searchNodes(query) {
+      const threadId = query.threadId === undefined ? undefined : await keyOf(query.threadId);
+      // Another tenant's thread matches nothing, but a disabled search still says so.
+      const take = query.threadId !== undefined && threadId === undefined ? 0 : query.take;
+      const found = await reads.searchNodes({ ...query, threadId, take, tenantId: tenant });
+      return found.ok ? ok(found.value.map((h) => ({ ...named(h), node: named(h.node) }))) : found;
+    },
     activity: async (_tenant, afterSeq, take) =>
       (await reads.activity(tenant, afterSeq, take)).map(named),
     lastActivity: () => reads.lastActivity(tenant),

@@ -13,6 +13,7 @@ import './memory.js';
 import './event.js';
 import './run.js';
 import './approval.js';
+import './search.js';
 import './diff.js';
 import './subscription.js';
 import './activity.js';

@@ -135,6 +135,8 @@ const EnvSchema = z.object({
         return z.NEVER;
       }
     }),
+  // With a key, node text is indexed for searchNodes (in plain text) only when this is set.
+  WEFT_SEARCH_PLAINTEXT_INDEX: flag('WEFT_SEARCH_PLAINTEXT_INDEX', false),
   PORT: z
     .string()
     .optional()
@@ -318,6 +320,11 @@ export interface ServerConfig {
   /** WEFT_ENCRYPTION_KEY: payloads and memory content encrypted at rest with it (AES-256-GCM). */
   encryptionKey: Uint8Array | undefined;
   /**
+   * WEFT_SEARCH_PLAINTEXT_INDEX: with an encryption key, keep the search index of node text
+   * anyway (in plain text); without it searchNodes is off. Without a key it is always kept.
+   */
+  searchPlaintextIndex: boolean;
+  /**
    * WEFT_CACHE_BYTES: bound on the estimated heap bytes of the thread states the engine keeps
    * (least recently used evicted first); a thread not kept is replayed from the database.
    */
@@ -380,6 +387,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     requestLog: e.WEFT_REQUEST_LOG,
     shutdownGraceMs: e.WEFT_SHUTDOWN_GRACE_MS,
     encryptionKey: e.WEFT_ENCRYPTION_KEY,
+    searchPlaintextIndex: e.WEFT_SEARCH_PLAINTEXT_INDEX,
     cacheBytes: e.WEFT_CACHE_BYTES,
     maxSendBufferBytes: e.WEFT_MAX_SEND_BUFFER_BYTES,
   };

@@ -30,7 +30,10 @@ export async function startServer(
     opened = await openEngineWithEvents(config.databaseUrl, {
       redisUrl: config.redisUrl,
       engine: {
-        storeOptions: { encryptionKey: config.encryptionKey },
+        storeOptions: {
+          encryptionKey: config.encryptionKey,
+          searchPlaintextIndex: config.searchPlaintextIndex,
+        },
         cacheBytes: config.cacheBytes,
         maxPayloadBytes: config.limits.maxPayloadBytes,
         machineOptions: {

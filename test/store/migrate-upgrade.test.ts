@@ -30,6 +30,7 @@ import {
 import { createEngine, projectLog } from '../../src/engine/index.js';
 import { migrate, migrationsDir, PRISMA_DIR } from '../../src/store/migrate/index.js';
 import { openThreadStore, type ReadModelChanges } from '../../src/store/read-model/index.js';
+import { NODE_TEXT_GIN_INDEX, nodeSearch } from '../../src/store/tables/index.js';
 import {
   createTestDatabase,
   describeWithPostgres,
@@ -215,9 +216,18 @@ async function upgradeAndCheck(
       from: { kind: 'database', schemaPath: join(PRISMA_DIR, provider, 'schema.prisma') },
       to: { kind: 'schema', path: join(PRISMA_DIR, provider, 'schema.prisma') },
       adapterFactory: factory,
-      externalTables: provider === 'sqlite' ? ['_weft_migrations'] : ['public._weft_migrations'],
+      // Beyond the Prisma schema (see migrate.test.ts): the search index of migration 0010, an
+      // FTS5 table with its shadow tables on SQLite, a GIN index on Postgres.
+      externalTables:
+        provider === 'sqlite'
+          ? ['_weft_migrations', nodeSearch.name, ...nodeSearch.shadowTables]
+          : ['public._weft_migrations'],
     });
-    expect(drift.sql).toBe('-- This is an empty migration.\n');
+    expect(drift.sql).toBe(
+      provider === 'sqlite'
+        ? '-- This is an empty migration.\n'
+        : `-- DropIndex\nDROP INDEX "${NODE_TEXT_GIN_INDEX}";\n`,
+    );
   } finally {
     await factory.close?.();
   }
@@ -244,6 +254,15 @@ async function upgradeAndCheck(
     expect(verified).toEqual({ ok: true, value: { ok: true, checkedEntries: entries.length } });
     const loaded = await engine.getState(threadId);
     expect(loaded.ok && loaded.value.stateHash).toBe(state.stateHash);
+    // 0010 indexed the nodes already stored, for search.
+    const found = await store.searchNodes({
+      tenantId: 'default',
+      text: 'done',
+      take: 10,
+      offset: 0,
+    });
+    const answer = changes.nodes.find((n) => n.kind === 'answer')!;
+    expect(found.map((h) => [h.nodeId, h.snippet.text])).toEqual([[answer.id, 'done ✓ 𝄞']]);
 
     // And the thread lives on: new entries (this one large enough to be packed) read back exactly.
     const appended = await engine.appendNodes({

@@ -14,8 +14,10 @@ import {
   logEntry,
   type NodeParentRow,
   type NodeRow,
+  type NodeTextRow,
   node,
   nodeParent,
+  nodeText,
   type ResourceHeadRow,
   type RunRow,
   type RunSpendRow,
@@ -119,6 +121,32 @@ export const insertEntries = (script: ScriptRecorder, rows: readonly StoredEntry
 
 export const insertNodes = (script: ScriptRecorder, rows: readonly NodeRow[]) =>
   insertRows(script, node, rows);
+
+/**
+ * Node texts for search (search-queries.ts). On SQLite plain rows: the triggers of migration
+ * 0010 add each to the FTS5 index. On Postgres each row's `tsv` is computed by the database from
+ * its body, in the same statement.
+ */
+export function insertNodeTexts(script: ScriptRecorder, rows: readonly NodeTextRow[]): void {
+  if (rows.length === 0) return;
+  const T = nodeText.c;
+  const columns = `${T.threadId}, ${T.sequence}, ${T.kind}, ${T.body}`;
+  const [head, tuple, tail] =
+    script.provider === 'postgres'
+      ? [
+          `INSERT INTO ${nodeText.sql} (${columns}, ${T.tsv}) SELECT v.t, v.s, v.k, v.b, to_tsvector('simple', v.b) FROM (`,
+          '(CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS TEXT), CAST(? AS TEXT))',
+          ') AS v(t, s, k, b)',
+        ]
+      : [`INSERT INTO ${nodeText.sql} (${columns})`, '(?, ?, ?, ?)', ''];
+  const chunk = Math.floor(PARAMETERS_PER_STATEMENT / 4);
+  for (let i = 0; i < rows.length; i += chunk) {
+    const part = rows.slice(i, i + chunk);
+    const values: unknown[] = [];
+    for (const r of part) values.push(r.threadId, r.sequence, r.kind, r.body);
+    script.add(script.texts.multiRow(head, tuple, part.length, tail), values);
+  }
+}
 
 export const insertNodeParents = (script: ScriptRecorder, rows: readonly NodeParentRow[]) =>
   insertRows(script, nodeParent, rows);

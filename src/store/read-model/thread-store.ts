@@ -26,6 +26,12 @@ import {
   sealChanges,
   sealRecord,
 } from './sealed-rows.js';
+import {
+  createSearchQueries,
+  type NodeSearchHit,
+  type NodeSearchQuery,
+  nodeTextRows,
+} from './search-queries.js';
 import { findRunLocations, marks, type RunLocation, selectRows } from './select.js';
 import { openSqliteWriteConnection } from './sqlite-writer.js';
 import { prismaScriptRunner, type RawClient } from './write-script.js';
@@ -33,6 +39,7 @@ import { createWriter, type StoreWriterStats, type WriteItem, type Writer } from
 
 export type { ReadModelDump } from './dump.js';
 export type { IdempotencyRecord } from './sealed-rows.js';
+export type { NodeSearchHit, NodeSearchQuery, SearchSnippet } from './search-queries.js';
 export type { RunLocation } from './select.js';
 export type { StoreWriterStats } from './writer.js';
 
@@ -82,6 +89,13 @@ export interface ThreadStore {
   /** Runs whose approval or execution deadline is at or before `now` (candidates only). */
   findDueRuns(query: DueRunQuery): Promise<DueRun[]>;
   /**
+   * Whether commits write the search index of node text (search-queries.ts): always without an
+   * encryption key; with one only when `searchPlaintextIndex` is set, since it holds plain text.
+   */
+  readonly searchIndexed: boolean;
+  /** The tenant's nodes whose text matches, best first (see search-queries.ts). */
+  searchNodes(query: NodeSearchQuery): Promise<NodeSearchHit[]>;
+  /**
    * How client-supplied columns are sealed and opened (encryption at rest, see sealed-rows.ts;
    * the identity without a key). Readers of those columns outside the store open them with it.
    */
@@ -123,7 +137,15 @@ export interface ThreadStoreOptions {
    * database holding encrypted data is refused (ENCRYPTION_KEY_MISSING).
    */
   encryptionKey?: Uint8Array | undefined;
+  /**
+   * With `encryptionKey`: keep the search index of node text anyway, in plain text (the payloads
+   * stay sealed; the index does not). Without a key the index is always kept.
+   */
+  searchPlaintextIndex?: boolean | undefined;
 }
+
+const searchIndexed = (options: ThreadStoreOptions) =>
+  options.encryptionKey === undefined || options.searchPlaintextIndex === true;
 
 const DEFAULT_MAX_BATCH = 256;
 
@@ -160,6 +182,7 @@ export function openThreadStore(
       queued: true,
     }),
     createFieldCodec(options.encryptionKey),
+    searchIndexed(options),
   );
 }
 
@@ -180,6 +203,7 @@ export function createThreadStore(weft: WeftPrisma, options: ThreadStoreOptions 
       queued: weft.provider === 'sqlite' || grouped !== false,
     }),
     createFieldCodec(options.encryptionKey),
+    searchIndexed(options),
   );
 }
 
@@ -229,15 +253,19 @@ function storedItem(
   changes: ReadModelChanges,
   record: IdempotencyRecord | undefined,
   codec: FieldCodec,
+  indexed: boolean,
 ): WriteItem {
   const entries = storedEntries(changes.entries, changes.nodes, codec, changes.logOnly?.verbatim);
-  if (!codec.encrypted) return { changes, entries, record };
+  // The search text comes from the plain payloads, before they are sealed.
+  const texts = indexed ? nodeTextRows(changes.nodes) : undefined;
+  if (!codec.encrypted) return { changes, entries, record, texts };
   const sealed = sealChanges(codec, changes);
   return {
     changes: sealed.changes,
     entries,
     record: record === undefined ? undefined : sealRecord(codec, record),
     twins: sealed.twins,
+    texts,
   };
 }
 
@@ -263,7 +291,13 @@ async function checkEncryptionMarker(weft: WeftPrisma, codec: FieldCodec) {
   checkKeyMarker(codec, await read());
 }
 
-function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): ThreadStore {
+function buildThreadStore(
+  weft: WeftPrisma,
+  writer: Writer,
+  codec: FieldCodec,
+  indexed: boolean,
+): ThreadStore {
+  const search = createSearchQueries(weft);
   let checked: Promise<void> | undefined;
   const ready = () => {
     checked ??= checkEncryptionMarker(weft, codec);
@@ -306,6 +340,12 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): 
     provider: weft.provider,
 
     findDueRuns: (query) => findDueRuns(weft, query),
+
+    searchIndexed: indexed,
+    async searchNodes(query) {
+      await ready();
+      return search.searchNodes(query);
+    },
 
     async readEntries(threadId, from, to) {
       return (await readEntryTexts(threadId, from, to)).map((text) => JSON.parse(text) as LogEntry);
@@ -367,7 +407,9 @@ function buildThreadStore(weft: WeftPrisma, writer: Writer, codec: FieldCodec): 
       // A log-only commit without entries still creates its thread row (an empty fork).
       if (changes.entries.length === 0 && changes.logOnly === undefined) return ok(undefined);
       await ready();
-      const outcome = await writer.submit(storedItem(changes, commitOptions.idempotency, codec));
+      const outcome = await writer.submit(
+        storedItem(changes, commitOptions.idempotency, codec, indexed),
+      );
       if (outcome === 'written') return ok(undefined);
       if (outcome === 'conflict') return err(await conflict(changes));
       const key = commitOptions.idempotency?.key ?? '';

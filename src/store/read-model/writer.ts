@@ -5,7 +5,7 @@
  * (sqlite-writer.ts) or a Prisma client's interactive transactions (Postgres).
  */
 import { isUniqueViolation } from '../prisma/errors.js';
-import type { IdempotencyRow, Provider, StoredEntryRow } from '../tables/index.js';
+import type { IdempotencyRow, NodeTextRow, Provider, StoredEntryRow } from '../tables/index.js';
 import { createGroupWriter, type Settled, type WriterStats } from './group-commit.js';
 import type { ReadModelChanges } from './rows.js';
 import type { PlainTwins } from './sealed-rows.js';
@@ -18,6 +18,7 @@ import {
   insertIdempotencyRecords,
   insertNodeParents,
   insertNodes,
+  insertNodeTexts,
   insertThreads,
   setLogLength,
   setNodeFlag,
@@ -45,6 +46,8 @@ export interface WriteItem {
   record: IdempotencyRow | undefined;
   /** With a key: head and spend rows that may still hold the plain form of a sealed key. */
   twins?: PlainTwins | undefined;
+  /** The search text of the new nodes (plain), when the store keeps the search index. */
+  texts?: NodeTextRow[] | undefined;
 }
 
 /** What became of one commit inside its transaction (the store turns rejections into errors). */
@@ -110,6 +113,10 @@ export function writeItems(script: ScriptRecorder, items: readonly WriteItem[]):
   insertNodes(
     script,
     all.flatMap((c) => c.nodes),
+  );
+  insertNodeTexts(
+    script,
+    items.flatMap((i) => i.texts ?? []),
   );
   insertNodeParents(
     script,

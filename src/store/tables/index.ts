@@ -65,6 +65,43 @@ const nodeColumns = {
 export const node = defineTable('node', nodeColumns, ['threadId', 'id']);
 export type NodeRow = RowOf<typeof nodeColumns>;
 
+/**
+ * Search: a node's text (its payload's string values, see read-model/search-queries.ts), written
+ * with the node while search is on. `id` is given by the database (the FTS5 rowid on SQLite);
+ * `tsv` is to_tsvector('simple', body) on Postgres and stays NULL on SQLite, whose index is the
+ * FTS5 table below.
+ */
+const nodeTextColumns = {
+  id: { name: 'id', type: 'integer' },
+  threadId: { name: 'thread_id', type: 'text' },
+  sequence: { name: 'sequence', type: 'integer' },
+  kind: { name: 'kind', type: 'text' },
+  body: { name: 'body', type: 'text' },
+  tsv: { name: 'tsv', type: 'text', nullable: true },
+} as const;
+export const nodeText = defineTable('node_text', nodeTextColumns, ['id']);
+/** A node_text row as written (the database gives `id`; `tsv` is computed). */
+export type NodeTextRow = Omit<RowOf<typeof nodeTextColumns>, 'id' | 'tsv'>;
+
+/**
+ * SQLite's full-text index over node_text.body: an FTS5 table written by hand in migration 0010
+ * (with the triggers that keep it in step), not part of the Prisma schema, and the shadow
+ * tables FTS5 keeps it in. The schema checks leave exactly these out.
+ */
+export const nodeSearch = {
+  sql: '"node_search"',
+  name: 'node_search',
+  shadowTables: [
+    'node_search_data',
+    'node_search_idx',
+    'node_search_docsize',
+    'node_search_config',
+  ],
+} as const;
+
+/** Postgres's GIN index on node_text.tsv, written by hand in migration 0010 (see nodeSearch). */
+export const NODE_TEXT_GIN_INDEX = 'node_text_tsv_idx';
+
 /** A parent edge; nodes are named by sequence (`node.sequence`). */
 const nodeParentColumns = {
   threadId: { name: 'thread_id', type: 'text' },
@@ -253,6 +290,7 @@ export const TABLES = {
   log_entry: logEntry,
   node,
   node_parent: nodeParent,
+  node_text: nodeText,
   resource_head: resourceHead,
   run,
   run_spend: runSpend,
