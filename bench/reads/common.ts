@@ -340,7 +340,7 @@ export function readsSizes(quick: boolean): ReadsSizes {
         bigThread: 100_000,
         smallThreads: 4,
         bigThreads: 1,
-        threadSamples: 40,
+        threadSamples: 200,
         listThreads: 100_000,
         listSamples: 200,
         replayEntries: 100_000,
