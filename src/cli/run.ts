@@ -61,6 +61,8 @@ Environment (serve uses all of these; the other commands DATABASE_URL and WEFT_E
   WEFT_REQUEST_LOG        one JSON line per request on stdout (true)
   WEFT_SHUTDOWN_GRACE_MS  how long SIGTERM waits for in-flight requests (8000)
   WEFT_CACHE_BYTES        bound on the estimated memory of the thread states kept (268435456)
+  WEFT_SEARCH_PLAINTEXT_INDEX
+                          with WEFT_ENCRYPTION_KEY: keep the plain-text search index anyway (false)
   WEFT_MAX_SEND_BUFFER_BYTES
                           unsent bytes a subscriber may hold before it is closed (8388608)
   WEFT_MAX_BODY_BYTES     largest request body (16777216)
