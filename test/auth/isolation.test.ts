@@ -116,6 +116,23 @@ const QUERIES: Record<string, () => Promise<number>> = {
     expect(byThread.data.approvals).toEqual({ totalCount: 0, edges: [] });
     return 2;
   },
+  searchNodes: async () => {
+    // A's node holds "plan": A finds it, B does not, with or without naming A's thread.
+    const mine = await asA('{ searchNodes(query: "plan") { edges { node { threadId } } } }');
+    expect(mine.searchNodes.edges.length).toBeGreaterThan(0);
+    const all = await t.gql(keyB, '{ searchNodes(query: "plan") { edges { node { threadId } } } }');
+    expect(all.errors, JSON.stringify(all.errors)).toBeUndefined();
+    expect(all.data.searchNodes.edges).toEqual([]);
+    const byThread = (await same((ids) =>
+      t.gql(
+        keyB,
+        'query($t: ID!) { searchNodes(query: "plan", filter: { threadId: $t }) { edges { node { threadId } } } }',
+        { t: ids.thread },
+      ),
+    )) as Response;
+    expect(byThread.data.searchNodes.edges).toEqual([]);
+    return 2;
+  },
   causalNode: async () => {
     const r = (await same((ids) =>
       t.gql(keyB, 'query($t: ID!, $n: ID!) { causalNode(threadId: $t, id: $n) { id payload } }', {
