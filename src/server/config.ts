@@ -4,9 +4,9 @@
  */
 import { z } from 'zod';
 import { DEFAULT_CACHE_BYTES } from '../engine/index.js';
-import { DEFAULT_MAX_SEND_BUFFER_BYTES } from './send-buffer.js';
 import { EncryptionError, parseEncryptionKey } from '../store/crypto/index.js';
 import { parseDatabaseUrl } from '../store/migrate/index.js';
+import { DEFAULT_MAX_SEND_BUFFER_BYTES } from './send-buffer.js';
 
 export const DEFAULT_DATABASE_URL = 'file:./data/weft.db';
 /** Largest request body accepted (an AgentState import is the largest legitimate one). */
