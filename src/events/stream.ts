@@ -257,7 +257,7 @@ interface Pacer {
  * event is executed and serialised on the way out, which on a loaded machine costs a millisecond
  * or more: a whole page in one stretch would hold every other client for hundreds of ms.
  */
-const SLICE_MS = 5;
+const SLICE_MS = 1;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
