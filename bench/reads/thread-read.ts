@@ -165,6 +165,11 @@ export async function runThreadRead(
     );
     rows.push(
       row(
+        `{ __typename } on the same server, p50 / p99 (the cost of any request, n=${floor.length})`,
+        `${ms(p(floor, 50))} / ${ms(p(floor, 99))}`,
+        '(context)',
+      ),
+      row(
         'thread(id): thread states the answering engine loaded (folds) while serving the samples',
         String(cachedAfter),
         '0',
