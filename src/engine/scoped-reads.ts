@@ -85,6 +85,21 @@ export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string)
     const key = await keyOf(threadId);
     return key === undefined ? notFound(threadId) : answered(await read(key), key, threadId, value);
   };
+  /**
+   * A list or count query of the tenant, its thread filter and cursor named by storage key;
+   * undefined when it filters by a thread the tenant does not have (the list is empty).
+   */
+  async function scopedList<
+    Q extends { threadId?: string | undefined; after?: { threadId: string } | undefined },
+  >(query: Q): Promise<(Q & { tenantId: string }) | undefined> {
+    const threadId = query.threadId === undefined ? undefined : await keyOf(query.threadId);
+    if (query.threadId !== undefined && threadId === undefined) return undefined;
+    const after =
+      query.after === undefined
+        ? undefined
+        : { ...query.after, threadId: await cursorKey(query.after.threadId) };
+    return { ...query, threadId, after, tenantId: tenant };
+  }
   const nodesNamed = (nodes: NodeView[]) => nodes.map(named);
   const same = <T>(v: T) => v;
 
@@ -167,34 +182,20 @@ export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string)
       return found.ok ? ok(found.value && named(found.value)) : found;
     },
     listRuns: async (query) => {
-      const threadId = query.threadId === undefined ? undefined : await keyOf(query.threadId);
-      if (query.threadId !== undefined && threadId === undefined) return [];
-      const after =
-        query.after === undefined
-          ? undefined
-          : { ...query.after, threadId: await cursorKey(query.after.threadId) };
-      const rows = await reads.listRuns({ ...query, threadId, after, tenantId: tenant });
-      return rows.map(named);
+      const scoped = await scopedList(query);
+      return scoped === undefined ? [] : (await reads.listRuns(scoped)).map(named);
     },
     async countRuns(query) {
-      const threadId = query.threadId === undefined ? undefined : await keyOf(query.threadId);
-      if (query.threadId !== undefined && threadId === undefined) return 0;
-      return reads.countRuns({ ...query, threadId, tenantId: tenant });
+      const scoped = await scopedList(query);
+      return scoped === undefined ? 0 : reads.countRuns(scoped);
     },
     listApprovals: async (query) => {
-      const threadId = query.threadId === undefined ? undefined : await keyOf(query.threadId);
-      if (query.threadId !== undefined && threadId === undefined) return [];
-      const after =
-        query.after === undefined
-          ? undefined
-          : { ...query.after, threadId: await cursorKey(query.after.threadId) };
-      const rows = await reads.listApprovals({ ...query, threadId, after, tenantId: tenant });
-      return rows.map(named);
+      const scoped = await scopedList(query);
+      return scoped === undefined ? [] : (await reads.listApprovals(scoped)).map(named);
     },
     async countApprovals(query) {
-      const threadId = query.threadId === undefined ? undefined : await keyOf(query.threadId);
-      if (query.threadId !== undefined && threadId === undefined) return 0;
-      return reads.countApprovals({ ...query, threadId, tenantId: tenant });
+      const scoped = await scopedList(query);
+      return scoped === undefined ? 0 : reads.countApprovals(scoped);
     },
     async searchNodes(query) {
       const threadId = query.threadId === undefined ? undefined : await keyOf(query.threadId);
