@@ -51,33 +51,81 @@ const keyed = (k: { threadId: string; id: string }) => `${k.threadId}\u0000${k.i
  */
 const yielding = { batchScheduleFn: (dispatch: () => void) => setImmediate(dispatch) };
 
+/**
+ * This operation's loaders, each built on first use: most operations (and most subscription
+ * events, which get loaders of their own per event) touch one or two of them, and building six
+ * DataLoaders per event was a measurable share of a replay's cost.
+ */
 export function createLoaders(reads: Reads): Loaders {
-  const node = new DataLoader<NodeKey, NodeView | undefined, string>((keys) => reads.nodes(keys), {
-    ...yielding,
-    cacheKeyFn: keyed,
-  });
-  return {
-    thread: new DataLoader((ids) => reads.threads(ids), yielding),
-    node,
-    children: new DataLoader(
-      async (keys) => {
-        const lists = await reads.children(keys);
-        for (const list of lists) for (const child of list) node.prime(child, child);
-        return lists;
-      },
-      { ...yielding, cacheKeyFn: keyed },
-    ),
-    resourceVersions: new DataLoader((keys) => reads.resourceVersions(keys), {
-      ...yielding,
-      cacheKeyFn: (k) => `${k.threadId}\u0000${k.resourceKey}`,
-    }),
-    run: new DataLoader((keys) => reads.runs(keys), { ...yielding, cacheKeyFn: keyed }),
-    walk: new DataLoader((keys) => reads.walks(keys), {
-      ...yielding,
-      cacheKeyFn: (k) =>
-        JSON.stringify([k.threadId, k.id, k.direction, k.depth ?? null, k.kinds ?? null]),
-    }),
+  const built: Partial<Loaders> = {};
+  const once = <K extends keyof Loaders>(name: K, build: () => Loaders[K]): Loaders[K] => {
+    const existing = built[name];
+    if (existing !== undefined) return existing as Loaders[K];
+    const loader = build();
+    built[name] = loader;
+    return loader;
   };
+  const loaders: Loaders = {
+    get thread() {
+      return once('thread', () => new DataLoader((ids) => reads.threads(ids), yielding));
+    },
+    get node() {
+      return once(
+        'node',
+        () =>
+          new DataLoader<NodeKey, NodeView | undefined, string>((keys) => reads.nodes(keys), {
+            ...yielding,
+            cacheKeyFn: keyed,
+          }),
+      );
+    },
+    get children() {
+      return once(
+        'children',
+        () =>
+          new DataLoader<NodeKey, NodeView[], string>(
+            async (keys) => {
+              const lists = await reads.children(keys);
+              for (const list of lists) for (const child of list) loaders.node.prime(child, child);
+              return lists;
+            },
+            { ...yielding, cacheKeyFn: keyed },
+          ),
+      );
+    },
+    get resourceVersions() {
+      return once(
+        'resourceVersions',
+        () =>
+          new DataLoader<{ threadId: string; resourceKey: string }, NodeView[], string>(
+            (keys) => reads.resourceVersions(keys),
+            { ...yielding, cacheKeyFn: (k) => `${k.threadId}\u0000${k.resourceKey}` },
+          ),
+      );
+    },
+    get run() {
+      return once(
+        'run',
+        () =>
+          new DataLoader<NodeKey, RunView | undefined, string>((keys) => reads.runs(keys), {
+            ...yielding,
+            cacheKeyFn: keyed,
+          }),
+      );
+    },
+    get walk() {
+      return once(
+        'walk',
+        () =>
+          new DataLoader<WalkKey, string[], string>((keys) => reads.walks(keys), {
+            ...yielding,
+            cacheKeyFn: (k) =>
+              JSON.stringify([k.threadId, k.id, k.direction, k.depth ?? null, k.kinds ?? null]),
+          }),
+      );
+    },
+  };
+  return loaders;
 }
 
 /** Nodes read by a page or a list go into the node loader, so parent lookups find them. */
