@@ -30,7 +30,7 @@ export interface LogStreamOptions {
  * entries are re-read from the store. Per thread, items come in index order, each exactly once.
  * For `all`, there is no cursor: each thread starts at the first item seen after attaching.
  *
- * Reads from the store (replay, repair) go one page (`hub.pageSize`) at a time: before each page
+ * Reads from the store (replay, repair) go one page (`replayPage(hub)`) at a time: before each page
  * the stream yields a turn of the event loop and waits while its connection is congested, and
  * within a page it waits whenever the connection becomes congested. So a replay of any length
  * holds the event loop for one page at most, and buffers no more than its connection takes.
@@ -117,14 +117,15 @@ async function* oneThread(
         behind = false;
         for (;;) {
           if (!(await pace.beforePage(signal))) return;
-          const page = await hub.read(threadId, last + 1, last + 1 + hub.pageSize);
+          const size = replayPage(hub);
+          const page = await hub.read(threadId, last + 1, last + 1 + size);
           const readAt = performance.now();
           for (const item of effects ? await hub.withEffects(page) : page) {
             if (!(await pace.beforeItem(signal, readAt))) return;
             yield item;
             last = item.index;
           }
-          if (page.length < hub.pageSize) break;
+          if (page.length < size) break;
         }
         continue;
       }
@@ -186,13 +187,14 @@ async function* everyThread(
   async function* reread(threadId: string, from: number): AsyncGenerator<LogItem> {
     for (let next = from; ; ) {
       if (!(await pace.beforePage(signal))) return;
-      const page = await hub.read(threadId, next, next + hub.pageSize);
+      const size = replayPage(hub);
+      const page = await hub.read(threadId, next, next + size);
       const readAt = performance.now();
       for (const item of effects ? await hub.withEffects(page) : page) {
         if (!(await pace.beforeItem(signal, readAt))) return;
         yield item;
       }
-      if (page.length < hub.pageSize) return;
+      if (page.length < size) return;
       next += page.length;
     }
   }
@@ -241,6 +243,15 @@ async function* everyThread(
     queue.end();
   }
 }
+
+/**
+ * Entries per replay read. A page's rows are decoded as they arrive, outside any slice (the
+ * Postgres driver parses a result in one callback), so a page is kept small enough that decoding
+ * it is a millisecond or so; the extra round trips cost a replay little.
+ */
+const REPLAY_PAGE = 64;
+
+const replayPage = (hub: EventHub) => Math.min(hub.pageSize, REPLAY_PAGE);
 
 /** How a stream paces its reads from the store and stamps what it hands over. */
 interface Pacer {
