@@ -5,22 +5,20 @@
  * never read; its p99 is compared with the same probe with no replay, just before (and, as a
  * check on drift, just after). The server and the probe share this process; the subscribers run
  * in a child process (replay-clients.ts). The log is built in the core and written in one
- * transaction, with the snapshots the engine would have written (as the store bench does).
+ * transaction, with the snapshots the engine would have written (as the store bench does), by
+ * another child process (replay-build.ts), so the server starts without the builder's heap.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { createEngine, projectLog } from '../../src/engine/index.js';
-import { DEFAULT_SNAPSHOT_POLICY } from '../../src/engine/snapshots.js';
+import { createEngine } from '../../src/engine/index.js';
 import { createEventHub } from '../../src/events/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
-import { buildLogForProfile } from '../core.js';
 import { fmt } from '../harness.js';
 import {
   type BackendName,
   log,
   ms,
-  must,
   openBenchDb,
   p,
   type ReadsSizes,
@@ -36,6 +34,7 @@ const PROBE_MAX_IN_FLIGHT = 64;
 const replayWindowMs = (quick: boolean) =>
   Number(process.env.WEFT_BENCH_REPLAY_WINDOW_MS ?? (quick ? 20_000 : 60_000));
 const CLIENTS = fileURLToPath(new URL('./replay-clients.ts', import.meta.url));
+const BUILDER = fileURLToPath(new URL('./replay-build.ts', import.meta.url));
 
 interface Probe {
   latencies: number[];
@@ -131,18 +130,32 @@ async function startClients(spec: object): Promise<{ done: Promise<Tally | undef
   return { done };
 }
 
-/** Builds a `length`-entry log in the core and writes it in one transaction; returns its length. */
+/**
+ * Builds a `length`-entry log in the core and writes it in one transaction, in a child process
+ * (replay-build.ts), so that this process — the server's — keeps none of the builder's heap.
+ * Returns the log's length.
+ */
 async function writeLog(
-  store: ReturnType<typeof openThreadStore>,
+  url: string,
   threadId: string,
   length: number,
   backend: BackendName,
 ): Promise<number> {
-  const entries = buildLogForProfile(length);
-  const projected = must(projectLog(threadId, entries, {}, DEFAULT_SNAPSHOT_POLICY));
-  log(`${backend}: ${fmt(entries.length)}-entry log built, writing it in one transaction`);
-  must(await store.commit(projected.changes!));
-  return entries.length;
+  log(`${backend}: building a ${fmt(length)}-entry log in a child process and writing it`);
+  const child = spawn(process.execPath, ['--import', 'tsx', BUILDER], {
+    env: { ...process.env, WEFT_REPLAY_BUILD: JSON.stringify({ url, threadId, length }) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const last = out.trim().split('\n').at(-1) ?? '';
+  if (code !== 0 || !last.startsWith('{')) {
+    throw new Error(`the log builder exited with ${code}: ${out.slice(0, 300)}`);
+  }
+  return (JSON.parse(last) as { length: number }).length;
 }
 
 export async function runReplay(
@@ -151,11 +164,11 @@ export async function runReplay(
   sizes: ReadsSizes,
 ): Promise<SectionResult> {
   const db = await openBenchDb(backend, root, 'replay');
-  const store = openThreadStore(db.url);
   try {
     const t0 = performance.now();
     const threadId = 'bench-thread'; // the id buildLogForProfile's log names
-    const logLength = await writeLog(store, threadId, sizes.replayEntries, backend);
+    const logLength = await writeLog(db.url, threadId, sizes.replayEntries, backend);
+    const store = openThreadStore(db.url);
     const buildMs = performance.now() - t0;
     const note = `built and wrote the ${fmt(logLength)}-entry log in ${fmt(buildMs / 1000, 1)} s`;
     log(`${backend}: ${note}`);
