@@ -5,6 +5,7 @@
  */
 import { postgresText } from '../tables/index.js';
 import type { WeftPrisma } from './index.js';
+import { readerOf } from './sqlite-reader.js';
 
 /** A Prisma client of either provider, or one of its interactive-transaction clients. */
 export interface RawQueryClient {
@@ -19,8 +20,20 @@ export const rawQuery = (
   weft: WeftPrisma,
   text: string,
   values: readonly unknown[] = [],
-): Promise<Array<Record<string, unknown>>> =>
-  (weft.prisma as unknown as RawQueryClient).$queryRawUnsafe(textFor(weft, text), ...values);
+): Promise<Array<Record<string, unknown>>> => {
+  if (weft.provider === 'sqlite') {
+    const reader = readerOf(weft.prisma);
+    if (reader !== undefined) {
+      try {
+        const rows = reader.all(text, values);
+        if (rows !== undefined) return Promise.resolve(rows);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+  }
+  return (weft.prisma as unknown as RawQueryClient).$queryRawUnsafe(textFor(weft, text), ...values);
+};
 
 export const rawExecute = (
   weft: WeftPrisma,

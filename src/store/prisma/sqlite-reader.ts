@@ -1,0 +1,106 @@
+/**
+ * The read connection of a SQLite file: better-sqlite3 itself, beside the Prisma client, for the
+ * store's raw `SELECT`s. Through Prisma, each read paid for its query interpreter, its argument
+ * and result mapping and a fresh `prepare` of the statement — several times the cost of the
+ * statement itself on the small, indexed reads a page makes. Here a statement is prepared once
+ * per text and its rows come back as the driver reads them (strings, numbers, null, Buffers),
+ * which the tables' decoders take as they take Prisma's (src/store/tables).
+ *
+ * The connection is opened on first use and is read-only (`query_only`); in WAL mode it sees
+ * every committed write of the writer thread and of other processes, as Prisma's connection
+ * did. Statements that return no rows, and values the driver cannot bind, are left to Prisma.
+ */
+import Database from 'better-sqlite3';
+import { SQLITE_BUSY_TIMEOUT_MS } from './sqlite-pragmas.js';
+
+/** Prepared statements kept per connection; the oldest is dropped past this. */
+const MAX_STATEMENTS = 1_000;
+
+export interface SqliteReader {
+  /** The rows of `text`, or undefined when Prisma must run it (no rows, unbindable values). */
+  all(text: string, values: readonly unknown[]): Array<Record<string, unknown>> | undefined;
+  close(): void;
+}
+
+/** The form better-sqlite3 binds (Prisma's SQLite adapter binds the same forms), or NO_BIND. */
+const NO_BIND = Symbol('no-bind');
+function bindable(value: unknown): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+    case 'bigint':
+      return value;
+    case 'boolean':
+      return value ? 1 : 0;
+    case 'undefined':
+      return null;
+    default:
+      if (value === null || Buffer.isBuffer(value)) return value;
+      if (value instanceof Uint8Array) {
+        return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+      }
+      // Dates as the adapter writes them (src/store/tables): ISO-8601 with an explicit offset.
+      if (value instanceof Date) return value.toISOString().replace('Z', '+00:00');
+      return NO_BIND;
+  }
+}
+
+export function openSqliteReader(path: string): SqliteReader {
+  let db: Database.Database | undefined;
+  const statements = new Map<string, Database.Statement | null>();
+  const connection = () => {
+    if (db === undefined) {
+      db = new Database(path, { fileMustExist: true });
+      db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+      db.pragma('query_only = ON');
+    }
+    return db;
+  };
+  const statementFor = (text: string): Database.Statement | null => {
+    let statement = statements.get(text);
+    if (statement !== undefined) return statement;
+    const prepared = connection().prepare(text);
+    statement = prepared.reader ? prepared : null;
+    if (statements.size >= MAX_STATEMENTS) statements.delete(statements.keys().next().value!);
+    statements.set(text, statement);
+    return statement;
+  };
+  return {
+    all(text, values) {
+      const bound = new Array<unknown>(values.length);
+      for (let i = 0; i < values.length; i++) {
+        const value = bindable(values[i]);
+        if (value === NO_BIND) return undefined;
+        bound[i] = value;
+      }
+      const statement = statementFor(text);
+      if (statement === null) return undefined;
+      return statement.all(...bound) as Array<Record<string, unknown>>;
+    },
+    close() {
+      statements.clear();
+      db?.close();
+      db = undefined;
+    },
+  };
+}
+
+const readers = new WeakMap<object, SqliteReader>();
+
+/** Gives `client` (a Prisma client on the file at `path`) a reader, closed with the client. */
+export function attachSqliteReader<C extends { $disconnect(): Promise<void> }>(
+  client: C,
+  path: string,
+): C {
+  const reader = openSqliteReader(path);
+  readers.set(client, reader);
+  const disconnect = client.$disconnect.bind(client);
+  client.$disconnect = async () => {
+    reader.close();
+    await disconnect();
+  };
+  return client;
+}
+
+/** The reader of a Prisma client made by createSqlitePrisma, if it has one. */
+export const readerOf = (client: object): SqliteReader | undefined => readers.get(client);
