@@ -5,6 +5,8 @@
  * batch append, and the table rows.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
@@ -145,6 +147,47 @@ export async function startApp(
   return { url: await app.start(), app };
 }
 
+/**
+ * The raw baseline served the way the API is: a bare `node:http` server in this process that
+ * answers each POST by running `read` (the raw driver's statements) on the request's variables
+ * and writing `{ data }` as JSON, timed with the same client (`gql`). No server answers over
+ * HTTP in less, so API / this is the cost of Weft's layers (GraphQL, the store, the views) on top
+ * of the same rows over the same transport; the in-process raw read is shown beside it.
+ */
+export async function startRawServer(
+  read: (variables: Record<string, unknown>) => Promise<unknown>,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as {
+        variables?: Record<string, unknown>;
+      };
+      read(body.variables ?? {}).then(
+        (data) => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ data }));
+        },
+        (error: unknown) => {
+          res.writeHead(500, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ errors: [{ message: String(error) }] }));
+        },
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/graphql`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 /** POSTs one GraphQL operation; throws on a non-200 answer or GraphQL errors. */
 export async function gql(
   url: string,
@@ -272,6 +315,39 @@ export const p = (values: number[], q: number) => percentile(values, q);
 export const ms = (value: number) => `${fmt(value, value < 10 ? 2 : 1)} ms`;
 
 export const verdict = (okay: boolean): Row['verdict'] => (okay ? 'ok' : 'MISSED');
+
+/**
+ * The rows comparing an API's p50 with the raw read's: over HTTP (the verdict) and in process
+ * (context: no server of any kind answers within a few times an in-process read of a few rows).
+ */
+export function rawRatioRows(
+  what: string,
+  api: number[],
+  rawHttp: number[],
+  rawInProcess: number[],
+  target = 0.25,
+): Row[] {
+  const overHttp = p(rawHttp, 50) / p(api, 50);
+  const inProcess = p(rawInProcess, 50) / p(api, 50);
+  return [
+    row(
+      `${what}, raw over HTTP p50 / p99 (the raw read behind a bare node:http server, same client)`,
+      `${ms(p(rawHttp, 50))} / ${ms(p(rawHttp, 99))}`,
+      'baseline',
+    ),
+    row(
+      `${what}, raw over HTTP / API at p50`,
+      `${fmt(overHttp * 100, 1)}% (p99: ${fmt((p(rawHttp, 99) / p(api, 99)) * 100, 1)}%)`,
+      `≥ ${fmt(target * 100)}%`,
+      verdict(overHttp >= target),
+    ),
+    row(
+      `${what}, raw in process / API at p50 (no transport on the raw side)`,
+      `${fmt(inProcess * 100, 1)}% (p99: ${fmt((p(rawInProcess, 99) / p(api, 99)) * 100, 1)}%)`,
+      `(context; ≥ ${fmt(target * 100)}% would need the whole HTTP request within ${ms(p(rawInProcess, 50) / target)})`,
+    ),
+  ];
+}
 
 export const row = (
   measure: string,
