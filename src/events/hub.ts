@@ -22,6 +22,8 @@ const DEFAULT_BUFFER_SIZE = 1024;
 /** Replay pages: bounded so that one page's events are a short stretch of the event loop. */
 const DEFAULT_PAGE_SIZE = 256;
 const DEFAULT_POLL_MS = 5_000;
+/** Recent page reads kept for other readers of the same range (see read). */
+const SHARED_PAGES = 64;
 /** Threads followed only for `'*'` listeners that a hub keeps a head for. */
 const MAX_IDLE_FEEDS = 4096;
 
@@ -42,6 +44,8 @@ export function createEventHub(options: EventHubOptions): EventHub {
   const historyStart = createHistoryStarts({ read, latestState: deriver.latestState });
   const feeds = new Map<string, Feed>();
   const everything = new Set<HubListener>();
+  /** Recent page reads by range, least recently used first (see read). */
+  const pages = new Map<string, Promise<LogItem[]>>();
   let closed = false;
   /** When an item last reached a listener or a store read returned (performance.now()). */
   let lastItemAt = performance.now();
@@ -123,10 +127,38 @@ export function createEventHub(options: EventHubOptions): EventHub {
     }
   }
 
-  async function read(threadId: string, from: number, to?: number): Promise<LogItem[]> {
+  async function readFresh(threadId: string, from: number, to?: number): Promise<LogItem[]> {
     const entries = await store.readEntries(threadId, from, to);
     lastItemAt = performance.now();
     return entries.map((entry) => ({ threadId, index: entry.index, entry }));
+  }
+
+  /**
+   * Store reads of a bounded range are shared while recent: subscribers replaying one thread
+   * read the same pages at about the same time, and with the same item objects their identical
+   * subscriptions execute each event once (shared-execution.ts) instead of once each. Committed
+   * entries never change, so a full page stays right; a short one is dropped once read, since
+   * the log may have grown past it.
+   */
+  function read(threadId: string, from: number, to?: number): Promise<LogItem[]> {
+    if (to === undefined) return readFresh(threadId, from, to);
+    const key = `${threadId}\u0000${from}\u0000${to}`;
+    const shared = pages.get(key);
+    if (shared !== undefined) {
+      pages.delete(key);
+      pages.set(key, shared);
+      return shared;
+    }
+    const page = readFresh(threadId, from, to);
+    pages.set(key, page);
+    if (pages.size > SHARED_PAGES) pages.delete(pages.keys().next().value!);
+    page.then(
+      (items) => {
+        if (items.length < to - from) pages.delete(key);
+      },
+      () => pages.delete(key),
+    );
+    return page;
   }
 
   return {
