@@ -36,6 +36,8 @@ export function scopeHub(hub: EventHub, tenants: ThreadTenants, tenant: string):
       return hub.listen('*', filtered);
     },
     read: (threadId, from, to) => hub.read(threadId, from, to),
+    // One queue of turns for every tenant's streams: they share the event loop.
+    nextTurn: () => hub.nextTurn(),
     withEffects: (items) => hub.withEffects(items),
     latestState: (threadId) => hub.latestState(threadId),
     historyStart: (item) => hub.historyStart(item),

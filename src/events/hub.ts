@@ -4,6 +4,7 @@ import type { CommittedEvent } from '../engine/index.js';
 import { createEffectDeriver } from './deriver.js';
 import { createHistoryStarts } from './history.js';
 import { createRedisFanout, type Fanout, type WakeUp } from './redis.js';
+import { createTurns } from './turns.js';
 import type { EventHub, EventHubOptions, HubListener, HubTopic, LogItem } from './types.js';
 
 /**
@@ -166,6 +167,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
     store,
     bufferSize,
     pageSize,
+    nextTurn: createTurns(),
     get lastItemAt() {
       return lastItemAt;
     },

@@ -270,38 +270,12 @@ interface Pacer {
  */
 const SLICE_MS = 1;
 
-/**
- * Replays take turns across the whole process: each turn of the event loop wakes one waiting
- * stream, whose slice then runs. With a turn per stream instead, sixteen replays would run
- * sixteen slices between two polls for I/O, and every other request would wait for all of them
- * at each of its hops (read, execute, write). First come, first served, so no stream starves.
- */
-const waiting: Array<() => void> = [];
-let releasing = false;
-
-function releaseOne(): void {
-  const next = waiting.shift();
-  if (waiting.length > 0) setImmediate(releaseOne);
-  else releasing = false;
-  next?.();
-}
-
-function nextTurn(): Promise<void> {
-  return new Promise<void>((resolve) => {
-    waiting.push(resolve);
-    if (!releasing) {
-      releasing = true;
-      setImmediate(releaseOne);
-    }
-  });
-}
-
 function pacer(hub: EventHub, options: LogStreamOptions): Pacer {
   const delivery = options.delivery;
   const transport = delivery?.transport;
   let sliceStart = 0;
   const turn = async () => {
-    await nextTurn();
+    await hub.nextTurn();
     sliceStart = performance.now();
   };
   const drained = async (signal: AbortSignal): Promise<boolean> => {

@@ -160,6 +160,8 @@ export interface EventHub extends Publisher {
   listen(topic: HubTopic, listener: HubListener): () => void;
   /** Stored entries `[from, to)` of a thread as items (without effects). */
   read(threadId: string, from: number, to?: number): Promise<LogItem[]>;
+  /** Resolves on this stream's turn of the event loop: the hub's replays take turns (stream.ts). */
+  nextTurn(): Promise<void>;
   /** The same items with their effects, derived once per hub and shared. */
   withEffects(items: readonly LogItem[]): Promise<LogItem[]>;
   /** The thread's state after every stored entry (to find where node `sequence` was logged). */

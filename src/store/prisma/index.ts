@@ -6,6 +6,7 @@
 import { parseDatabaseUrl } from '../migrate/database-url.js';
 import { createPostgresPrisma, type PostgresPrismaClient } from './postgres.js';
 import { createSqlitePrisma, type SqlitePrismaClient } from './sqlite.js';
+import { attachSqliteReader, type SqliteReader } from './sqlite-reader.js';
 
 export { createPostgresPrisma, type PostgresPrismaClient } from './postgres.js';
 export { createSqlitePrisma, type SqlitePrismaClient } from './sqlite.js';
@@ -16,13 +17,24 @@ export {
 } from './sqlite-pragmas.js';
 
 export type WeftPrisma =
-  | { provider: 'sqlite'; prisma: SqlitePrismaClient }
+  | {
+      provider: 'sqlite';
+      prisma: SqlitePrismaClient;
+      /** Where raw SELECTs run (sqlite-reader.ts); without one, on the Prisma client. */
+      reader?: SqliteReader;
+    }
   | { provider: 'postgres'; prisma: PostgresPrismaClient };
+
+/** A SQLite client with its read connection (closed with the client). */
+export function createSqliteWeft(path: string): WeftPrisma {
+  const prisma = createSqlitePrisma(path);
+  return { provider: 'sqlite', prisma, reader: attachSqliteReader(prisma, path) };
+}
 
 /** A client for a DATABASE_URL (see parseDatabaseUrl for the accepted forms). */
 export function createPrisma(databaseUrl: string): WeftPrisma {
   const target = parseDatabaseUrl(databaseUrl);
   return target.provider === 'sqlite'
-    ? { provider: 'sqlite', prisma: createSqlitePrisma(target.path) }
+    ? createSqliteWeft(target.path)
     : { provider: 'postgres', prisma: createPostgresPrisma(target.url) };
 }

@@ -5,7 +5,6 @@
  */
 import { postgresText } from '../tables/index.js';
 import type { WeftPrisma } from './index.js';
-import { readerOf } from './sqlite-reader.js';
 
 /** A Prisma client of either provider, or one of its interactive-transaction clients. */
 export interface RawQueryClient {
@@ -22,7 +21,7 @@ export const rawQuery = (
   values: readonly unknown[] = [],
 ): Promise<Array<Record<string, unknown>>> => {
   if (weft.provider === 'sqlite') {
-    const reader = readerOf(weft.prisma);
+    const reader = weft.reader;
     if (reader !== undefined) {
       try {
         const rows = reader.all(text, values);

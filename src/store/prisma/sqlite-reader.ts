@@ -85,22 +85,16 @@ export function openSqliteReader(path: string): SqliteReader {
   };
 }
 
-const readers = new WeakMap<object, SqliteReader>();
-
-/** Gives `client` (a Prisma client on the file at `path`) a reader, closed with the client. */
-export function attachSqliteReader<C extends { $disconnect(): Promise<void> }>(
-  client: C,
-  path: string,
-): C {
+/**
+ * A reader for `client` (a Prisma client on the file at `path`), closed when the client is
+ * disconnected: every owner of a store's client already disconnects it, so none needs to know.
+ */
+export function attachSqliteReader(client: { $disconnect(): Promise<void> }, path: string) {
   const reader = openSqliteReader(path);
-  readers.set(client, reader);
   const disconnect = client.$disconnect.bind(client);
   client.$disconnect = async () => {
     reader.close();
     await disconnect();
   };
-  return client;
+  return reader;
 }
-
-/** The reader of a Prisma client made by createSqlitePrisma, if it has one. */
-export const readerOf = (client: object): SqliteReader | undefined => readers.get(client);

@@ -3,7 +3,6 @@ import { dirname } from 'node:path';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaClient } from '../../generated/prisma-sqlite/client.js';
 import { SQLITE_BUSY_TIMEOUT_MS, SQLITE_PRAGMA_SCRIPT } from './sqlite-pragmas.js';
-import { attachSqliteReader } from './sqlite-reader.js';
 
 export type SqlitePrismaClient = PrismaClient;
 
@@ -28,6 +27,5 @@ class WeftSqliteAdapterFactory extends PrismaBetterSqlite3 {
 export function createSqlitePrisma(path: string): SqlitePrismaClient {
   mkdirSync(dirname(path), { recursive: true });
   const adapter = new WeftSqliteAdapterFactory({ url: path, timeout: SQLITE_BUSY_TIMEOUT_MS });
-  // Raw SELECTs go to a read connection of better-sqlite3's own (sqlite-reader.ts).
-  return attachSqliteReader(new PrismaClient({ adapter }), path);
+  return new PrismaClient({ adapter });
 }

@@ -6,7 +6,7 @@
  */
 import { isTerminalStatus, WORKFLOW_STATUSES } from '../../core/run/index.js';
 import { parseDatabaseUrl } from '../migrate/database-url.js';
-import { createPostgresPrisma, createSqlitePrisma, type WeftPrisma } from '../prisma/index.js';
+import { createPostgresPrisma, createSqliteWeft, type WeftPrisma } from '../prisma/index.js';
 import { run } from '../tables/index.js';
 import { marks, selectRows } from './select.js';
 
@@ -84,7 +84,7 @@ export function openDueRunSource(databaseUrl: string): DueRunSource & { close():
   // a sweep runs one query at a time, so a small pool is plenty.
   const weft: WeftPrisma =
     target.provider === 'sqlite'
-      ? { provider: 'sqlite', prisma: createSqlitePrisma(target.path) }
+      ? createSqliteWeft(target.path)
       : { provider: 'postgres', prisma: createPostgresPrisma(target.url, { pool: { max: 2 } }) };
   return {
     findDueRuns: (query) => findDueRuns(weft, query),
