@@ -402,6 +402,10 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
       ),
 
     async spend(threadId) {
+      // The thread row keeps it; a row that does not know it is answered from the folded state.
+      const [row] = isStorable(threadId) ? await q.threads([threadId]) : [];
+      const kept = row === undefined ? null : toThreadView(row).spend;
+      if (kept !== null) return ok(kept);
       const state = await engine.getState(threadId);
       return state.ok ? ok(state.value.spend) : state;
     },

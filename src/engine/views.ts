@@ -6,7 +6,7 @@ import type { NodeKind, SemanticNodeType } from '../core/graph/index.js';
 import type { JsonValue } from '../core/json.js';
 import type { LogEntry } from '../core/log/index.js';
 import type { WorkflowState } from '../core/run/index.js';
-import type { NodeTaint, NodeUsage } from '../core/thread/index.js';
+import type { NodeTaint, NodeUsage, ThreadSpend } from '../core/thread/index.js';
 import type { ActivityRow, ApprovalState, NodeWithParents } from '../store/read-model/queries.js';
 import type { ApprovalRow, LogEntryRow, RunRow, ThreadRow } from '../store/read-model/rows.js';
 import { DEFAULT_TENANT } from './tenancy.js';
@@ -25,6 +25,11 @@ export interface ThreadView {
   logLength: number;
   /** Nodes in the causal graph (kept on the thread row with each commit). */
   nodeCount: number;
+  /**
+   * Token usage and cost as of `logLength`, kept on the thread row with each commit; null when
+   * the row does not know it (last written before it was kept, or by a log-only append).
+   */
+  spend: ThreadSpend | null;
   stateHash: string;
   frontier: string[];
   forkedFrom: { threadId: string; upToIndex: number } | null;
@@ -94,6 +99,18 @@ export function toThreadView(row: ThreadRow): ThreadView {
     allowDynamicNodeTypes: row.allowDynamicNodeTypes,
     logLength: row.logLength,
     nodeCount: row.nodeCount ?? 0,
+    spend:
+      row.spendInputTokens === null ||
+      row.spendOutputTokens === null ||
+      row.spendCostUsd === null ||
+      row.spendCalls === null
+        ? null
+        : {
+            inputTokens: row.spendInputTokens,
+            outputTokens: row.spendOutputTokens,
+            costUsd: row.spendCostUsd,
+            calls: row.spendCalls,
+          },
     stateHash: row.stateHash,
     frontier: parse(row.frontier),
     forkedFrom:

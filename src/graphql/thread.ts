@@ -106,7 +106,8 @@ ThreadRef.implement({
     spend: t.field({
       type: SpendRef,
       description: 'Token usage and cost over the whole thread.',
-      resolve: async (th, _a, ctx) => unwrapResult(await ctx.reads.spend(th.id)),
+      // From the thread row; folded only for a row that does not know it (see ThreadView.spend).
+      resolve: async (th, _a, ctx) => th.spend ?? unwrapResult(await ctx.reads.spend(th.id)),
     }),
     verify: t.field({
       type: VerifyReportRef,

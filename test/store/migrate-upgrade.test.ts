@@ -242,7 +242,13 @@ async function upgradeAndCheck(
     try {
       expect((await rebuilt.commit(changes)).ok).toBe(true);
       const dump = await store.dumpReadModels([threadId]);
-      expect(dump).toEqual(await rebuilt.dumpReadModels([threadId]));
+      // 0011's spend columns cannot be computed in SQL: an upgraded row keeps them null
+      // (unknown, answered from the folded state) until its next commit; all else matches.
+      const expected = await rebuilt.dumpReadModels([threadId]);
+      const SPEND = ['spendInputTokens', 'spendOutputTokens', 'spendCostUsd', 'spendCalls'];
+      for (const row of dump.thread) for (const c of SPEND) expect(row[c]).toBeNull();
+      for (const row of expected.thread) for (const c of SPEND) row[c] = null;
+      expect(dump).toEqual(expected);
       expect(dump.node_parent.length).toBeGreaterThanOrEqual(5);
     } finally {
       await rebuilt.close();

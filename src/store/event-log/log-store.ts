@@ -74,6 +74,11 @@ export function createLogStore(store: ThreadStore, options: LogStoreOptions = {}
     frontier: '[]',
     forkedFromId: fork?.from ?? null,
     forkedUpToIndex: fork?.upTo ?? null,
+    // Unknown: the spend is the thread machine's, and this row is written without one.
+    spendInputTokens: null,
+    spendOutputTokens: null,
+    spendCostUsd: null,
+    spendCalls: null,
   });
 
   /** Commits entries (already checked) at `expectedIndex`, keeping their appended texts. */

@@ -132,6 +132,10 @@ function threadRow(threadId: string, state: ThreadState, entry: LogEntry): Threa
     forkedFromId: config.forkedFrom?.threadId ?? null,
     forkedUpToIndex: config.forkedFrom?.upToIndex ?? null,
     nodeCount: state.graph.count,
+    spendInputTokens: state.spend.inputTokens,
+    spendOutputTokens: state.spend.outputTokens,
+    spendCostUsd: state.spend.costUsd,
+    spendCalls: state.spend.calls,
   };
 }
 

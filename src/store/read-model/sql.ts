@@ -99,18 +99,28 @@ const THREAD_UPSERT_TAIL = thread.upsertTail([
   'forkedFromId',
   'forkedUpToIndex',
   'nodeCount',
+  'spendInputTokens',
+  'spendOutputTokens',
+  'spendCostUsd',
+  'spendCalls',
 ]);
 
 /** Creates the thread rows that do not exist yet; existing ones are left as they are. */
 export const ensureThreads = (script: ScriptRecorder, rows: readonly ThreadRow[]) =>
   insertRows(script, thread, rows, ` ON CONFLICT (${thread.c.id}) DO NOTHING`);
 
-/** Sets the log length (and update time) of one thread, leaving the rest of its row. */
-export const setLogLength = (script: ScriptRecorder, row: ThreadRow) =>
+/**
+ * Sets the log length (and update time) of one thread, leaving the rest of its row but the
+ * spend: entries appended without projection may have charged usage, so the stored spend is
+ * marked unknown (null) and read from the folded state until a projected commit sets it again.
+ */
+export const setLogLength = (script: ScriptRecorder, row: ThreadRow) => {
+  const c = thread.c;
   script.add(
-    `UPDATE ${thread.sql} SET ${thread.c.logLength} = ?, ${thread.c.updatedAt} = ? WHERE ${thread.c.id} = ?`,
+    `UPDATE ${thread.sql} SET ${c.logLength} = ?, ${c.updatedAt} = ?, ${c.spendInputTokens} = NULL, ${c.spendOutputTokens} = NULL, ${c.spendCostUsd} = NULL, ${c.spendCalls} = NULL WHERE ${c.id} = ?`,
     [row.logLength, thread.encodeField('updatedAt', row.updatedAt, script.provider), row.id],
   );
+};
 
 /** Brings existing thread rows up to date (an upsert; the ids must be distinct). */
 export const updateThreads = (script: ScriptRecorder, rows: readonly ThreadRow[]) =>

@@ -27,6 +27,11 @@ const threadColumns = {
   forkedFromId: { name: 'forked_from_id', type: 'text', nullable: true },
   forkedUpToIndex: { name: 'forked_up_to_index', type: 'integer', nullable: true },
   nodeCount: { name: 'node_count', type: 'integer', default: 0 },
+  /** The spend as of `logLength`; null on rows last written before these columns existed. */
+  spendInputTokens: { name: 'spend_input_tokens', type: 'integer', nullable: true },
+  spendOutputTokens: { name: 'spend_output_tokens', type: 'integer', nullable: true },
+  spendCostUsd: { name: 'spend_cost_usd', type: 'real', nullable: true },
+  spendCalls: { name: 'spend_calls', type: 'integer', nullable: true },
 } as const;
 export const thread = defineTable('thread', threadColumns, ['id']);
 export type ThreadRow = RowOf<typeof threadColumns>;
