@@ -36,6 +36,10 @@ export function expectedReadModels(threadId: string, state: ThreadState): ReadMo
         forkedFromId: config.forkedFrom?.threadId ?? null,
         forkedUpToIndex: config.forkedFrom?.upToIndex ?? null,
         nodeCount: graph.nodes.length,
+        spendInputTokens: state.spend.inputTokens,
+        spendOutputTokens: state.spend.outputTokens,
+        spendCostUsd: state.spend.costUsd,
+        spendCalls: state.spend.calls,
       },
     ],
     node: graph.nodes.map((node) => {
