@@ -8,8 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { appendMany, must, range } from '../events/support.js';
 import { type AuthApp, createAuthApp, first, type Response } from './support.js';
 
-const ENTRIES = 1_001; // thread_created + 1,000 appends: four pages of 256
-const PAGE = 256;
+const ENTRIES = 1_001; // thread_created + 1,000 appends: sixteen replay pages of 64
+const PAGE = 64;
 const REPLAY = 'subscription { threadEvents(threadId: "t", afterIndex: -1) { index } }';
 
 let t: AuthApp | undefined;
@@ -70,7 +70,7 @@ describe('key checks of replays', () => {
     await replay.return?.();
     await busy.return?.();
     expect(indices).toEqual(range(0, ENTRIES));
-    // One per page (four), and the short read that ends the replay.
+    // One per page (sixteen), and the short read that ends the replay.
     expect(lookups.calls).toBeGreaterThanOrEqual(1);
     expect(lookups.calls).toBeLessThanOrEqual(Math.ceil(ENTRIES / PAGE) + 1);
   }, 120_000);
