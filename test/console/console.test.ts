@@ -3,7 +3,8 @@
  * thread list is live, a thread draws one graph element per node, the time-travel slider shows
  * exactly the nodes of `state(atIndex: k)`, an approval requested through the API appears in the
  * inbox live and approving it in the page moves the run on, a read-only key gets no approve
- * control, a 10,000-node thread opens and pans and zooms, no request leaves the origin, and
+ * control, a 10,000-node thread opens and pans and zooms, a server restart shows as reconnecting
+ * and the page resumes with no gap and no repeat, no request leaves the origin, and
  * axe-core finds no serious or critical violation. The run writes the screenshots of
  * docs/console.md.
  */
@@ -248,6 +249,30 @@ describeWithBrowser('Weft Console', () => {
     await page.screenshot({ path: join(SHOTS, 'large-thread.png') });
     expect(watched.errors).toEqual([]);
   }, 180_000);
+
+  it('shows the reconnecting state across a server restart and resumes with no gap', async () => {
+    await page.goto(`${s.base}/console/#/thread/research`);
+    await page.locator('.graph[data-graph-state="ready"]').waitFor({ timeout: 20_000 });
+    const before = (await s.gql('{ thread(id: "research") { logLength } }')).thread.logLength;
+    await page.locator(`[data-event-index="${before - 1}"]`).waitFor();
+    const restarted = s.restart();
+    await page.locator('[data-live="reconnecting"]').waitFor({ timeout: 20_000 });
+    await restarted;
+    // Committed as the server comes back, while the page may still be reconnecting: it must show
+    // up exactly once, whether it arrives live or on resume.
+    const [late] = await append('research', [{ kind: 'INFERENCE', payload: 'after the restart' }]);
+    await page.locator('[data-live="connected"]').waitFor({ timeout: 30_000 });
+    await page.locator(`[data-event-index="${before}"]`).waitFor({ timeout: 20_000 });
+    await expect.poll(() => drawn(page), { timeout: 20_000 }).toContain(late);
+    expect(await page.locator(`[data-event-index="${before}"]`).count()).toBe(1);
+    expect(await drawn(page)).toEqual(await stateIds('research'));
+    // The socket's failures while the server was down are the browser's own reports, not the page's.
+    watched.errors.splice(
+      0,
+      watched.errors.length,
+      ...watched.errors.filter((e) => !e.startsWith('WebSocket connection to')),
+    );
+  });
 
   it('has no serious or critical accessibility violation in any view', async () => {
     for (const hash of [

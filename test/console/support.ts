@@ -23,6 +23,8 @@ export interface ConsoleServer {
   admin: string;
   reader: string;
   gql(query: string, variables?: Record<string, unknown>, key?: string): Promise<Json>;
+  /** Stops the server and starts it again on the same port and database file. */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -35,15 +37,17 @@ export async function startConsoleServer(): Promise<ConsoleServer> {
   const admin = (await keys.create({ tenant: 'default', scopes: ['admin'] })).key;
   const reader = (await keys.create({ tenant: 'default', scopes: ['read'] })).key;
   await db.prisma.$disconnect();
-  const server = await startServer(
-    loadConfig({
-      DATABASE_URL: databaseUrl,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      WEFT_REQUEST_LOG: 'off',
-    }),
-    () => undefined,
-  );
+  const start = (port: string) =>
+    startServer(
+      loadConfig({
+        DATABASE_URL: databaseUrl,
+        PORT: port,
+        HOST: '127.0.0.1',
+        WEFT_REQUEST_LOG: 'off',
+      }),
+      () => undefined,
+    );
+  let server = await start('0');
   const base = new URL(server.url!).origin;
   const gql = async (query: string, variables?: Record<string, unknown>, key = admin) => {
     const response = await fetch(`${base}/graphql`, {
@@ -64,6 +68,10 @@ export async function startConsoleServer(): Promise<ConsoleServer> {
     admin,
     reader,
     gql,
+    async restart() {
+      await server.close();
+      server = await start(new URL(base).port);
+    },
     async close() {
       await server.close();
       rmSync(dir, { recursive: true, force: true });

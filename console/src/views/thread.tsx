@@ -157,11 +157,13 @@ export function ThreadView({ id }: { id: string }) {
       lastIndex.current = event.index;
       setEvents((list) => [event, ...list].slice(0, TIMELINE));
       setLogLength(event.index + 1);
+      // The summary (frontier, memory, counts) follows at most once a second: refetching it on
+      // every commit of a busy thread would compete with the commits themselves.
       if (refresh.current === undefined) {
         refresh.current = setTimeout(() => {
           refresh.current = undefined;
           refetchThread({ requestPolicy: 'network-only' });
-        }, 150);
+        }, 1000);
       }
     },
     [id, initialEvents.data !== undefined],
