@@ -84,6 +84,23 @@ export async function runConsoleBench(): Promise<void> {
     }
 
     const page = await browser.newPage();
+    // When each threadEvents message reaches the page's WebSocket, to split commit-to-DOM into
+    // delivery and the page's own work.
+    await page.addInitScript(() => {
+      const arrived: Record<number, number> = {};
+      (window as unknown as { arrived: Record<number, number> }).arrived = arrived;
+      const Native = window.WebSocket;
+      window.WebSocket = class extends Native {
+        constructor(url: string | URL, protocols?: string | string[]) {
+          super(url, protocols);
+          this.addEventListener('message', (event) => {
+            const match = /"threadEvents":\{[^}]*"index":(\d+)/.exec(String(event.data));
+            if (match && arrived[Number(match[1])] === undefined)
+              arrived[Number(match[1])] = Date.now();
+          });
+        }
+      };
+    });
     await page.goto(`${base}/console/#/thread/bench-0`);
     await page.locator('.graph').waitFor();
     await page.locator('[data-event-index="0"]').waitFor({ timeout: 30_000 });
@@ -131,10 +148,15 @@ export async function runConsoleBench(): Promise<void> {
     const seen = await page.evaluate(
       () => (window as unknown as { seen: Record<number, number> }).seen,
     );
+    const arrived = await page.evaluate(
+      () => (window as unknown as { arrived: Record<number, number> }).arrived,
+    );
     stop();
     const dom: number[] = [];
     const plain: number[] = [];
+    const socket: number[] = [];
     for (const [index, at] of sent) {
+      if (arrived[index] !== undefined) socket.push(arrived[index]! - at);
       if (seen[index] !== undefined) dom.push(seen[index]! - at);
       if (delivered.has(index)) plain.push(delivered.get(index)! - at);
     }

@@ -65,7 +65,6 @@ export function ThreadView({ id }: { id: string }) {
       if (first.error) throw first.error;
       const th = first.data?.thread;
       if (!th) throw new Error(`no thread ${id}`);
-      const total = thread.data?.thread?.nodeCount ?? 0;
       const byId = new Map<string, GraphNode>();
       const add = (nodes: readonly GraphNode[]) => {
         for (const n of nodes) byId.set(n.id, n);
@@ -93,7 +92,6 @@ export function ThreadView({ id }: { id: string }) {
         const last = pages[pages.length - 1]?.data?.thread?.nodes;
         more = last?.pageInfo.hasNextPage ?? false;
         after = Math.max(after, ...[...byId.values()].map((n) => n.sequence));
-        void total;
       }
       if (cancelled) return;
       const nodes = [...byId.values()].sort((a, b) => a.sequence - b.sequence);
