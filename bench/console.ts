@@ -185,6 +185,12 @@ export async function runConsoleBench(): Promise<void> {
           verdict: p(dom, 99) <= 250 ? 'ok' : 'MISSED',
         },
         {
+          measure: "commit to the page's WebSocket p50 / p99",
+          value: `${fmt(p(socket, 50))} / ${fmt(p(socket, 99))} ms`,
+          target: '',
+          verdict: '',
+        },
+        {
           measure: 'threadEvents to a plain client p50',
           value: `${fmt(p(plain, 50))} ms`,
           target: '',
