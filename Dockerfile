@@ -33,6 +33,11 @@ COPY src ./src
 COPY bin ./bin
 # The Prisma clients are generated into src/generated and compiled with the rest into dist/.
 RUN npm run prisma:generate && npm run build
+# The Weft Console (served at /console): codegen, then Vite, into console/dist.
+COPY codegen.ts ./
+COPY schema ./schema
+COPY console ./console
+RUN npm run console:build
 # Production dependencies only (the prisma CLI, tsx, vitest, biome … go); the native build of
 # better-sqlite3 stays. --omit=optional too: the prisma CLI is an optional peer of @prisma/client,
 # which npm keeps under --omit=dev alone (see docs/deployment.md).
@@ -50,6 +55,7 @@ COPY --from=build --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
 COPY --from=build --chown=root:root /app/bin ./bin
 COPY --from=build --chown=root:root /app/prisma ./prisma
+COPY --from=build --chown=root:root /app/console/dist ./console/dist
 # The application files belong to root and are read-only for the `node` user (uid 1000) that runs
 # it; only /data (the SQLite database, when DATABASE_URL is a file) is writable.
 RUN mkdir -p /data && chown node:node /data

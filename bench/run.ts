@@ -12,6 +12,7 @@ const SUITES: Record<string, () => Promise<unknown>> = {
   peers: () => import('./peers.js').then((m) => m.runPeersBench()),
   hostile: () => import('./hostile.js').then((m) => m.runHostileBench()),
   reads: () => import('./reads.js').then((m) => m.runReadsBench()),
+  console: () => import('./console.js').then((m) => m.runConsoleBench()),
 };
 
 const requested = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

@@ -3,7 +3,7 @@
  * `node scripts/quickstart-smoke.mjs`: the README's start command as a newcomer runs it, checked
  * end to end. It runs `npm start` with PORT=0 on a temporary data directory, waits for the
  * "serving" line, then checks that /healthz answers 200, that /graphql serves GraphiQL to a
- * browser, that a createThread mutation succeeds, and that SIGTERM stops the server cleanly
+ * browser, that `/` sends a browser to the built console at /console/, that a createThread mutation succeeds, and that SIGTERM stops the server cleanly
  * (exit code 0). Exit code 0 when all hold; 1 with the reason and the server's output otherwise.
  *
  * CI runs it straight after `npm ci` on a fresh clone, before any other step, so a start command
@@ -72,6 +72,20 @@ if (page.status !== 200 || !/graphiql/i.test(html)) {
   fail(`/graphql did not serve GraphiQL to a browser (status ${page.status})`);
 }
 step('/graphql serves GraphiQL to a browser');
+
+const home = await fetch(`${base}/`, { headers: { accept: 'text/html' }, redirect: 'manual' });
+if (home.status !== 302 || home.headers.get('location') !== '/console/') {
+  fail(`/ did not send a browser to /console/ (status ${home.status})`);
+}
+const consolePage = await fetch(`${base}/console/`, { headers: { accept: 'text/html' } });
+const consoleHtml = await consolePage.text();
+const asset = /src="(\/console\/assets\/[^"]+\.js)"/.exec(consoleHtml)?.[1];
+if (consolePage.status !== 200 || asset === undefined) {
+  fail(`/console/ did not serve the built console (status ${consolePage.status})`);
+}
+const script = await fetch(`${base}${asset}`);
+if (script.status !== 200) fail(`${asset} answered ${script.status}`);
+step('/ sends a browser to /console/, which serves the built console');
 
 const created = await fetch(`${base}/graphql`, {
   method: 'POST',

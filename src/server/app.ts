@@ -21,6 +21,7 @@ import { createContext, type GraphQLContext } from '../graphql/context.js';
 import { schema as defaultSchema } from '../graphql/schema.js';
 import { type Authenticator, openAuthenticator, useAuth } from './auth/index.js';
 import { isLoopbackHost as loopbackAddress, type ServerConfig } from './config.js';
+import { consoleRoutes } from './console.js';
 import { createFairExecution } from './fair-execution.js';
 import {
   armorPlugins,
@@ -225,6 +226,7 @@ export function buildApp(deps: AppDeps): App {
     ],
   });
 
+  const serveConsole = consoleRoutes();
   const serveGraphiQL = config.graphiql
     ? graphiqlPage(() => renderGraphiQL(GRAPHIQL_OPTIONS))
     : undefined;
@@ -285,7 +287,7 @@ export function buildApp(deps: AppDeps): App {
       res.end(refusalBody(refused.code, refused.message));
       return;
     }
-    if (serveGraphiQL?.(req, res)) return;
+    if (serveGraphiQL?.(req, res) || serveConsole(req, res)) return;
     if (refuseOversizedBody(req, res, config.maxBodyBytes)) {
       info.errorCodes.push(res.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : 'LENGTH_REQUIRED');
       metrics?.errors.inc({ code: info.errorCodes[0]! });

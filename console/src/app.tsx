@@ -1,0 +1,188 @@
+/**
+ * The console's shell: the key prompt (keyed mode), the scope probe, the header (views, live
+ * state) and the routed view.
+ */
+import type { Client } from '@urql/core';
+import { Provider } from '@urql/preact';
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { checkAccess, createConsoleClient, type Live, storedKey, storeKey } from './client';
+import { ConsoleProbeApproveDocument, ConsoleProbeWriteDocument } from './generated/graphql';
+import { LiveContext, type Scopes, ScopesContext, useLive, useScopes } from './live';
+import { href, useRoute } from './router';
+import { ApprovalsView } from './views/approvals';
+import { DiffView } from './views/diff';
+import { ProjectionView } from './views/projection';
+import { RunsView } from './views/runs';
+import { ThreadView } from './views/thread';
+import { ThreadsView } from './views/threads';
+
+type Access =
+  | { state: 'checking' }
+  | { state: 'key-needed'; rejected: boolean }
+  | { state: 'ready'; key: string | undefined }
+  | { state: 'error'; message: string };
+
+export function App() {
+  const [access, setAccess] = useState<Access>({ state: 'checking' });
+  const check = (key: string | undefined, entered: boolean) => {
+    setAccess({ state: 'checking' });
+    checkAccess(key).then(
+      (answer) => {
+        if (answer === 'ok') {
+          storeKey(key);
+          setAccess({ state: 'ready', key });
+        } else {
+          storeKey(undefined);
+          setAccess({ state: 'key-needed', rejected: entered || key !== undefined });
+        }
+      },
+      (error: unknown) => setAccess({ state: 'error', message: String(error) }),
+    );
+  };
+  useEffect(() => check(storedKey(), false), []);
+  if (access.state === 'checking') return <Splash text="Connecting to Weft…" />;
+  if (access.state === 'error')
+    return <Splash text={`Cannot reach the server: ${access.message}`} />;
+  if (access.state === 'key-needed') {
+    return <KeyPrompt rejected={access.rejected} onKey={(key) => check(key, true)} />;
+  }
+  return <Connected apiKey={access.key} onSignOut={() => check(undefined, false)} />;
+}
+
+function Splash({ text }: { text: string }) {
+  return (
+    <main class="splash">
+      <h1>Weft Console</h1>
+      <p role="status">{text}</p>
+    </main>
+  );
+}
+
+function KeyPrompt({ rejected, onKey }: { rejected: boolean; onKey: (key: string) => void }) {
+  const [value, setValue] = useState('');
+  return (
+    <main class="splash">
+      <h1>Weft Console</h1>
+      <form
+        class="key-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (value.trim() !== '') onKey(value.trim());
+        }}
+      >
+        <p>This server requires an API key. It is kept in this tab only (sessionStorage).</p>
+        {rejected && (
+          <p class="error" role="alert">
+            The key was refused (unknown, revoked or malformed).
+          </p>
+        )}
+        <label for="api-key">API key</label>
+        <input
+          id="api-key"
+          name="api-key"
+          type="password"
+          autocomplete="off"
+          value={value}
+          onInput={(e) => setValue(e.currentTarget.value)}
+        />
+        <button type="submit">Connect</button>
+      </form>
+    </main>
+  );
+}
+
+/** Whether a probe mutation was refused for want of a scope. */
+async function allowed(client: Client, document: typeof ConsoleProbeWriteDocument) {
+  const result = await client.mutation(document, {}, { requestPolicy: 'network-only' }).toPromise();
+  return !result.error?.graphQLErrors.some((e) => e.extensions?.code === 'FORBIDDEN');
+}
+
+function Connected({ apiKey, onSignOut }: { apiKey: string | undefined; onSignOut: () => void }) {
+  const { client, live } = useMemo(() => createConsoleClient(apiKey), [apiKey]);
+  const [scopes, setScopes] = useState<Scopes | undefined>(undefined);
+  useEffect(() => {
+    let cancelled = false;
+    Promise.all([
+      allowed(client, ConsoleProbeWriteDocument),
+      allowed(client, ConsoleProbeApproveDocument as never),
+    ]).then(([write, approve]) => {
+      if (!cancelled) setScopes({ read: true, write, approve });
+    });
+    return () => {
+      cancelled = true;
+    };
+  }, [client]);
+  if (scopes === undefined) return <Splash text="Checking what this key may do…" />;
+  return (
+    <Provider value={client}>
+      <LiveContext.Provider value={live}>
+        <ScopesContext.Provider value={scopes}>
+          <Shell keyed={apiKey !== undefined} onSignOut={onSignOut} live={live} />
+        </ScopesContext.Provider>
+      </LiveContext.Provider>
+    </Provider>
+  );
+}
+
+function Shell({ keyed, onSignOut }: { keyed: boolean; onSignOut: () => void; live: Live }) {
+  const route = useRoute();
+  const { state } = useLive();
+  const scopes = useScopes();
+  const nav: Array<[string, string, string]> = [
+    ['threads', 'Threads', href.threads()],
+    ['runs', 'Runs', href.runs()],
+    ['approvals', 'Approvals', href.approvals()],
+    ['diff', 'Diff', href.diff()],
+    ['projection', 'Projection', href.projection()],
+  ];
+  const active = route.view === 'thread' ? 'threads' : route.view;
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">Weft Console</span>
+        <nav aria-label="Views">
+          {nav.map(([view, label, link]) => (
+            <a key={view} href={link} aria-current={active === view ? 'page' : undefined}>
+              {label}
+            </a>
+          ))}
+        </nav>
+        <span class={`live live-${state}`} role="status" data-live={state}>
+          {state === 'connected'
+            ? 'Live'
+            : state === 'reconnecting'
+              ? 'Reconnecting…'
+              : 'Connecting…'}
+        </span>
+        <span class="scopes" title="What this key may do">
+          {['read', scopes.write ? 'write' : '', scopes.approve ? 'approve' : '']
+            .filter(Boolean)
+            .join(' · ')}
+        </span>
+        {keyed && (
+          <button
+            type="button"
+            class="link"
+            onClick={() => {
+              storeKey(undefined);
+              onSignOut();
+            }}
+          >
+            Forget key
+          </button>
+        )}
+      </header>
+      <main id="main" tabIndex={-1}>
+        {route.view === 'threads' && <ThreadsView />}
+        {route.view === 'thread' && <ThreadView key={route.id} id={route.id} />}
+        {route.view === 'runs' && <RunsView />}
+        {route.view === 'approvals' && <ApprovalsView />}
+        {route.view === 'diff' && <DiffView a={route.a} b={route.b} />}
+        {route.view === 'projection' && <ProjectionView id={route.id} />}
+      </main>
+    </>
+  );
+}

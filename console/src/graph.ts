@@ -1,0 +1,257 @@
+/**
+ * The causal graph on screen: graphology holds it, sigma.js draws it with WebGL (interactive
+ * well past 10,000 nodes), and the layout is layered — each node one rank below its deepest
+ * parent (graphology-dag's topological generations), ordered within its rank by the mean
+ * position of its parents (one barycentric sweep). Live appends take the next slot of their rank,
+ * so nothing already drawn moves. Beyond LARGE nodes, level of detail: no labels, plain lines,
+ * edges hidden while the camera moves.
+ */
+import { createNodeBorderProgram } from '@sigma/node-border';
+import Graph from 'graphology';
+import { topologicalGenerations } from 'graphology-dag';
+import Sigma from 'sigma';
+
+export interface GraphNode {
+  id: string;
+  kind: string;
+  parentIds: string[];
+  sequence: number;
+  logIndex: number;
+  resourceKey?: string | null;
+  runId?: string | null;
+  taint?: { source: string; derived: boolean } | null;
+}
+
+export const KIND_COLOURS: Record<string, string> = {
+  SYSTEM: '#6b7280',
+  GOAL: '#7c3aed',
+  INFERENCE: '#2563eb',
+  TOOL_CALL: '#0891b2',
+  TOOL_RESULT: '#059669',
+  ANSWER: '#16a34a',
+  VERIFICATION: '#ca8a04',
+  RESOURCE: '#ea580c',
+  SEMANTIC: '#db2777',
+  PROTOCOL_ERROR: '#dc2626',
+};
+
+const TAINT = '#dc2626';
+const DERIVED_TAINT = '#f59e0b';
+const VERSION_EDGE = '#ea580c';
+const EDGE = '#94a3b8';
+const LARGE = 2000;
+
+/** A ring in `borderColor` (taint: red when direct, amber when derived) around the kind colour. */
+const BorderProgram = createNodeBorderProgram({
+  borders: [
+    { size: { value: 0.3 }, color: { attribute: 'borderColor' } },
+    { size: { fill: true }, color: { attribute: 'color' } },
+  ],
+});
+
+export class CausalGraphView {
+  private readonly graph = new Graph({ multi: false, type: 'directed' });
+  private renderer: Sigma | undefined;
+  private readonly rankOf = new Map<string, number>();
+  private readonly slotsOfRank = new Map<number, number>();
+  private readonly lastVersion = new Map<string, string>();
+  private frontier = new Set<string>();
+  private selected: string | null = null;
+  private visible: Set<string> | null = null;
+
+  constructor(
+    private readonly container: HTMLElement,
+    private readonly onSelect: (id: string) => void,
+  ) {}
+
+  get size(): number {
+    return this.graph.order;
+  }
+
+  /** Replaces the whole graph (nodes in sequence order). */
+  load(nodes: readonly GraphNode[], frontier: readonly string[]): void {
+    this.graph.clear();
+    this.rankOf.clear();
+    this.slotsOfRank.clear();
+    this.lastVersion.clear();
+    this.frontier = new Set(frontier);
+    for (const node of nodes) this.graph.addNode(node.id, this.attributes(node));
+    for (const node of nodes) this.link(node);
+    const generations = topologicalGenerations(this.graph);
+    const x = new Map<string, number>();
+    generations.forEach((generation, rank) => {
+      const keyed = generation.map((id) => {
+        const parents = this.graph.inNeighbors(id).filter((p) => this.rankOf.has(p) || x.has(p));
+        const mean =
+          parents.length === 0
+            ? Number.POSITIVE_INFINITY
+            : parents.reduce((sum, p) => sum + (x.get(p) ?? 0), 0) / parents.length;
+        return { id, mean, sequence: this.graph.getNodeAttribute(id, 'sequence') as number };
+      });
+      keyed.sort((a, b) => a.mean - b.mean || a.sequence - b.sequence);
+      keyed.forEach(({ id }, slot) => {
+        x.set(id, slot);
+        this.place(id, rank, slot);
+      });
+      this.slotsOfRank.set(rank, keyed.length);
+    });
+    this.render();
+  }
+
+  /** Adds live nodes (parents first); a node already drawn is left as it is. */
+  append(nodes: readonly GraphNode[]): void {
+    for (const node of nodes) {
+      if (this.graph.hasNode(node.id)) continue;
+      this.graph.addNode(node.id, this.attributes(node));
+      this.link(node);
+      const rank = node.parentIds.reduce((r, p) => Math.max(r, (this.rankOf.get(p) ?? -1) + 1), 0);
+      const slot = this.slotsOfRank.get(rank) ?? 0;
+      this.slotsOfRank.set(rank, slot + 1);
+      this.place(node.id, rank, slot);
+      if (this.visible !== null) this.graph.setNodeAttribute(node.id, 'hidden', true);
+    }
+    if (this.renderer === undefined) this.render();
+  }
+
+  setFrontier(ids: readonly string[]): void {
+    this.frontier = new Set(ids);
+    this.graph.forEachNode((id) => this.decorate(id));
+  }
+
+  /** Time travel: only `ids` are drawn (null: all). */
+  showOnly(ids: ReadonlySet<string> | null): void {
+    this.visible = ids === null ? null : new Set(ids);
+    this.graph.forEachNode((id) => {
+      this.graph.setNodeAttribute(id, 'hidden', this.visible !== null && !this.visible.has(id));
+    });
+  }
+
+  select(id: string | null): void {
+    const previous = this.selected;
+    this.selected = id;
+    if (previous !== null && this.graph.hasNode(previous)) this.decorate(previous);
+    if (id !== null && this.graph.hasNode(id)) this.decorate(id);
+  }
+
+  /** The nodes sigma draws now (its display data, hidden ones left out). */
+  drawnNodeIds(): string[] {
+    const renderer = this.renderer;
+    if (renderer === undefined) return [];
+    return this.graph.filterNodes((id) => {
+      const display = renderer.getNodeDisplayData(id);
+      return display !== undefined && !display.hidden;
+    });
+  }
+
+  zoomIn(): void {
+    void this.renderer?.getCamera().animatedZoom({ duration: 120 });
+  }
+
+  zoomOut(): void {
+    void this.renderer?.getCamera().animatedUnzoom({ duration: 120 });
+  }
+
+  reset(): void {
+    void this.renderer?.getCamera().animatedReset({ duration: 120 });
+  }
+
+  /** Pans by a fraction of the viewport. */
+  pan(dx: number, dy: number): void {
+    const camera = this.renderer?.getCamera();
+    if (camera === undefined) return;
+    const state = camera.getState();
+    camera.setState({ x: state.x + dx * state.ratio, y: state.y + dy * state.ratio });
+  }
+
+  cameraState(): { x: number; y: number; ratio: number } | undefined {
+    const state = this.renderer?.getCamera().getState();
+    return state === undefined ? undefined : { x: state.x, y: state.y, ratio: state.ratio };
+  }
+
+  kill(): void {
+    this.renderer?.kill();
+    this.renderer = undefined;
+  }
+
+  private render(): void {
+    if (this.renderer !== undefined) return;
+    if (this.graph.order === 0) return;
+    const large = this.graph.order > LARGE;
+    this.renderer = new Sigma(this.graph, this.container, {
+      defaultNodeType: 'border',
+      nodeProgramClasses: { border: BorderProgram },
+      defaultEdgeType: large ? 'line' : 'arrow',
+      renderLabels: !large,
+      renderEdgeLabels: false,
+      hideEdgesOnMove: large,
+      labelRenderedSizeThreshold: 3,
+      labelFont: 'system-ui, sans-serif',
+      zIndex: true,
+      minCameraRatio: 0.001,
+      maxCameraRatio: 10,
+    });
+    this.renderer.on('clickNode', ({ node }) => this.onSelect(node));
+  }
+
+  private attributes(node: GraphNode) {
+    return {
+      x: 0,
+      y: 0,
+      size: 4,
+      kind: node.kind,
+      sequence: node.sequence,
+      logIndex: node.logIndex,
+      taint: node.taint ? (node.taint.derived ? 'derived' : 'direct') : '',
+      label: `${node.kind.toLowerCase()} ${node.id.slice(3, 9)}`,
+      color: KIND_COLOURS[node.kind] ?? '#334155',
+      borderColor: KIND_COLOURS[node.kind] ?? '#334155',
+      hidden: false,
+      zIndex: 0,
+    };
+  }
+
+  private link(node: GraphNode): void {
+    for (const parent of node.parentIds) {
+      if (this.graph.hasNode(parent) && !this.graph.hasEdge(parent, node.id)) {
+        this.graph.addDirectedEdge(parent, node.id, { color: EDGE, size: 1 });
+      }
+    }
+    if (node.resourceKey) {
+      const previous = this.lastVersion.get(node.resourceKey);
+      if (
+        previous !== undefined &&
+        previous !== node.id &&
+        !this.graph.hasEdge(previous, node.id)
+      ) {
+        // The version chain of a resource (or memory key): older → newer.
+        this.graph.addDirectedEdge(previous, node.id, { color: VERSION_EDGE, size: 2 });
+      }
+      this.lastVersion.set(node.resourceKey, node.id);
+    }
+  }
+
+  private place(id: string, rank: number, slot: number): void {
+    this.rankOf.set(id, rank);
+    this.graph.mergeNodeAttributes(id, { x: slot, y: -rank });
+    this.decorate(id);
+  }
+
+  private decorate(id: string): void {
+    const taint = this.graph.getNodeAttribute(id, 'taint') as string;
+    const kind = this.graph.getNodeAttribute(id, 'kind') as string;
+    const frontier = this.frontier.has(id);
+    const selected = this.selected === id;
+    this.graph.mergeNodeAttributes(id, {
+      size: selected ? 9 : frontier ? 7 : taint ? 5 : 4,
+      borderColor:
+        taint === 'direct'
+          ? TAINT
+          : taint === 'derived'
+            ? DERIVED_TAINT
+            : (KIND_COLOURS[kind] ?? '#334155'),
+      highlighted: frontier || selected,
+      forceLabel: selected,
+      zIndex: selected ? 2 : frontier ? 1 : 0,
+    });
+  }
+}

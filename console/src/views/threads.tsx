@@ -1,0 +1,121 @@
+/**
+ * Threads: newest activity first, live (threadActivity refetches the page on each commit), with
+ * metadata and pending-approval filters, counts, and a badge on threads waiting for a human.
+ */
+import { useQuery } from '@urql/preact';
+import { useMemo, useRef, useState } from 'preact/hooks';
+import { ConsoleThreadActivityDocument, ConsoleThreadsDocument } from '../generated/graphql';
+import { useFeed } from '../live';
+import { href } from '../router';
+import { time } from './common';
+
+export function ThreadsView() {
+  const [metadataText, setMetadataText] = useState('');
+  const [waitingOnly, setWaitingOnly] = useState(false);
+  const metadata = useMemo(() => {
+    if (metadataText.trim() === '') return { value: undefined, error: undefined };
+    try {
+      return { value: JSON.parse(metadataText) as unknown, error: undefined };
+    } catch {
+      return { value: undefined, error: 'Not JSON: e.g. {"team": "ops"}' };
+    }
+  }, [metadataText]);
+  const filter = {
+    ...(metadata.value === undefined ? {} : { metadata: metadata.value }),
+    ...(waitingOnly ? { hasPendingApproval: true } : {}),
+  };
+  const [result, refetch] = useQuery({
+    query: ConsoleThreadsDocument,
+    variables: { first: 100, filter },
+  });
+  const cursor = useRef<string | undefined>(undefined);
+  const pending = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useFeed(
+    ConsoleThreadActivityDocument,
+    () => (cursor.current === undefined ? {} : { after: cursor.current }),
+    (data) => {
+      cursor.current = data.threadActivity.cursor;
+      if (pending.current !== undefined) return;
+      pending.current = setTimeout(() => {
+        pending.current = undefined;
+        refetch({ requestPolicy: 'network-only' });
+      }, 50);
+    },
+    [],
+  );
+  const threads = result.data?.threads.edges.map((e) => e.node) ?? [];
+  return (
+    <div class="view">
+      <h1>Threads</h1>
+      <form class="filters" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Metadata contains
+          <input
+            type="text"
+            placeholder='{"team": "ops"}'
+            value={metadataText}
+            onInput={(e) => setMetadataText(e.currentTarget.value)}
+            aria-invalid={metadata.error !== undefined}
+          />
+        </label>
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={waitingOnly}
+            onChange={(e) => setWaitingOnly(e.currentTarget.checked)}
+          />
+          Waiting for a human only
+        </label>
+        {metadata.error && <span class="error">{metadata.error}</span>}
+      </form>
+      <p class="counts" data-testid="thread-counts">
+        {result.data ? (
+          <>
+            <strong data-count="threads">{result.data.threads.totalCount}</strong> threads ·{' '}
+            <a href={href.approvals()}>
+              <strong data-count="pending">{result.data.pending.totalCount}</strong> pending
+              approvals
+            </a>
+          </>
+        ) : result.error ? (
+          <span class="error">{result.error.message}</span>
+        ) : (
+          'Loading…'
+        )}
+      </p>
+      <table class="list" aria-label="Threads, newest activity first">
+        <thead>
+          <tr>
+            <th scope="col">Thread</th>
+            <th scope="col">Metadata</th>
+            <th scope="col">Entries</th>
+            <th scope="col">Nodes</th>
+            <th scope="col">Last activity</th>
+          </tr>
+        </thead>
+        <tbody>
+          {threads.map((t) => (
+            <tr key={t.id} data-thread-id={t.id}>
+              <td>
+                <a href={href.thread(t.id)}>{t.id}</a>
+                {t.waiting.totalCount > 0 && (
+                  <span class="badge" data-badge="waiting">
+                    waiting for a human
+                  </span>
+                )}
+              </td>
+              <td>
+                <code>{t.metadata === null ? '' : JSON.stringify(t.metadata)}</code>
+              </td>
+              <td>{t.logLength}</td>
+              <td>{t.nodeCount}</td>
+              <td>
+                <time dateTime={t.updatedAt}>{time(t.updatedAt)}</time>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,297 @@
+/**
+ * The Weft Console in headless Chromium against a real keyed server on SQLite (issue 17): the
+ * thread list is live, a thread draws one graph element per node, the time-travel slider shows
+ * exactly the nodes of `state(atIndex: k)`, an approval requested through the API appears in the
+ * inbox live and approving it in the page moves the run on, a read-only key gets no approve
+ * control, a 10,000-node thread opens and pans and zooms, a server restart shows as reconnecting
+ * and the page resumes with no gap and no repeat, no request leaves the origin, and
+ * axe-core finds no serious or critical violation. The run writes the screenshots of
+ * docs/console.md.
+ */
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeWithBrowser, type LaunchedBrowser, launchChromium } from '../support/browser.js';
+import {
+  axeViolations,
+  type ConsoleServer,
+  signIn,
+  startConsoleServer,
+  type Watched,
+  watch,
+} from './support.js';
+
+const SHOTS = join(process.cwd(), 'docs', 'console');
+const APPEND = `mutation ($input: AppendNodesInput!) { appendNodes(input: $input) {
+  __typename ... on AppendNodesSuccess { logIndex nodes { id } } ... on Error { code message } } }`;
+
+type Drawn = () => string[];
+
+describeWithBrowser('Weft Console', () => {
+  let s: ConsoleServer;
+  let chromium: LaunchedBrowser;
+  let page: Page;
+  const watched: Watched = { foreign: [], errors: [] };
+
+  const append = async (threadId: string, nodes: unknown[]) => {
+    const r = await s.gql(APPEND, { input: { threadId, nodes } });
+    expect(r.appendNodes.__typename, JSON.stringify(r)).toBe('AppendNodesSuccess');
+    return r.appendNodes.nodes.map((n: { id: string }) => n.id) as string[];
+  };
+  const createThread = async (threadId: string, metadata: unknown) => {
+    const r = await s.gql(
+      `mutation ($id: ID!, $m: JSON) { createThread(input: { threadId: $id, metadata: $m }) { __typename } }`,
+      { id: threadId, m: metadata },
+    );
+    expect(r.createThread.__typename).toBe('CreateThreadSuccess');
+  };
+  const drawn = (p: Page) =>
+    p.evaluate(() =>
+      (
+        (
+          window as unknown as { weftConsole: { graph: { drawnNodeIds: Drawn } } }
+        ).weftConsole.graph.drawnNodeIds() as string[]
+      ).sort(),
+    );
+  const stateIds = async (threadId: string, atIndex?: number) => {
+    const r = await s.gql('query ($id: ID!, $k: Int) { thread(id: $id) { state(atIndex: $k) } }', {
+      id: threadId,
+      k: atIndex,
+    });
+    return (r.thread.state.nodes as Array<{ id: string }>).map((n) => n.id).sort();
+  };
+  const waitingRun = async (threadId: string, runId: string) => {
+    await s.gql(
+      'mutation ($t: ID!, $r: ID!) { startRun(input: { threadId: $t, goal: "publish the report", runId: $r }) { __typename } }',
+      { t: threadId, r: runId },
+    );
+    const r = await s.gql(
+      `mutation ($r: ID!, $t: ID!) { dispatch(input: { runId: $r, threadId: $t, action: { type: REQUEST_HUMAN_INPUT,
+        payload: { pending_approval: { question: "Publish the report?" } } } }) { __typename } }`,
+      { r: runId, t: threadId },
+    );
+    expect(r.dispatch.__typename).toBe('DispatchSuccess');
+  };
+
+  beforeAll(async () => {
+    s = await startConsoleServer();
+    await createThread('research', { team: 'ops' });
+    const [system, goal] = await append('research', [
+      { kind: 'SYSTEM', payload: 'You are a careful researcher.' },
+      { kind: 'GOAL', payload: 'Summarise the rain report' },
+    ]);
+    const [call] = await append('research', [
+      {
+        kind: 'TOOL_CALL',
+        parents: [goal, system],
+        payload: { tool: 'fetch', url: 'https://example.test/rain' },
+      },
+    ]);
+    const [result] = await append('research', [
+      {
+        kind: 'TOOL_RESULT',
+        parents: [call],
+        payload: 'It rains 300 days a year.',
+        taint: { source: 'tool_output', toolName: 'fetch' },
+      },
+    ]);
+    await append('research', [
+      { kind: 'RESOURCE', resourceKey: 'file:report.md', payload: 'draft 1' },
+    ]);
+    await append('research', [
+      { kind: 'INFERENCE', parents: [result], payload: 'Rain is frequent.' },
+      { kind: 'RESOURCE', resourceKey: 'file:report.md', payload: 'draft 2' },
+    ]);
+    await s.gql(
+      'mutation { remember(input: { threadId: "research", type: "memory", key: "tone", content: "concise" }) { __typename } }',
+    );
+    chromium = await launchChromium({
+      viewport: { width: 1280, height: 900 },
+      extraArgs: [`--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE ${new URL(s.base).hostname}`],
+    });
+    page = chromium.context.pages()[0] ?? (await chromium.context.newPage());
+    await watch(page, s.base, watched);
+  });
+
+  afterAll(async () => {
+    await chromium?.close();
+    await s?.close();
+  });
+
+  it('asks for the key once, then lists threads made through the API and shows a new one live', async () => {
+    const response = await page.goto(`${s.base}/`, { waitUntil: 'load' });
+    expect(new URL(page.url()).pathname).toBe('/console/');
+    expect(response?.headers()['content-security-policy']).toContain("connect-src 'self'");
+    await signIn(page, s.admin, watched);
+    await page.locator('[data-thread-id="research"]').waitFor();
+    await createThread('fresh-thread', { team: 'ops', tier: 2 });
+    await page.locator('[data-thread-id="fresh-thread"]').waitFor({ timeout: 10_000 });
+    // Newest activity first.
+    const first = await page.locator('tbody tr').first().getAttribute('data-thread-id');
+    expect(first).toBe('fresh-thread');
+    await page.screenshot({ path: join(SHOTS, 'threads.png') });
+    // The key is held for this tab: a reload does not ask again.
+    await page.reload();
+    await page.locator('[data-thread-id="research"]').waitFor();
+    expect(await page.locator('#api-key').count()).toBe(0);
+  });
+
+  it('draws one graph element per node, live, and the slider shows exactly state(atIndex: k)', async () => {
+    await page.goto(`${s.base}/console/#/thread/research`);
+    const graph = page.locator('.graph[data-graph-state="ready"]');
+    await graph.waitFor({ timeout: 20_000 });
+    expect(await drawn(page)).toEqual(await stateIds('research'));
+    // A node appended through the API is drawn without a reload.
+    const [late] = await append('research', [{ kind: 'ANSWER', payload: 'It rains a lot.' }]);
+    await expect.poll(() => drawn(page), { timeout: 10_000 }).toContain(late);
+    await page.locator(`[data-event-index="7"]`).waitFor();
+    expect(await drawn(page)).toEqual(await stateIds('research'));
+    await page.screenshot({ path: join(SHOTS, 'thread.png'), fullPage: true });
+
+    const slider = page.locator('#travel');
+    for (const k of [1, 3, 5]) {
+      await slider.fill(String(k));
+      await page.locator(`#travel[data-shown-index="${k}"]`).waitFor({ timeout: 10_000 });
+      expect(await drawn(page), `index ${k}`).toEqual(await stateIds('research', k));
+    }
+    await page.screenshot({ path: join(SHOTS, 'time-travel.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Back to now' }).click();
+    await page.locator('#travel[data-shown-index="live"]').waitFor();
+    expect(await drawn(page)).toEqual(await stateIds('research'));
+
+    await page.getByRole('button', { name: 'Verify the log (strict)' }).click();
+    await page.locator('[data-verify="ok"]').waitFor({ timeout: 10_000 });
+  });
+
+  it('shows an approval requested through the API live, and approving it moves the run on', async () => {
+    await page.goto(`${s.base}/console/#/approvals`);
+    await page.getByText('Nothing is waiting for a human.').waitFor();
+    await waitingRun('research', 'run-approve');
+    const item = page.locator('[data-approval-run="run-approve"]');
+    await item.waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: join(SHOTS, 'approvals.png') });
+    await item.getByLabel('Response (optional)').fill('ship it');
+    await item.locator('[data-action="approve"]').click();
+    await expect
+      .poll(
+        async () =>
+          (await s.gql('{ run(id: "run-approve", threadId: "research") { status memory } }')).run,
+        { timeout: 10_000 },
+      )
+      .toMatchObject({ status: 'RUNNING', memory: { human_decision: 'approved' } });
+    await item.waitFor({ state: 'detached', timeout: 10_000 });
+  });
+
+  it('gives a read-only key no approve control', async () => {
+    const reader = await chromium.context.newPage();
+    const mine: Watched = { foreign: [], errors: [] };
+    await watch(reader, s.base, mine);
+    await waitingRun('research', 'run-readonly');
+    await reader.goto(`${s.base}/console/#/approvals`);
+    await signIn(reader, s.reader, mine);
+    await reader.locator('[data-approval-run="run-readonly"]').waitFor({ timeout: 10_000 });
+    expect(await reader.locator('[data-action="approve"]').count()).toBe(0);
+    expect(await reader.locator('[data-action="reject"]').count()).toBe(0);
+    await reader.goto(`${s.base}/console/#/thread/research`);
+    await reader.locator('.graph[data-graph-state="ready"]').waitFor({ timeout: 20_000 });
+    expect(await reader.getByRole('button', { name: /^Fork at index/ }).count()).toBe(0);
+    expect(mine).toEqual({ foreign: [], errors: [] });
+    await reader.close();
+  });
+
+  it('shows runs with their status and budget', async () => {
+    await page.goto(`${s.base}/console/#/runs`);
+    await page.locator('[data-run-id="run-approve"][data-run-status="RUNNING"]').waitFor();
+    await page.locator('[data-run-id="run-readonly"][data-run-status="WAITING"]').waitFor();
+    await page.screenshot({ path: join(SHOTS, 'runs.png') });
+  });
+
+  it('opens a 10,000-node thread and pans and zooms it', async () => {
+    await createThread('big', { size: 'large' });
+    const total = 10_000;
+    const batch = 500;
+    let previous: string[] = [];
+    for (let start = 0; start < total; start += batch) {
+      const nodes = Array.from({ length: batch }, (_, i) => {
+        const n = start + i;
+        const parents: string[] = [];
+        return { kind: n % 7 === 0 ? 'TOOL_CALL' : 'INFERENCE', payload: { step: n }, parents };
+      });
+      // Each batch's nodes hang off the previous batch's (a wide, layered DAG).
+      nodes.forEach((node, i) => {
+        const parent = previous[i % Math.max(previous.length, 1)];
+        if (parent !== undefined) node.parents = [parent];
+      });
+      previous = await append('big', nodes);
+    }
+    await page.goto(`${s.base}/console/#/thread/big`);
+    await page.locator('.graph[data-graph-state="ready"]').waitFor({ timeout: 90_000 });
+    expect((await drawn(page)).length).toBe(total);
+    const camera = () =>
+      page.evaluate(() =>
+        (
+          window as unknown as { weftConsole: { graph: { cameraState(): unknown } } }
+        ).weftConsole.graph.cameraState(),
+      );
+    const before = (await camera()) as { x: number; y: number; ratio: number };
+    await page.locator('.graph').focus();
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(async () => ((await camera()) as { x: number }).x).not.toBe(before.x);
+    const box = (await page.locator('.graph').boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.wheel(0, -400);
+    await expect
+      .poll(async () => ((await camera()) as { ratio: number }).ratio, { timeout: 10_000 })
+      .toBeLessThan(before.ratio);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width / 2 + 120, box.y + box.height / 2 + 40, { steps: 5 });
+    await page.mouse.up();
+    await page.screenshot({ path: join(SHOTS, 'large-thread.png') });
+    expect(watched.errors).toEqual([]);
+  }, 180_000);
+
+  it('shows the reconnecting state across a server restart and resumes with no gap', async () => {
+    await page.goto(`${s.base}/console/#/thread/research`);
+    await page.locator('.graph[data-graph-state="ready"]').waitFor({ timeout: 20_000 });
+    const before = (await s.gql('{ thread(id: "research") { logLength } }')).thread.logLength;
+    await page.locator(`[data-event-index="${before - 1}"]`).waitFor();
+    const restarted = s.restart();
+    await page.locator('[data-live="reconnecting"]').waitFor({ timeout: 20_000 });
+    await restarted;
+    // Committed as the server comes back, while the page may still be reconnecting: it must show
+    // up exactly once, whether it arrives live or on resume.
+    const [late] = await append('research', [{ kind: 'INFERENCE', payload: 'after the restart' }]);
+    await page.locator('[data-live="connected"]').waitFor({ timeout: 30_000 });
+    await page.locator(`[data-event-index="${before}"]`).waitFor({ timeout: 20_000 });
+    await expect.poll(() => drawn(page), { timeout: 20_000 }).toContain(late);
+    expect(await page.locator(`[data-event-index="${before}"]`).count()).toBe(1);
+    expect(await drawn(page)).toEqual(await stateIds('research'));
+    // The socket's failures while the server was down are the browser's own reports, not the page's.
+    watched.errors.splice(
+      0,
+      watched.errors.length,
+      ...watched.errors.filter((e) => !e.startsWith('WebSocket connection to')),
+    );
+  });
+
+  it('has no serious or critical accessibility violation in any view', async () => {
+    for (const hash of [
+      '#/threads',
+      '#/thread/research',
+      '#/approvals',
+      '#/runs',
+      '#/diff/research/fresh-thread',
+      '#/projection/research',
+    ]) {
+      await page.goto(`${s.base}/console/${hash}`);
+      await page.locator('[data-live="connected"]').waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(await axeViolations(page), hash).toEqual([]);
+    }
+  });
+
+  it('sent no request to any other origin and logged no error', () => {
+    expect(watched.foreign).toEqual([]);
+    expect(watched.errors).toEqual([]);
+  });
+});
