@@ -87,30 +87,35 @@ export function createCheckpointCommands(rt: Runtime, tenant?: string) {
 
   return {
     saveCheckpoint: (input: SaveCheckpointInput): Promise<Result<AppendNodesResult>> =>
-      rt.idempotent(scoped('saveCheckpoint'), input.idempotencyKey, request(input), async (claim) => {
-        const checked = checkRecord(input, [
-          checkIndex(input.expectedIndex, '$.expectedIndex'),
-          input.parentCheckpointId === undefined
-            ? ok(undefined)
-            : checkId(input.parentCheckpointId, '$.parentCheckpointId'),
-        ]);
-        if (!checked.ok) return checked;
-        const at = await locate(input.threadId);
-        if (!at.ok) return at;
-        const planned = {
-          checkpointId: input.checkpointId,
-          data: input.data,
-          nodes: (input.nodes ?? []) as NodeInput[],
-          ...(input.parentCheckpointId === undefined
-            ? {}
-            : { parentCheckpointId: input.parentCheckpointId }),
-        };
-        const result = await rt.onThread(at.value.key, input.expectedIndex, claim, {
-          plan: (state, now) => planSaveCheckpoint(state, planned, now),
-          respond: (c) => withNodes(c, at.value.id),
-        });
-        return answeredAs(result, at.value);
-      }),
+      rt.idempotent(
+        scoped('saveCheckpoint'),
+        input.idempotencyKey,
+        request(input),
+        async (claim) => {
+          const checked = checkRecord(input, [
+            checkIndex(input.expectedIndex, '$.expectedIndex'),
+            input.parentCheckpointId === undefined
+              ? ok(undefined)
+              : checkId(input.parentCheckpointId, '$.parentCheckpointId'),
+          ]);
+          if (!checked.ok) return checked;
+          const at = await locate(input.threadId);
+          if (!at.ok) return at;
+          const planned = {
+            checkpointId: input.checkpointId,
+            data: input.data,
+            nodes: (input.nodes ?? []) as NodeInput[],
+            ...(input.parentCheckpointId === undefined
+              ? {}
+              : { parentCheckpointId: input.parentCheckpointId }),
+          };
+          const result = await rt.onThread(at.value.key, input.expectedIndex, claim, {
+            plan: (state, now) => planSaveCheckpoint(state, planned, now),
+            respond: (c) => withNodes(c, at.value.id),
+          });
+          return answeredAs(result, at.value);
+        },
+      ),
 
     saveCheckpointWrites: (input: SaveCheckpointWritesInput): Promise<Result<AppendNodesResult>> =>
       rt.idempotent(

@@ -4,11 +4,7 @@
  */
 import { ok, type Result } from '../errors.js';
 import type { JsonObject } from '../json.js';
-import type {
-  CheckpointSavedEvent,
-  CheckpointWritesSavedEvent,
-  RecordedNode,
-} from './events.js';
+import type { CheckpointSavedEvent, CheckpointWritesSavedEvent, RecordedNode } from './events.js';
 import { type NodeInput, planAppendNodes } from './plan-nodes.js';
 import type { ThreadState } from './state.js';
 
