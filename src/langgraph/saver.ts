@@ -6,7 +6,7 @@
  * only the appended items — plus the causal nodes its new messages became. An `interrupt()` is
  * a Weft approval request; resolving it through Weft's API is what `waitForResume` returns.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import {
   BaseCheckpointSaver,
@@ -32,7 +32,7 @@ import { Directory } from './directory.js';
 import { fromEngine, WeftSaverError } from './errors.js';
 import { messageNodes, plainJson } from './messages.js';
 import { itemHashes, readTuple } from './reads.js';
-import { type BlobRecord, type ChannelVersion, ThreadIndex } from './thread-index.js';
+import { type BlobRecord, type ChannelVersion, ThreadIndex, versionKey } from './thread-index.js';
 
 export interface WeftSaverOptions {
   /** An engine from `openEngine(url)` (or a tenant's view of one: `engine.forTenant(t)`). */
@@ -189,6 +189,8 @@ export class WeftSaver extends BaseCheckpointSaver {
       const blobs: BlobRecord[] = [];
       const nodes: NodeInput[] = [];
       for (const [channel, version] of Object.entries(newVersions)) {
+        // Stored once: a (channel, version) names one value for good (versions are unique).
+        if (index.blobs.has(versionKey(channel, version))) continue;
         const value = (channelValues as Record<string, unknown>)[channel];
         if (value === undefined) {
           blobs.push({ c: channel, v: version, e: 1 });
@@ -336,6 +338,19 @@ export class WeftSaver extends BaseCheckpointSaver {
       }
       await sleep(every, options.signal);
     }
+  }
+
+  /**
+   * Versions unique across branches, as LangGraph's own SQL savers make them: a fork (updateState
+   * on a past checkpoint) counts on from an older version, and plain integers would name values
+   * of the other branch. Ordered by the counter; the random part only tells branches apart.
+   */
+  override getNextVersion(current: number | string | undefined): number {
+    const counter =
+      current === undefined ? 0 : Number.parseInt(String(current).split('.')[0]!, 10) || 0;
+    const unique = randomBytes(8).toString('hex');
+    // LangGraph compares string versions; the declared number type is the base class's default.
+    return `${String(counter + 1).padStart(32, '0')}.${unique}` as unknown as number;
   }
 
   /** The Weft thread that holds a LangGraph thread's (namespace's) checkpoints. */

@@ -160,7 +160,10 @@ export class ThreadIndex {
     logIndex: number,
   ): void {
     for (const [hash, value] of Object.entries(data.values)) this.values.set(hash, value);
-    for (const blob of data.blobs) this.blobs.set(versionKey(blob.c, blob.v), blob);
+    for (const blob of data.blobs) {
+      const key = versionKey(blob.c, blob.v);
+      if (!this.blobs.has(key)) this.blobs.set(key, blob);
+    }
     this.checkpoints.set(id, {
       id,
       parentId,
