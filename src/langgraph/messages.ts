@@ -13,8 +13,24 @@ import type { NodeInput } from '../core/thread/index.js';
 
 /** Where the ids of earlier messages' nodes are found (and new ones recorded). */
 export interface MessageNodeMaps {
-  messageNodes: Map<string, string>;
-  toolCallNodes: Map<string, string>;
+  messageNodes: IdMap;
+  toolCallNodes: IdMap;
+}
+
+export interface IdMap {
+  get(key: string): string | undefined;
+  has(key: string): boolean;
+  set(key: string, value: string): unknown;
+}
+
+/** `base` read through, writes kept aside: a plan that fails leaves the fold untouched. */
+export function overlay(base: ReadonlyMap<string, string>): IdMap {
+  const added = new Map<string, string>();
+  return {
+    get: (key) => added.get(key) ?? base.get(key),
+    has: (key) => added.has(key) || base.has(key),
+    set: (key, value) => added.set(key, value),
+  };
 }
 
 /** JSON as the causal graph stores it: undefined members dropped, non-finite numbers as text. */

@@ -101,7 +101,16 @@ async function valueAt(
   if (blob === undefined || 'e' in blob) return MISSING;
   if ('x' in blob) return decode(serde, index.values.get(blob.x)!);
   const hashes = itemHashes(index, channel, version)!;
-  return Promise.all(hashes.map((hash) => decode(serde, index.values.get(hash)!)));
+  return Promise.all(hashes.map((hash) => decodeItem(serde, index, hash)));
+}
+
+/** An array item, decoded once per thread fold (see ThreadIndex.decodedItems). */
+async function decodeItem(serde: SerializerProtocol, index: ThreadIndex, hash: string) {
+  if (index.decodedItems.has(hash)) return index.decodedItems.get(hash);
+  const value = await decode(serde, index.values.get(hash)!);
+  index.decodedItems.set(hash, value);
+  if (typeof value === 'object' && value !== null) index.itemHash.set(value, hash);
+  return value;
 }
 
 /** The item hashes of an array value: its base's (followed down the chain) and its own. */

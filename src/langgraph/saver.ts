@@ -30,7 +30,7 @@ import type { Engine } from '../engine/index.js';
 import { contentHash, decode, type Encoded, encode } from './codec.js';
 import { Directory } from './directory.js';
 import { fromEngine, WeftSaverError } from './errors.js';
-import { messageNodes, plainJson } from './messages.js';
+import { messageNodes, overlay, plainJson } from './messages.js';
 import { itemHashes, readTuple } from './reads.js';
 import { type BlobRecord, type ChannelVersion, ThreadIndex, versionKey } from './thread-index.js';
 
@@ -183,8 +183,17 @@ export class WeftSaver extends BaseCheckpointSaver {
         return hash;
       };
       const maps = {
-        messageNodes: new Map(index.messageNodes),
-        toolCallNodes: new Map(index.toolCallNodes),
+        messageNodes: overlay(index.messageNodes),
+        toolCallNodes: overlay(index.toolCallNodes),
+      };
+      /** An array item's hash: known for the objects this process read or wrote before. */
+      const storeItem = async (item: unknown): Promise<string> => {
+        const known =
+          typeof item === 'object' && item !== null ? index.itemHash.get(item) : undefined;
+        if (known !== undefined && index.values.has(known)) return known;
+        const hash = await store(item);
+        if (typeof item === 'object' && item !== null) index.itemHash.set(item, hash);
+        return hash;
       };
       const blobs: BlobRecord[] = [];
       const nodes: NodeInput[] = [];
@@ -196,7 +205,7 @@ export class WeftSaver extends BaseCheckpointSaver {
           blobs.push({ c: channel, v: version, e: 1 });
         } else if (Array.isArray(value)) {
           const hashes: string[] = [];
-          for (const item of value) hashes.push(await store(item));
+          for (const item of value) hashes.push(await storeItem(item));
           const baseVersion = parentVersions[channel];
           const base =
             baseVersion === undefined || sameVersion(baseVersion, version)

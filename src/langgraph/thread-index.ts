@@ -79,6 +79,13 @@ export class ThreadIndex {
   readonly messageNodes = new Map<string, string>();
   /** Tool call id → its tool_call node. */
   readonly toolCallNodes = new Map<string, string>();
+  /**
+   * Decoded array items by hash, and the hash of each live item object: a long `messages` list is
+   * decoded once and re-encoded never, so a step costs what it adds, not the conversation. The
+   * items are shared between reads (LangGraph treats messages as immutable).
+   */
+  readonly decodedItems = new Map<string, unknown>();
+  readonly itemHash = new WeakMap<object, string>();
   /** The Weft run approvals are requested on (the newest one this saver started). */
   runId: string | undefined;
   approvals: ApprovalState[] = [];
@@ -108,6 +115,7 @@ export class ThreadIndex {
         this.applyNodes(event.nodes);
         return;
       case 'checkpoints_cleared':
+        this.decodedItems.clear();
         this.checkpoints.clear();
         this.blobs.clear();
         this.writes.clear();
