@@ -22,15 +22,14 @@ import {
   type SerializerProtocol,
   WRITES_IDX_MAP,
 } from '@langchain/langgraph-checkpoint';
-import type { WeftError } from '../core/errors.js';
 import type { LogEntry } from '../core/log/index.js';
-import { isTerminalStatus } from '../core/run/index.js';
 import type { NodeInput } from '../core/thread/index.js';
 import type { Engine } from '../engine/index.js';
+import { requestApproval, settleFromResume } from './approvals.js';
 import { contentHash, decode, type Encoded, encode } from './codec.js';
 import { Directory } from './directory.js';
 import { fromEngine, WeftSaverError } from './errors.js';
-import { messageNodes, overlay, plainJson } from './messages.js';
+import { messageNodes, overlay } from './messages.js';
 import { itemHashes, readTuple } from './reads.js';
 import { type BlobRecord, type ChannelVersion, ThreadIndex, versionKey } from './thread-index.js';
 
@@ -291,10 +290,20 @@ export class WeftSaver extends BaseCheckpointSaver {
       });
       const interrupts = writes.filter(([channel]) => channel === INTERRUPT);
       if (interrupts.length > 0) {
-        await this.requestApproval(index, weftId, { threadId, ns, checkpointId }, interrupts);
+        await requestApproval(
+          this.engine,
+          this.options.approvalTimeoutMs,
+          index,
+          weftId,
+          { threadId, ns, checkpointId },
+          interrupts,
+        );
+        await this.catchUp(weftId);
       }
       const resumes = writes.filter(([channel]) => channel === RESUME);
-      if (resumes.length > 0) await this.settleFromResume(index, weftId, resumes);
+      if (resumes.length > 0 && (await settleFromResume(this.engine, index, weftId, resumes))) {
+        await this.catchUp(weftId);
+      }
     });
   }
 
@@ -368,65 +377,6 @@ export class WeftSaver extends BaseCheckpointSaver {
     return weftThreadId(threadId, ns);
   }
 
-  private async requestApproval(
-    index: ThreadIndex,
-    weftId: string,
-    at: { threadId: string; ns: string; checkpointId: string },
-    writes: PendingWrite[],
-  ): Promise<void> {
-    const interrupts = writes.flatMap(([, value]) => (Array.isArray(value) ? value : [value]));
-    const pending = index.pendingApproval();
-    if (pending !== undefined) return; // the run already waits; a resume settles it first
-    let runId = index.runId;
-    const state = await this.engine.getState(weftId);
-    if (!state.ok) throw fromEngine(state.error, 'reading the thread for an approval');
-    const run = runId === undefined ? undefined : state.value.runs.get(runId);
-    if (run === undefined || isTerminalStatus(run.status)) {
-      const goal = `LangGraph thread ${at.threadId}${at.ns === '' ? '' : ` (${at.ns})`}`;
-      const started = await this.engine.startRun({ threadId: weftId, goal });
-      if (!started.ok) throw fromEngine(started.error, 'starting the run for an approval');
-      runId = started.value.runId;
-    }
-    const timeout = this.options.approvalTimeoutMs;
-    const requested = await this.engine.dispatch({
-      runId: runId!,
-      threadId: weftId,
-      action: {
-        type: 'request_human_input',
-        payload: {
-          waiting_for: 'human_approval',
-          pending_approval: {
-            threadId: at.threadId,
-            checkpointNs: at.ns,
-            checkpointId: at.checkpointId,
-            interrupts: plainJson(interrupts),
-          },
-          ...(timeout === undefined ? {} : { timeout_ms: timeout }),
-        },
-      },
-    });
-    if (!requested.ok) throw fromEngine(requested.error, 'requesting an approval');
-    await this.catchUp(weftId);
-  }
-
-  /** A resume given to the graph directly (not through Weft) settles the pending approval too. */
-  private async settleFromResume(index: ThreadIndex, weftId: string, writes: PendingWrite[]) {
-    const pending = index.pendingApproval();
-    if (pending === undefined) return;
-    const value = writes.length === 1 ? writes[0]![1] : writes.map(([, v]) => v);
-    const resolved = await this.engine.resolveApproval({
-      runId: pending.runId,
-      threadId: weftId,
-      decision: 'resumed',
-      response: plainJson(value),
-    });
-    // Someone else (another process, the API) settled it first: the log says how.
-    if (!resolved.ok && !SETTLED_CODES.has(resolved.error.code)) {
-      throw fromEngine(resolved.error, 'settling the approval of a resume');
-    }
-    await this.catchUp(weftId);
-  }
-
   /** The thread's folded checkpoints, caught up with its log; undefined when it has none. */
   private async catchUp(weftId: string): Promise<ThreadIndex | undefined> {
     let index = this.indexes.get(weftId);
@@ -485,8 +435,6 @@ export class WeftSaver extends BaseCheckpointSaver {
     return next;
   }
 }
-
-const SETTLED_CODES = new Set<WeftError['code']>(['INVALID_TRANSITION', 'INVALID_ACTION']);
 
 function required(config: RunnableConfig, what: string): { threadId: string; ns: string } {
   const threadId = config?.configurable?.thread_id as unknown;
