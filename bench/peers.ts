@@ -13,6 +13,8 @@
  * least-squares fit), marked ≈, and its reads and fork are measured on the same latest and
  * middle states written by two invokes (the first half of the turns, then the rest).
  * `--langgraph-full` writes every size turn by turn; `--langgraph-turns=N` moves the limit.
+ * Beside them, "LangGraph on WeftSaver": the same LangGraph graph and calls with WeftSaver as its
+ * checkpointer, written turn by turn up to `--weftsaver-turns=N` (default 1,000).
  * Other options: `--postgres-turns=100,1000` (sizes also run on Postgres), `--langgraph-read-cap=ms`
  * (see READ_EXTRAPOLATE_MS), `--langgraph-durability=exit|sync|async` (default: LangGraph's own).
  */
@@ -35,7 +37,7 @@ import {
   growthTable,
   type SideResult,
 } from './peers/report.js';
-import type { Backend, Side } from './peers/side.js';
+import { type Backend, ON_WEFT_SAVER, type Side } from './peers/side.js';
 import { openWeft } from './peers/weft.js';
 import {
   type ConversationView,
@@ -48,6 +50,11 @@ import {
 const DEFAULT_SIZES = [100, 1_000, 5_000];
 /** LangGraph writes turn by turn up to this many turns (--langgraph-turns=N; --langgraph-full: all). */
 const LANGGRAPH_TURN_LIMIT = 100;
+/**
+ * LangGraph on WeftSaver writes turn by turn (its checkpoints hold only what is new) up to this
+ * many turns; larger sizes are not run (--weftsaver-turns=N moves it).
+ */
+const WEFT_SAVER_TURN_LIMIT = 1_000;
 /** Growth samples per turn-by-turn LangGraph run. */
 const GROWTH_SAMPLES = 20;
 /** Best of this many rounds per read measure, while the rounds stay within READ_BUDGET_MS. */
@@ -73,6 +80,8 @@ interface Options {
   readCap: number;
   /** LangGraph's `durability` per invoke; undefined: its default ("async"). */
   durability?: 'async' | 'sync' | 'exit';
+  /** Largest size the LangGraph-on-WeftSaver side writes (turn by turn; --weftsaver-turns=N). */
+  weftSaverTurns: number;
 }
 
 function parseOptions(argv: readonly string[]): Options {
@@ -81,7 +90,14 @@ function parseOptions(argv: readonly string[]): Options {
   let durability: Options['durability'];
   let readCap = READ_EXTRAPOLATE_MS;
   let postgresSizes: number[] | undefined;
+  let weftSaverTurns = WEFT_SAVER_TURN_LIMIT;
   for (const arg of argv) {
+    if (arg.startsWith('--weftsaver-turns=')) {
+      weftSaverTurns = Number(arg.slice('--weftsaver-turns='.length).replaceAll('_', ''));
+      if (!Number.isInteger(weftSaverTurns) || weftSaverTurns < 0) {
+        throw new Error(`--weftsaver-turns takes a non-negative integer, got ${arg}`);
+      }
+    }
     if (arg.startsWith('--postgres-turns=')) {
       postgresSizes = arg
         .slice('--postgres-turns='.length)
@@ -128,6 +144,7 @@ function parseOptions(argv: readonly string[]): Options {
     langgraphFull: argv.includes('--langgraph-full'),
     langgraphTurns,
     readCap,
+    weftSaverTurns,
     ...(postgresSizes === undefined ? {} : { postgresSizes }),
     ...(durability === undefined ? {} : { durability }),
   };
@@ -410,6 +427,26 @@ export async function runPeersBench(
       results.push(peer.result);
       lastPeer.set(backend, peer.result);
       mismatches.push(...peer.mismatches);
+
+      if (size <= options.weftSaverTurns) {
+        const onWeft = await withScratch(backend, 'weftsaver', async (s) => {
+          const side = await openLangGraph({
+            backend,
+            location: s.location,
+            durability: options.durability,
+            weftSaver: true,
+          });
+          try {
+            return await measureSide(side, turns, 'turns', expected);
+          } finally {
+            await side.close();
+          }
+        });
+        results.push(onWeft.result);
+        mismatches.push(...onWeft.mismatches);
+      } else {
+        log(`${ON_WEFT_SAVER}/${backend} ${fmtInt(size)} turns SKIPPED: above --weftsaver-turns`);
+      }
 
       const peerLatest = peer.latest;
       if (peerLatest === undefined) {

@@ -15,7 +15,9 @@ import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import type { Backend, Side, Snapshot } from './side.js';
+import { openEngine } from '../../src/engine/index.js';
+import { WeftSaver } from '../../src/langgraph/index.js';
+import { type Backend, ON_WEFT_SAVER, type Side, type Snapshot } from './side.js';
 import type { ConversationView, Turn, ViewMessage } from './workload.js';
 
 export const PeerState = Annotation.Root({
@@ -27,7 +29,7 @@ export const PeerState = Annotation.Root({
 });
 
 type PeerValues = typeof PeerState.State;
-type Checkpointer = SqliteSaver | PostgresSaver;
+type Checkpointer = SqliteSaver | PostgresSaver | WeftSaver;
 
 const THREAD_ID = 'bench-thread';
 
@@ -119,13 +121,18 @@ export interface LangGraphTarget {
    * (three per turn here); "exit" saves only the last one of each invoke.
    */
   durability?: 'async' | 'sync' | 'exit' | undefined;
+  /** Checkpoint with WeftSaver (on a Weft engine over `location`) instead of LangGraph's saver. */
+  weftSaver?: boolean;
 }
 
 export async function openLangGraph(target: LangGraphTarget): Promise<Side> {
   const script = new Map<string, Turn>();
   const open = async (): Promise<{ saver: Checkpointer; graph: Agent }> => {
     let saver: Checkpointer;
-    if (target.backend === 'sqlite') {
+    if (target.weftSaver === true) {
+      const url = target.backend === 'sqlite' ? `file:${target.location}` : target.location;
+      saver = new WeftSaver({ engine: await openEngine(url) });
+    } else if (target.backend === 'sqlite') {
       saver = SqliteSaver.fromConnString(target.location);
     } else {
       saver = PostgresSaver.fromConnString(target.location);
@@ -134,15 +141,17 @@ export async function openLangGraph(target: LangGraphTarget): Promise<Side> {
     return { saver, graph: compileAgent(saver, script) };
   };
   const closeSaver = async (saver: Checkpointer) => {
-    if (saver instanceof SqliteSaver) saver.db.close();
+    if (saver instanceof WeftSaver) await saver.engine.close();
+    else if (saver instanceof SqliteSaver) saver.db.close();
     else await saver.end();
   };
   const { saver, graph } = await open();
   const config: RunnableConfig = { configurable: { thread_id: THREAD_ID } };
+  // After opening: the Weft engine's migrations are schema, not checkpoints.
   const baseline = target.backend === 'postgres' ? await postgresBytes(target.location) : 0;
 
   const side: Side = {
-    system: 'LangGraph',
+    system: target.weftSaver === true ? ON_WEFT_SAVER : 'LangGraph',
     backend: target.backend,
     async writeTurn(turn) {
       const goalId = `t${turn.n}-goal`;
@@ -185,6 +194,7 @@ export async function openLangGraph(target: LangGraphTarget): Promise<Side> {
     view: (snapshot: Snapshot) => langGraphView((snapshot as { values: PeerValues }).values),
     async bytes() {
       if (saver instanceof SqliteSaver) return sqliteBytes(saver.db, target.location);
+      if (target.backend === 'sqlite') return measureSqliteFile(target.location);
       return (await postgresBytes(target.location)) - baseline;
     },
     async close() {

@@ -1,12 +1,12 @@
 /** Figures, the growth fit and the printed tables of the peer benchmark. */
 import { fmt } from '../harness.js';
-import type { Backend } from './side.js';
+import { type Backend, ON_WEFT_SAVER } from './side.js';
 
 /** A figure that was measured, extrapolated from the measured growth, or not taken. */
 export type Figure = { value: number; extrapolated?: boolean } | undefined;
 
 export interface SideResult {
-  system: 'Weft' | 'LangGraph';
+  system: 'Weft' | 'LangGraph' | typeof ON_WEFT_SAVER;
   backend: Backend;
   turns: number;
   /** How the history was written: turn by turn, or compacted into two invokes (LangGraph). */
@@ -120,9 +120,13 @@ export function comparisonTable(results: readonly SideResult[]): string {
     const [turns, backend] = key.split('|') as [string, Backend];
     const weft = results.find((r) => r.system === 'Weft' && `${r.turns}|${r.backend}` === key);
     const peer = results.find((r) => r.system === 'LangGraph' && `${r.turns}|${r.backend}` === key);
+    const onWeft = results.find(
+      (r) => r.system === ON_WEFT_SAVER && `${r.turns}|${r.backend}` === key,
+    );
     for (const m of MEASURES) {
       const w = weft === undefined ? undefined : m.pick(weft);
       const p = peer === undefined ? undefined : m.pick(peer);
+      const o = onWeft === undefined ? undefined : m.pick(onWeft);
       rows.push([
         fmt(Number(turns)),
         backend,
@@ -130,10 +134,24 @@ export function comparisonTable(results: readonly SideResult[]): string {
         show(w, m.format),
         show(p, m.format),
         ratio(w, p),
+        show(o, m.format),
+        ratio(o, p),
       ]);
     }
   }
-  return table(['turns', 'backend', 'measure', 'Weft', 'LangGraph', 'Weft/LangGraph'], rows);
+  return table(
+    [
+      'turns',
+      'backend',
+      'measure',
+      'Weft',
+      'LangGraph',
+      'Weft/LangGraph',
+      ON_WEFT_SAVER,
+      'on WeftSaver/LangGraph',
+    ],
+    rows,
+  );
 }
 
 /** Bytes per turn as N grows, per system and backend, next to the workload's own payload bytes. */

@@ -7,6 +7,9 @@ import type { ConversationView, Turn } from './workload.js';
 
 export type Backend = 'sqlite' | 'postgres';
 
+/** LangGraph's own graph and API, checkpointed by WeftSaver (src/langgraph) instead of its savers. */
+export const ON_WEFT_SAVER = 'LangGraph on WeftSaver';
+
 /** A point in a side's history a user would remember (a log index, a checkpoint config). */
 export type Mark = unknown;
 
@@ -14,7 +17,7 @@ export type Mark = unknown;
 export type Snapshot = unknown;
 
 export interface Side {
-  readonly system: 'Weft' | 'LangGraph';
+  readonly system: 'Weft' | 'LangGraph' | typeof ON_WEFT_SAVER;
   readonly backend: Backend;
   /** Stores one turn the way this system records a turn. */
   writeTurn(turn: Turn): Promise<void>;

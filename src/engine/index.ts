@@ -3,6 +3,7 @@
  * commits it with its read models in one transaction, and publishes after commit.
  */
 import { migrate } from '../store/migrate/index.js';
+import { createCheckpointCommands } from './checkpoint-commands.js';
 import { createDeadlineCommands } from './deadlines.js';
 import { createRuntime } from './engine.js';
 import { createRunCommands } from './run-commands.js';
@@ -10,6 +11,7 @@ import { answeredAs, locateThread } from './tenancy.js';
 import { createThreadCommands } from './thread-commands.js';
 import type { Engine, EngineOptions } from './types.js';
 
+export { CHECKPOINT_SIZE_FACTOR } from './checkpoint-commands.js';
 export { DEFAULT_MAX_PAYLOAD_BYTES } from './checks.js';
 export {
   DEFAULT_DEADLINE_PAGE,
@@ -48,6 +50,7 @@ export function createEngine(options: EngineOptions): Engine {
   const engineFor = (tenant: string | undefined): Engine => ({
     ...createThreadCommands(rt, tenant),
     ...createRunCommands(rt, tenant),
+    ...createCheckpointCommands(rt, tenant),
     ...deadlines.commands,
     async getState(threadId: string) {
       const at = await locateThread(rt.tenants, threadId, tenant);

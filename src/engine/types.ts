@@ -171,6 +171,33 @@ export interface ImportWorkflowStateInput extends Idempotent {
   state: unknown;
 }
 
+/**
+ * A checkpoint of an agent framework's saver (src/langgraph): `data` is the saver's record, kept
+ * in the log as given; `nodes` the causal nodes its new messages became (appended in the same
+ * entry, like appendNodes').
+ */
+export interface SaveCheckpointInput extends Idempotent {
+  threadId: string;
+  expectedIndex?: number;
+  checkpointId: string;
+  parentCheckpointId?: string;
+  data: JsonObject;
+  nodes?: NodeInput[];
+}
+
+/** A task's intermediate writes against a saved checkpoint (see SaveCheckpointInput). */
+export interface SaveCheckpointWritesInput extends Idempotent {
+  threadId: string;
+  checkpointId: string;
+  taskId: string;
+  data: JsonObject;
+  nodes?: NodeInput[];
+}
+
+export interface ClearCheckpointsInput extends Idempotent {
+  threadId: string;
+}
+
 /** Every command's success names the entry it wrote and the log length after it. */
 export interface Written {
   threadId: string;
@@ -252,6 +279,17 @@ export interface Engine {
   cancelRun(input: CancelRunInput): Promise<Result<RunResult>>;
   recordUsage(input: RecordUsageInput): Promise<Result<RunResult>>;
   importWorkflowState(input: ImportWorkflowStateInput): Promise<Result<RunResult>>;
+  /** One `checkpoint_saved` entry (see SaveCheckpointInput). */
+  saveCheckpoint(input: SaveCheckpointInput): Promise<Result<AppendNodesResult>>;
+  /** One `checkpoint_writes_saved` entry. */
+  saveCheckpointWrites(input: SaveCheckpointWritesInput): Promise<Result<AppendNodesResult>>;
+  /** One `checkpoints_cleared` entry: a saver's checkpoints before it no longer count. */
+  clearCheckpoints(input: ClearCheckpointsInput): Promise<Result<Written>>;
+  /**
+   * The thread's stored log entries from `fromIndex` (default 0) on, in index order: what a
+   * checkpoint saver folds its checkpoints from. NOT_FOUND for a thread with no entries.
+   */
+  readEntries(threadId: string, fromIndex?: number): Promise<Result<LogEntry[]>>;
   /**
    * Times out every run whose approval or execution deadline has passed by the engine clock
    * (one page of them): one `deadline_fired` entry per deadline, once, also with other engines

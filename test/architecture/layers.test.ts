@@ -19,6 +19,7 @@ const LAYER: Record<string, number> = {
   events: 3,
   auth: 3,
   graphql: 4,
+  langgraph: 4,
   server: 5,
   cli: 6,
   '(entry)': 7,

@@ -14,6 +14,8 @@ import {
   planRecordUsage,
   planRemember,
   planResolveApproval,
+  planSaveCheckpoint,
+  planSaveCheckpointWrites,
   planStartRun,
   THREAD_EVENT_TYPES,
   type ThreadEvent,
@@ -85,6 +87,25 @@ function everyEventLog(): LogEntry[] {
       ),
     ),
   );
+  s.commit(
+    planSaveCheckpoint(
+      s.state,
+      {
+        checkpointId: 'c1',
+        data: { checkpoint: { v: 4 } },
+        nodes: [{ kind: 'goal', parents: [], payload: { role: 'human', content: 'hi' } }],
+      },
+      s.now(),
+    ),
+  );
+  s.commit(
+    planSaveCheckpointWrites(
+      s.state,
+      { checkpointId: 'c1', taskId: 'task-1', data: { writes: [] } },
+      s.now(),
+    ),
+  );
+  must(s.tryCommit({ type: 'checkpoints_cleared' }));
   must(
     s.tryCommit({
       type: 'thread_forked',

@@ -156,6 +156,11 @@ function dispatchEvent(
       return applyDeadline(state, event.runId, event.deadline, event.dueAt, ctx);
     case 'workflow_state_imported':
       return applyWorkflowImport(state, event.runId, event.state, ctx);
+    case 'checkpoint_saved':
+    case 'checkpoint_writes_saved':
+      return appendRecorded(state, event.nodes, ctx, '$.event.nodes');
+    case 'checkpoints_cleared':
+      return ok(state);
     default: {
       const unknownType = (event as { type?: unknown }).type;
       return err(invalid(`unknown thread event type ${JSON.stringify(unknownType)}`));

@@ -103,6 +103,12 @@ const runAction: Check = (e, issues) => {
   need(issues, e, 'memoryNodes', isNodeList, 'an array of recorded nodes');
 };
 
+const checkpointRecord: Check = (e, issues) => {
+  need(issues, e, 'checkpointId', (v) => isString(v) && v !== '', 'a non-empty string');
+  need(issues, e, 'data', isObject, 'an object');
+  need(issues, e, 'nodes', isNodeList, 'an array of recorded nodes');
+};
+
 const CHECKS: Record<ThreadEventType, Check> = {
   thread_created: creation,
   state_imported: (e, issues) => {
@@ -150,4 +156,13 @@ const CHECKS: Record<ThreadEventType, Check> = {
     need(issues, e, 'runId', isString, 'a string');
     need(issues, e, 'state', isObject, 'a WorkflowState object');
   },
+  checkpoint_saved: (e, issues) => {
+    checkpointRecord(e, issues);
+    need(issues, e, 'parentCheckpointId', isOptionalString, 'a string when present');
+  },
+  checkpoint_writes_saved: (e, issues) => {
+    checkpointRecord(e, issues);
+    need(issues, e, 'taskId', isString, 'a string');
+  },
+  checkpoints_cleared: () => {},
 };

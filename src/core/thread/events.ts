@@ -118,6 +118,36 @@ export interface WorkflowStateImportedEvent {
   state: JsonObject;
 }
 
+/**
+ * A checkpoint of an agent framework (a LangGraph checkpoint saver) saved into the thread.
+ * `data` is the saver's own record of it — opaque to the core, which keeps it in the log and
+ * applies only `nodes`, the causal nodes the checkpoint's new messages became.
+ */
+export interface CheckpointSavedEvent {
+  type: 'checkpoint_saved';
+  checkpointId: string;
+  parentCheckpointId?: string;
+  data: JsonObject;
+  nodes: RecordedNode[];
+}
+
+/** Intermediate writes of one task against a saved checkpoint (opaque `data`, as above). */
+export interface CheckpointWritesSavedEvent {
+  type: 'checkpoint_writes_saved';
+  checkpointId: string;
+  taskId: string;
+  data: JsonObject;
+  nodes: RecordedNode[];
+}
+
+/**
+ * The saver's checkpoints before this entry no longer count (its `deleteThread`). The log keeps
+ * them: the entries stay verifiable provenance; readers of checkpoints start after this one.
+ */
+export interface CheckpointsClearedEvent {
+  type: 'checkpoints_cleared';
+}
+
 export type ThreadEvent =
   | ThreadCreatedEvent
   | StateImportedEvent
@@ -129,7 +159,10 @@ export type ThreadEvent =
   | RunCancelledEvent
   | UsageRecordedEvent
   | DeadlineFiredEvent
-  | WorkflowStateImportedEvent;
+  | WorkflowStateImportedEvent
+  | CheckpointSavedEvent
+  | CheckpointWritesSavedEvent
+  | CheckpointsClearedEvent;
 
 export type ThreadEventType = ThreadEvent['type'];
 
@@ -145,4 +178,7 @@ export const THREAD_EVENT_TYPES: readonly ThreadEventType[] = [
   'usage_recorded',
   'deadline_fired',
   'workflow_state_imported',
+  'checkpoint_saved',
+  'checkpoint_writes_saved',
+  'checkpoints_cleared',
 ];

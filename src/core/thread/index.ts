@@ -34,6 +34,12 @@ export {
   type ThreadSettings,
 } from './plan.js';
 export {
+  type CheckpointInput,
+  type CheckpointWritesInput,
+  planSaveCheckpoint,
+  planSaveCheckpointWrites,
+} from './plan-checkpoints.js';
+export {
   createEmptyThreadState,
   type NodeMeta,
   type ThreadConfig,
