@@ -7,7 +7,8 @@
  * has subscribed, progress lines, then one JSON line with the tally; exits by itself after
  * DEADLINE_MS whatever happened.
  *
- * Env: WEFT_REPLAY_SPEC = {"url","threadId","readers","paused","expected","deadlineMs"}.
+ * Env: WEFT_REPLAY_SPEC = {"url","threadId","readers","paused","expected","deadlineMs"} and
+ * optionally "afterIndex" (default -1: the whole log; the warm-up replays only its end).
  */
 import { performance } from 'node:perf_hooks';
 import { WebSocket } from 'ws';
@@ -19,10 +20,11 @@ interface Spec {
   paused: number;
   expected: number;
   deadlineMs: number;
+  afterIndex?: number;
 }
 
-const SUBSCRIBE = `subscription ($threadId: ID!) {
-  threadEvents(threadId: $threadId, afterIndex: -1) { index type }
+const SUBSCRIBE = `subscription ($threadId: ID!, $afterIndex: Int!) {
+  threadEvents(threadId: $threadId, afterIndex: $afterIndex) { index type }
 }`;
 
 const spec = JSON.parse(process.env.WEFT_REPLAY_SPEC ?? '{}') as Spec;
@@ -49,7 +51,10 @@ function open(reader: number | undefined): Promise<void> {
           JSON.stringify({
             id: '1',
             type: 'subscribe',
-            payload: { query: SUBSCRIBE, variables: { threadId: spec.threadId } },
+            payload: {
+              query: SUBSCRIBE,
+              variables: { threadId: spec.threadId, afterIndex: spec.afterIndex ?? -1 },
+            },
           }),
         );
         if (reader === undefined) ws.pause(); // never reads again

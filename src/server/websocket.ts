@@ -245,26 +245,65 @@ const PER_KEY_CLOSE = 4429;
 /** An origin configured to call cross-origin (WEFT_CORS_ORIGINS; `*`: any). */
 
 /**
- * Frames a socket sends within one turn of the event loop leave in one write: the events of a
- * commit to a hundred subscriptions of one connection cost one system call, not a hundred. The
- * TCP socket is corked at the first send of a turn and uncorked on the next (ws corks each frame
- * itself too; corks nest).
+ * Frames a socket sends within one turn of the event loop leave in one write of one buffer: the
+ * events of a commit to a hundred subscriptions of one connection cost one system call, not a
+ * hundred. One buffer, not a corked run of chunks: while a write is in flight (a client that does
+ * not read fills the kernel's buffer) Node keeps every later chunk as its own request, and when
+ * such a socket is destroyed it makes an Error for each of them, which for thousands of frames
+ * held the event loop for over 100 ms. Frames of the turn are not yet in ws's `bufferedAmount`;
+ * a turn's worth is far under the send-buffer bound.
  */
 function coalesceWrites(socket: WebSocket): void {
   const raw = (socket as unknown as { _socket?: Duplex })._socket;
   if (raw === undefined) return;
-  const send = socket.send.bind(socket) as (...args: unknown[]) => void;
-  let corked = false;
-  const uncork = () => {
-    corked = false;
-    raw.uncork();
-  };
-  socket.send = ((...args: unknown[]) => {
-    if (!corked && !raw.destroyed) {
-      corked = true;
-      raw.cork();
-      setImmediate(uncork);
+  type Callback = (error?: Error | null) => void;
+  const original = raw.write as (chunk: unknown, encoding?: unknown, callback?: unknown) => boolean;
+  const write = original.bind(raw) as (chunk: Buffer, callback?: Callback) => boolean;
+  const end = raw.end.bind(raw) as (...args: unknown[]) => Duplex;
+  let chunks: Buffer[] = [];
+  let callbacks: Callback[] = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (chunks.length === 0) return;
+    const out = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    const waiting = callbacks;
+    chunks = [];
+    callbacks = [];
+    if (raw.destroyed) {
+      const gone = new Error('the socket was closed before this frame was written');
+      for (const callback of waiting) callback(gone);
+      return;
     }
-    send(...args);
-  }) as WebSocket['send'];
+    write(
+      out,
+      waiting.length === 0
+        ? undefined
+        : (error) => {
+            for (const callback of waiting) callback(error);
+          },
+    );
+  };
+  raw.write = ((chunk: unknown, encoding?: unknown, callback?: unknown) => {
+    const done = (typeof encoding === 'function' ? encoding : callback) as Callback | undefined;
+    if (raw.destroyed || raw.writableEnded) {
+      return original.call(raw, chunk, encoding, callback);
+    }
+    chunks.push(
+      typeof chunk === 'string'
+        ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
+        : (chunk as Buffer),
+    );
+    if (done !== undefined) callbacks.push(done);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+    return !raw.writableNeedDrain;
+  }) as Duplex['write'];
+  // What this turn holds goes out before the end of the stream (ws ends it after a close frame).
+  raw.end = ((...args: unknown[]) => {
+    flush();
+    return end(...args);
+  }) as Duplex['end'];
 }
