@@ -1,12 +1,13 @@
 /**
  * Section 4: the memory of a server process after it read the full state of many threads. The
  * threads are built through the engine here (appendNodes batches, a few threads at once), then
- * `weft serve` is started as a child process (`node --import tsx src/cli/main.ts serve`) with
- * WEFT_CACHE_BYTES passed on, and `thread(id) { state }` (the AgentState export: every node) is
+ * `weft serve` is started as a child process the way a deployment runs it, from the compiled
+ * package (`npm run build`, then `node bin/weft.js serve`; see docs/deployment.md), with
+ * WEFT_CACHE_BYTES passed on (and WEFT_HEAP_GROWTH_PERCENT, when set), and `thread(id) { state }` (the AgentState export: every node) is
  * read for each thread once, one after another. RSS is read from /proc/<pid>/status of that
  * process: VmRSS after the reads, VmHWM (its peak) as context.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -27,7 +28,7 @@ import {
 } from './common.js';
 
 const STATE = 'query ($id: ID!) { thread(id: $id) { state } }';
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/weft.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MIB = 2 ** 20;
 /** Seconds of building at most (see buildCapMs). */
@@ -61,7 +62,7 @@ async function startServerProcess(
   cacheBytes: number,
 ): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve'], {
+  const child = spawn(process.execPath, [BIN, 'serve'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -146,6 +147,9 @@ export async function runRss(
         : '';
     const note = `built ${fmt(ids.length)} × ${fmt(sizes.rssThreadNodes)} nodes in ${fmt(buildMs / 1000, 1)} s (${fmt((total * 1000) / buildMs)} nodes/s, 4 threads at once)${capped}`;
     log(`${backend}: ${note}`);
+    log(`${backend}: npm run build (the server runs from dist/, as deployed)`);
+    const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
+    if (build.status !== 0) throw new Error(`npm run build failed: ${build.stderr}${build.stdout}`);
     const server = await startServerProcess(db.url, sizes.cacheBytes);
     const pid = server.child.pid!;
     try {
@@ -203,7 +207,13 @@ export async function runRss(
           ),
           row(`rss: build (${fmt(total)} nodes)`, `${fmt(buildMs / 1000, 1)} s`),
         ],
-        notes: [note, `server started with WEFT_CACHE_BYTES=${sizes.cacheBytes}`],
+        notes: [
+          note,
+          `server (node bin/weft.js serve) started with WEFT_CACHE_BYTES=${sizes.cacheBytes}` +
+            (process.env.WEFT_HEAP_GROWTH_PERCENT === undefined
+              ? ''
+              : `, WEFT_HEAP_GROWTH_PERCENT=${process.env.WEFT_HEAP_GROWTH_PERCENT}`),
+        ],
       };
     } finally {
       await server.stop();

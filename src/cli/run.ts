@@ -61,6 +61,8 @@ Environment (serve uses all of these; the other commands DATABASE_URL and WEFT_E
   WEFT_REQUEST_LOG        one JSON line per request on stdout (true)
   WEFT_SHUTDOWN_GRACE_MS  how long SIGTERM waits for in-flight requests (8000)
   WEFT_CACHE_BYTES        bound on the estimated memory of the thread states kept (268435456)
+  WEFT_HEAP_GROWTH_PERCENT
+                          heap growth past the last full collection before the next (20; 0: V8's)
   WEFT_SEARCH_PLAINTEXT_INDEX
                           with WEFT_ENCRYPTION_KEY: keep the plain-text search index anyway (false)
   WEFT_MAX_SEND_BUFFER_BYTES

@@ -1,4 +1,5 @@
 /** `weft serve` and `weft migrate`. */
+import { setFlagsFromString } from 'node:v8';
 import { ConfigError, loadConfig, type ServerConfig } from '../server/config.js';
 import { StartupRefused, startServer } from '../server/serve.js';
 import { isMigrationError, migrate } from '../store/migrate/index.js';
@@ -26,6 +27,12 @@ export async function runServe(argv: string[]): Promise<number> {
   parseArgs(argv, {});
   const config = configOrExit('serve');
   if (config === undefined) return 2;
+  // Read by V8 at each full collection, so setting it now applies to the whole life of the
+  // server: its heap stays within this factor of what it holds live (the thread cache, bounded
+  // by WEFT_CACHE_BYTES, and the rest) instead of gigabytes of garbage from large reads.
+  if (config.heapGrowthPercent > 0) {
+    setFlagsFromString(`--heap-growing-percent=${config.heapGrowthPercent}`);
+  }
   let app: Awaited<ReturnType<typeof startServer>>;
   try {
     app = await startServer(config);

@@ -11,7 +11,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { WebSocketServer } from 'ws';
@@ -170,7 +169,7 @@ export function buildApp(deps: AppDeps): App {
     // Over the port, GraphiQL is answered ahead of yoga, compressed and cached (graphiqlPage);
     // yoga's own rendering remains for in-process requests (yoga.fetch).
     graphiql: config.graphiql ? GRAPHIQL_OPTIONS : false,
-    renderGraphiQL,
+    renderGraphiQL: renderGraphiQLLazily,
     landingPage: false,
     // Requests from a foreign origin are refused before yoga (see `handle`); the configured ones
     // get CORS headers with credentials, same-origin ones need none.
@@ -228,7 +227,7 @@ export function buildApp(deps: AppDeps): App {
 
   const serveConsole = consoleRoutes();
   const serveGraphiQL = config.graphiql
-    ? graphiqlPage(() => renderGraphiQL(GRAPHIQL_OPTIONS))
+    ? graphiqlPage(() => renderGraphiQLLazily(GRAPHIQL_OPTIONS))
     : undefined;
 
   /** HTTP requests being answered, but for streams (SSE): drain() waits for none. */
@@ -410,3 +409,14 @@ query Threads {
 `;
 
 const GRAPHIQL_OPTIONS = { title: 'Weft', defaultQuery: EXAMPLE_QUERY };
+
+/**
+ * GraphiQL's page, its renderer loaded on the first request for it: the renderer module holds
+ * the whole GraphiQL bundle as strings (27 MiB of heap), which a server nobody opens GraphiQL
+ * on (or one with WEFT_GRAPHIQL=false) never needs.
+ */
+async function renderGraphiQLLazily(options?: Parameters<RenderGraphiQL>[0]): Promise<string> {
+  const { renderGraphiQL } = await import('@graphql-yoga/render-graphiql');
+  return renderGraphiQL(options);
+}
+type RenderGraphiQL = typeof import('@graphql-yoga/render-graphiql').renderGraphiQL;

@@ -11,6 +11,8 @@ import { DEFAULT_MAX_SEND_BUFFER_BYTES } from './send-buffer.js';
 export const DEFAULT_DATABASE_URL = 'file:./data/weft.db';
 /** Largest request body accepted (an AgentState import is the largest legitimate one). */
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** Heap growth between full collections `weft serve` asks V8 for (WEFT_HEAP_GROWTH_PERCENT). */
+export const DEFAULT_HEAP_GROWTH_PERCENT = 20;
 
 /** Defaults of the hostile-input limits (each has a WEFT_MAX_* variable). */
 export const LIMIT_DEFAULTS = {
@@ -238,6 +240,8 @@ const EnvSchema = z.object({
   // Estimated heap bytes of the thread states the engine keeps in memory (see thread-cache.ts).
   WEFT_CACHE_BYTES: int('WEFT_CACHE_BYTES', DEFAULT_CACHE_BYTES, 1),
   WEFT_MAX_SEND_BUFFER_BYTES: int('WEFT_MAX_SEND_BUFFER_BYTES', DEFAULT_MAX_SEND_BUFFER_BYTES, 1),
+  // How far V8's heap may grow past what the last full collection kept (0: V8's own choice).
+  WEFT_HEAP_GROWTH_PERCENT: int('WEFT_HEAP_GROWTH_PERCENT', DEFAULT_HEAP_GROWTH_PERCENT, 0, 300),
   // Operations.
   WEFT_METRICS: flag('WEFT_METRICS', true),
   // With keys, /metrics answers this bearer token or an admin key.
@@ -330,6 +334,13 @@ export interface ServerConfig {
    */
   cacheBytes: number;
   /**
+   * WEFT_HEAP_GROWTH_PERCENT: the heap may grow this far past what the last full garbage
+   * collection kept before the next one (V8's `--heap-growing-percent`); 0 leaves it to V8, which
+   * on a machine with memory to spare lets a server that reads large states hold several times
+   * its live heap in garbage.
+   */
+  heapGrowthPercent: number;
+  /**
    * WEFT_MAX_SEND_BUFFER_BYTES: unsent bytes a subscriber's connection may hold before it is
    * closed as a slow consumer (WebSocket 4413, SSE a final SLOW_CONSUMER event).
    */
@@ -389,6 +400,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     encryptionKey: e.WEFT_ENCRYPTION_KEY,
     searchPlaintextIndex: e.WEFT_SEARCH_PLAINTEXT_INDEX,
     cacheBytes: e.WEFT_CACHE_BYTES,
+    heapGrowthPercent: e.WEFT_HEAP_GROWTH_PERCENT,
     maxSendBufferBytes: e.WEFT_MAX_SEND_BUFFER_BYTES,
   };
 }

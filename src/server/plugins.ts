@@ -140,7 +140,7 @@ export function useNoSuggestions(): Plugin {
  * operation it sends goes through the same authentication as any other request.
  */
 export function graphiqlPage(
-  render: () => string,
+  render: () => string | Promise<string>,
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
   let page: Promise<Page> | undefined;
   return (req, res) => {
@@ -148,7 +148,7 @@ export function graphiqlPage(
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/graphql' && path !== '/graphql/') return false;
     if (!String(req.headers.accept ?? '').includes('text/html')) return false;
-    page ??= preparePage(render());
+    page ??= Promise.resolve().then(render).then(preparePage);
     void page.then(
       (p) => answerPage(req, res, p),
       () => {

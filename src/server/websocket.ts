@@ -253,7 +253,7 @@ const PER_KEY_CLOSE = 4429;
  * held the event loop for over 100 ms. Frames of the turn are not yet in ws's `bufferedAmount`;
  * a turn's worth is far under the send-buffer bound.
  */
-function coalesceWrites(socket: WebSocket): void {
+export function coalesceWrites(socket: WebSocket): void {
   const raw = (socket as unknown as { _socket?: Duplex })._socket;
   if (raw === undefined) return;
   type Callback = (error?: Error | null) => void;

@@ -51,6 +51,19 @@ describe('WEFT_CACHE_BYTES', () => {
   });
 });
 
+describe('WEFT_HEAP_GROWTH_PERCENT', () => {
+  it('defaults to 20 and takes an integer from 0 (V8 chooses) to 300', () => {
+    expect(loadConfig({}).heapGrowthPercent).toBe(20);
+    expect(loadConfig({ WEFT_HEAP_GROWTH_PERCENT: '0' }).heapGrowthPercent).toBe(0);
+    expect(loadConfig({ WEFT_HEAP_GROWTH_PERCENT: '300' }).heapGrowthPercent).toBe(300);
+    for (const bad of ['-1', '301', '1.5', '20%']) {
+      expect(problems({ WEFT_HEAP_GROWTH_PERCENT: bad })).toEqual([
+        `WEFT_HEAP_GROWTH_PERCENT must be an integer from 0 to 300 (got "${bad}")`,
+      ]);
+    }
+  });
+});
+
 describe('/metrics: the thread cache', () => {
   it('reports estimated bytes under WEFT_CACHE_BYTES, threads held, hits, misses and evictions', async () => {
     const bound = 20_000;
