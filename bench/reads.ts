@@ -17,11 +17,17 @@
  * Options: `--quick` (or WEFT_BENCH_READS_QUICK=1) smaller sizes for a smoke check (the targets
  * are for the full sizes); `--sections=thread,threads,replay,rss,approvals,search` (or
  * WEFT_BENCH_READS_SECTIONS); `--backends=sqlite,postgres` (or WEFT_BENCH_READS_BACKENDS).
+ *
+ * When a run has more than one section, each (backend, section) runs in a child process of its
+ * own: the replay section's server shares its process with the probe, and after the builds of
+ * the sections before it that process held 800 MiB whose collection showed in the probe's p99.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { fmt, printTable, type Row } from './harness.js';
 import { runApprovals } from './reads/approvals.js';
 import {
@@ -50,6 +56,34 @@ const SECTIONS: Record<string, Section> = {
   approvals: runApprovals,
   search: runSearch,
 };
+
+/** Where a child run writes its section's result (set by the parent; see runInChild). */
+const CHILD_RESULT = 'WEFT_BENCH_READS_CHILD_RESULT';
+const RUN = fileURLToPath(new URL('./run.ts', import.meta.url));
+
+/** One section on one backend in a fresh process; its result as the child wrote it. */
+async function runInChild(
+  backend: BackendName,
+  name: string,
+  root: string,
+  quick: boolean,
+): Promise<SectionResult> {
+  const out = join(root, `${backend}-${name}.json`);
+  const args = ['--import', 'tsx', RUN, 'reads', `--sections=${name}`, `--backends=${backend}`];
+  if (quick) args.push('--quick');
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, [CHILD_RESULT]: out },
+    stdio: 'inherit',
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  let text: string;
+  try {
+    text = readFileSync(out, 'utf8');
+  } catch {
+    throw new Error(`the ${backend} ${name} child exited with ${code} and wrote no result`);
+  }
+  return JSON.parse(text) as SectionResult;
+}
 
 function option(argv: readonly string[], name: string, env: string): string | undefined {
   const arg = argv.find((a) => a.startsWith(`--${name}=`));
@@ -101,7 +135,15 @@ export async function runReadsBench(
         log(`${backend}: section ${name}`);
         const t0 = performance.now();
         try {
-          const result = await SECTIONS[name]!(backend, root, sizes);
+          const alone = sections.length === 1 && backends.length === 1;
+          const result = alone
+            ? await SECTIONS[name]!(backend, root, sizes)
+            : await runInChild(backend, name, root, quick);
+          const resultFile = process.env[CHILD_RESULT];
+          if (alone && resultFile !== undefined) {
+            writeFileSync(resultFile, JSON.stringify(result));
+            return;
+          }
           rows.push(...result.rows);
           notes.push(...result.notes.map((n) => `${name}: ${n}`));
         } catch (error) {
