@@ -117,6 +117,9 @@ export async function runReadsBench(
   const root = mkdtempSync(join(tmpdir(), 'weft-bench-reads-'));
   const started = performance.now();
   const timings: Row[] = [];
+  // One section on one backend runs here; a run of more gives each its own process.
+  const alone = sections.length === 1 && backends.length === 1;
+  const resultFile = process.env[CHILD_RESULT];
   log(
     `${quick ? 'QUICK run (smaller sizes: a smoke check, not the figures the targets are for)' : 'full sizes'}; files under ${root}`,
   );
@@ -135,11 +138,9 @@ export async function runReadsBench(
         log(`${backend}: section ${name}`);
         const t0 = performance.now();
         try {
-          const alone = sections.length === 1 && backends.length === 1;
           const result = alone
             ? await SECTIONS[name]!(backend, root, sizes)
             : await runInChild(backend, name, root, quick);
-          const resultFile = process.env[CHILD_RESULT];
           if (alone && resultFile !== undefined) {
             writeFileSync(resultFile, JSON.stringify(result));
             return;

@@ -3,8 +3,8 @@
  * threads are built through the engine here (appendNodes batches, a few threads at once), then
  * `weft serve` is started as a child process the way a deployment runs it, from the compiled
  * package (`npm run build`, then `node bin/weft.js serve`; see docs/deployment.md), with
- * WEFT_CACHE_BYTES passed on (and WEFT_HEAP_GROWTH_PERCENT, when set), and `thread(id) { state }` (the AgentState export: every node) is
- * read for each thread once, one after another. RSS is read from /proc/<pid>/status of that
+ * WEFT_CACHE_BYTES passed on (and WEFT_HEAP_GROWTH_PERCENT, when set), and `thread(id) { state }`
+ * (the AgentState export: every node) is read for each thread once, one after another. RSS is read from /proc/<pid>/status of that
  * process: VmRSS after the reads, VmHWM (its peak) as context.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';

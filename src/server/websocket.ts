@@ -257,14 +257,12 @@ export function coalesceWrites(socket: WebSocket): void {
   const raw = (socket as unknown as { _socket?: Duplex })._socket;
   if (raw === undefined) return;
   type Callback = (error?: Error | null) => void;
-  const original = raw.write as (chunk: unknown, encoding?: unknown, callback?: unknown) => boolean;
-  const write = original.bind(raw) as (chunk: Buffer, callback?: Callback) => boolean;
+  const write = raw.write as (chunk: unknown, encoding?: unknown, callback?: unknown) => boolean;
   const end = raw.end.bind(raw) as (...args: unknown[]) => Duplex;
+  // The turn's frames; a flush is scheduled whenever there are any.
   let chunks: Buffer[] = [];
   let callbacks: Callback[] = [];
-  let scheduled = false;
   const flush = () => {
-    scheduled = false;
     if (chunks.length === 0) return;
     const out = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
     const waiting = callbacks;
@@ -275,30 +273,26 @@ export function coalesceWrites(socket: WebSocket): void {
       for (const callback of waiting) callback(gone);
       return;
     }
-    write(
+    write.call(
+      raw,
       out,
       waiting.length === 0
         ? undefined
-        : (error) => {
+        : (error: Error | null | undefined) => {
             for (const callback of waiting) callback(error);
           },
     );
   };
   raw.write = ((chunk: unknown, encoding?: unknown, callback?: unknown) => {
+    if (raw.destroyed || raw.writableEnded) return write.call(raw, chunk, encoding, callback);
     const done = (typeof encoding === 'function' ? encoding : callback) as Callback | undefined;
-    if (raw.destroyed || raw.writableEnded) {
-      return original.call(raw, chunk, encoding, callback);
-    }
+    if (chunks.length === 0) setImmediate(flush);
     chunks.push(
       typeof chunk === 'string'
         ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
         : (chunk as Buffer),
     );
     if (done !== undefined) callbacks.push(done);
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
     return !raw.writableNeedDrain;
   }) as Duplex['write'];
   // What this turn holds goes out before the end of the stream (ws ends it after a close frame).
