@@ -5,6 +5,7 @@
  */
 import { parseDatabaseUrl } from '../migrate/database-url.js';
 import { createPostgresPrisma, type PostgresPrismaClient } from './postgres.js';
+import { attachPostgresReader, type PostgresReader } from './postgres-reader.js';
 import { createSqlitePrisma, type SqlitePrismaClient } from './sqlite.js';
 import { attachSqliteReader, type SqliteReader } from './sqlite-reader.js';
 
@@ -23,7 +24,12 @@ export type WeftPrisma =
       /** Where raw SELECTs run (sqlite-reader.ts); without one, on the Prisma client. */
       reader?: SqliteReader;
     }
-  | { provider: 'postgres'; prisma: PostgresPrismaClient };
+  | {
+      provider: 'postgres';
+      prisma: PostgresPrismaClient;
+      /** Where raw SELECTs run (postgres-reader.ts); without one, on the Prisma client. */
+      reader?: PostgresReader;
+    };
 
 /** A SQLite client with its read connection (closed with the client). */
 export function createSqliteWeft(path: string): WeftPrisma {
@@ -36,5 +42,11 @@ export function createPrisma(databaseUrl: string): WeftPrisma {
   const target = parseDatabaseUrl(databaseUrl);
   return target.provider === 'sqlite'
     ? createSqliteWeft(target.path)
-    : { provider: 'postgres', prisma: createPostgresPrisma(target.url) };
+    : createPostgresWeft(target.url);
+}
+
+/** A Postgres client with its read pool (closed with the client). */
+export function createPostgresWeft(url: string): WeftPrisma {
+  const prisma = createPostgresPrisma(url);
+  return { provider: 'postgres', prisma, reader: attachPostgresReader(prisma, url) };
 }

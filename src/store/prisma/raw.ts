@@ -30,6 +30,9 @@ export const rawQuery = (
         return Promise.reject(error);
       }
     }
+  } else if (weft.reader !== undefined) {
+    const rows = weft.reader.all(textFor(weft, text), values);
+    if (rows !== undefined) return rows;
   }
   return (weft.prisma as unknown as RawQueryClient).$queryRawUnsafe(textFor(weft, text), ...values);
 };

@@ -1,0 +1,111 @@
+/**
+ * The read pool of a Postgres database: `pg` itself, beside the Prisma client, for the store's
+ * raw `SELECT`s (as sqlite-reader.ts is for SQLite). Through Prisma, every row of a raw query
+ * went through its query interpreter's result mapping — each value tagged, copied and untagged
+ * again — which cost more than the statement on the small, indexed reads a page makes, and on a
+ * whole log (a cold `state`) left several copies of its text to collect. Here rows come back
+ * as the driver parses them, with the two types Prisma maps differently mapped as Prisma does
+ * (below), so the tables' decoders (src/store/tables) take them unchanged.
+ *
+ * The pool connects on first use, holds at most `max` connections and lets idle ones go; it
+ * reads what is committed, as Prisma's pool did (raw reads never ran inside a transaction).
+ * Values the driver would bind differently from Prisma's adapter are left to Prisma.
+ */
+import pg from 'pg';
+
+/** Connections of the read pool at most (Prisma's own pool keeps pg's default, 10). */
+const DEFAULT_MAX_CONNECTIONS = 8;
+const TIMESTAMP_OID = 1114;
+const INT8_OID = 20;
+
+export interface PostgresReader {
+  /** The rows of `text` (`$n` placeholders), or undefined when Prisma must run it. */
+  all(
+    text: string,
+    values: readonly unknown[],
+  ): Promise<Array<Record<string, unknown>>> | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * Parsers for this pool only (pg's are process-wide, and Prisma's adapter has its own needs):
+ * `timestamp(3)` columns hold UTC wall time, which pg would read as local time; `int8` (what
+ * `COUNT(*)` returns) comes back as a bigint, as Prisma returns it, not as a string.
+ */
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === TIMESTAMP_OID) return (text: string) => new Date(`${text.replace(' ', 'T')}Z`);
+    if (oid === INT8_OID) return (text: string) => BigInt(text);
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+/** The form Prisma's pg adapter binds, or NO_BIND. */
+const NO_BIND = Symbol('no-bind');
+function bindable(value: unknown): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return value;
+    case 'bigint':
+      return value.toString();
+    case 'undefined':
+      return null;
+    default:
+      if (value === null || Buffer.isBuffer(value)) return value;
+      if (value instanceof Uint8Array) {
+        return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+      }
+      // UTC, as the columns hold it: pg's own form is local time with an offset, which a
+      // `timestamp` (without time zone) comparison would take as wall time and misread.
+      if (value instanceof Date) return value.toISOString();
+      return NO_BIND;
+  }
+}
+
+export function openPostgresReader(
+  url: string,
+  max: number = DEFAULT_MAX_CONNECTIONS,
+): PostgresReader {
+  let pool: pg.Pool | undefined;
+  const connection = () => {
+    pool ??= new pg.Pool({ connectionString: url, max, types });
+    return pool;
+  };
+  return {
+    all(text, values) {
+      const bound = new Array<unknown>(values.length);
+      for (let i = 0; i < values.length; i++) {
+        const value = bindable(values[i]);
+        if (value === NO_BIND) return undefined;
+        bound[i] = value;
+      }
+      return connection()
+        .query(text, bound)
+        .then((result) => result.rows as Array<Record<string, unknown>>);
+    },
+    async close() {
+      const open = pool;
+      pool = undefined;
+      await open?.end();
+    },
+  };
+}
+
+/**
+ * A reader for `client` (a Prisma client on the database at `url`), closed when the client is
+ * disconnected: every owner of a store's client already disconnects it, so none needs to know.
+ */
+export function attachPostgresReader(
+  client: { $disconnect(): Promise<void> },
+  url: string,
+): PostgresReader {
+  const reader = openPostgresReader(url);
+  const disconnect = client.$disconnect.bind(client);
+  client.$disconnect = async () => {
+    await reader.close();
+    await disconnect();
+  };
+  return reader;
+}
