@@ -12,6 +12,7 @@
  * Values the driver would bind differently from Prisma's adapter are left to Prisma.
  */
 import pg from 'pg';
+import { bindAll, closeWithClient, NO_BIND } from './reader-binding.js';
 
 /** Connections of the read pool at most (Prisma's own pool keeps pg's default, 10). */
 const DEFAULT_MAX_CONNECTIONS = 8;
@@ -41,7 +42,6 @@ const types = {
 } as pg.CustomTypesConfig;
 
 /** The form Prisma's pg adapter binds, or NO_BIND. */
-const NO_BIND = Symbol('no-bind');
 function bindable(value: unknown): unknown {
   switch (typeof value) {
     case 'string':
@@ -75,12 +75,8 @@ export function openPostgresReader(
   };
   return {
     all(text, values) {
-      const bound = new Array<unknown>(values.length);
-      for (let i = 0; i < values.length; i++) {
-        const value = bindable(values[i]);
-        if (value === NO_BIND) return undefined;
-        bound[i] = value;
-      }
+      const bound = bindAll(values, bindable);
+      if (bound === undefined) return undefined;
       return connection()
         .query(text, bound)
         .then((result) => result.rows as Array<Record<string, unknown>>);
@@ -93,19 +89,12 @@ export function openPostgresReader(
   };
 }
 
-/**
- * A reader for `client` (a Prisma client on the database at `url`), closed when the client is
- * disconnected: every owner of a store's client already disconnects it, so none needs to know.
- */
+/** A reader for `client` (a Prisma client on the database at `url`), closed with it. */
 export function attachPostgresReader(
   client: { $disconnect(): Promise<void> },
   url: string,
 ): PostgresReader {
   const reader = openPostgresReader(url);
-  const disconnect = client.$disconnect.bind(client);
-  client.$disconnect = async () => {
-    await reader.close();
-    await disconnect();
-  };
+  closeWithClient(client, reader.close);
   return reader;
 }

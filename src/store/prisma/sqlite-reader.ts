@@ -11,6 +11,7 @@
  * did. Statements that return no rows, and values the driver cannot bind, are left to Prisma.
  */
 import Database from 'better-sqlite3';
+import { bindAll, closeWithClient, NO_BIND } from './reader-binding.js';
 import { SQLITE_BUSY_TIMEOUT_MS } from './sqlite-pragmas.js';
 
 /** Prepared statements kept per connection; the oldest is dropped past this. */
@@ -23,7 +24,6 @@ export interface SqliteReader {
 }
 
 /** The form better-sqlite3 binds (Prisma's SQLite adapter binds the same forms), or NO_BIND. */
-const NO_BIND = Symbol('no-bind');
 function bindable(value: unknown): unknown {
   switch (typeof value) {
     case 'string':
@@ -67,12 +67,8 @@ export function openSqliteReader(path: string): SqliteReader {
   };
   return {
     all(text, values) {
-      const bound = new Array<unknown>(values.length);
-      for (let i = 0; i < values.length; i++) {
-        const value = bindable(values[i]);
-        if (value === NO_BIND) return undefined;
-        bound[i] = value;
-      }
+      const bound = bindAll(values, bindable);
+      if (bound === undefined) return undefined;
       const statement = statementFor(text);
       if (statement === null) return undefined;
       return statement.all(...bound) as Array<Record<string, unknown>>;
@@ -85,16 +81,9 @@ export function openSqliteReader(path: string): SqliteReader {
   };
 }
 
-/**
- * A reader for `client` (a Prisma client on the file at `path`), closed when the client is
- * disconnected: every owner of a store's client already disconnects it, so none needs to know.
- */
+/** A reader for `client` (a Prisma client on the file at `path`), closed with it. */
 export function attachSqliteReader(client: { $disconnect(): Promise<void> }, path: string) {
   const reader = openSqliteReader(path);
-  const disconnect = client.$disconnect.bind(client);
-  client.$disconnect = async () => {
-    reader.close();
-    await disconnect();
-  };
+  closeWithClient(client, reader.close);
   return reader;
 }
