@@ -240,11 +240,26 @@ describeWithBrowser('Weft Console', () => {
     await reader.close();
   });
 
-  it('shows runs with their status and budget', async () => {
+  it('shows runs with their status and budget, a page at a time', async () => {
     await page.goto(`${s.base}/console/#/runs`);
     await page.locator('[data-run-id="run-approve"][data-run-status="RUNNING"]').waitFor();
     await page.locator('[data-run-id="run-readonly"][data-run-status="WAITING"]').waitFor();
     await page.screenshot({ path: join(SHOTS, 'runs.png') });
+    // Past one page (20 runs with their breakdowns is near the complexity limit): Show more.
+    await createThread('many-runs', null);
+    for (let i = 0; i < 21; i++) {
+      await s.gql(
+        'mutation ($r: ID!) { startRun(input: { threadId: "many-runs", goal: "g", runId: $r }) { __typename } }',
+        { r: `many-${i}` },
+      );
+    }
+    const total = (await s.gql('{ runs(first: 1) { totalCount } }')).runs.totalCount;
+    expect(total).toBeGreaterThan(20);
+    await page.reload();
+    await page.locator('[data-run-id="many-20"]').waitFor();
+    expect(await page.locator('[data-run-id]').count()).toBe(20);
+    await page.getByRole('button', { name: 'Show 20 more runs' }).click();
+    await expect.poll(() => page.locator('[data-run-id]').count()).toBe(total);
   });
 
   it('opens a 10,000-node thread and pans and zooms it', async () => {
