@@ -1,12 +1,11 @@
 /**
- * The console's shell: the key prompt (keyed mode), the scope probe, the header (views, live
- * state) and the routed view.
+ * The console's shell: the key prompt (keyed mode), what the key may do (`viewer { scopes }`),
+ * the header (views, live state) and the routed view.
  */
-import type { Client } from '@urql/core';
 import { Provider } from '@urql/preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { checkAccess, createConsoleClient, type Live, storedKey, storeKey } from './client';
-import { ConsoleProbeApproveDocument, ConsoleProbeWriteDocument } from './generated/graphql';
+import { ConsoleViewerDocument } from './generated/graphql';
 import { LiveContext, type Scopes, ScopesContext, useLive, useScopes } from './live';
 import { href, useRoute } from './router';
 import { ApprovalsView } from './views/approvals';
@@ -91,23 +90,20 @@ function KeyPrompt({ rejected, onKey }: { rejected: boolean; onKey: (key: string
   );
 }
 
-/** Whether a probe mutation was refused for want of a scope. */
-async function allowed(client: Client, document: typeof ConsoleProbeWriteDocument) {
-  const result = await client.mutation(document, {}, { requestPolicy: 'network-only' }).toPromise();
-  return !result.error?.graphQLErrors.some((e) => e.extensions?.code === 'FORBIDDEN');
-}
-
 function Connected({ apiKey, onSignOut }: { apiKey: string | undefined; onSignOut: () => void }) {
   const { client, live } = useMemo(() => createConsoleClient(apiKey), [apiKey]);
   const [scopes, setScopes] = useState<Scopes | undefined>(undefined);
   useEffect(() => {
     let cancelled = false;
-    Promise.all([
-      allowed(client, ConsoleProbeWriteDocument),
-      allowed(client, ConsoleProbeApproveDocument as never),
-    ]).then(([write, approve]) => {
-      if (!cancelled) setScopes({ read: true, write, approve });
-    });
+    client
+      .query(ConsoleViewerDocument, {}, { requestPolicy: 'network-only' })
+      .toPromise()
+      .then((result) => {
+        // Unanswered (an older server): show only what every key may try, reading.
+        const held = new Set<string>(result.data?.viewer.scopes ?? []);
+        if (!cancelled)
+          setScopes({ read: true, write: held.has('WRITE'), approve: held.has('APPROVE') });
+      });
     return () => {
       cancelled = true;
     };

@@ -114,8 +114,12 @@ export class CausalGraphView {
   }
 
   setFrontier(ids: readonly string[]): void {
+    const before = this.frontier;
     this.frontier = new Set(ids);
-    this.graph.forEachNode((id) => this.decorate(id));
+    // Only the nodes that joined or left it: a live thread's frontier is refreshed every second.
+    for (const id of new Set([...before, ...this.frontier])) {
+      if (before.has(id) !== this.frontier.has(id) && this.graph.hasNode(id)) this.decorate(id);
+    }
   }
 
   /** Time travel: only `ids` are drawn (null: all). */
@@ -173,9 +177,13 @@ export class CausalGraphView {
     this.renderer = undefined;
   }
 
+  /**
+   * Creates the renderer, even for an empty graph: making sigma's WebGL contexts and compiling its
+   * programs holds the page for hundreds of milliseconds with a software GL, which belongs to
+   * opening the thread, not to the first live append (every event behind it waited).
+   */
   private render(): void {
     if (this.renderer !== undefined) return;
-    if (this.graph.order === 0) return;
     const large = this.graph.order > LARGE;
     this.renderer = new Sigma(this.graph, this.container, {
       defaultNodeType: 'border',
@@ -191,6 +199,25 @@ export class CausalGraphView {
       maxCameraRatio: 10,
     });
     this.renderer.on('clickNode', ({ node }) => this.onSelect(node));
+    this.warmUp(this.renderer);
+  }
+
+  /**
+   * Draws one invisible node and edge once when the graph has no edge yet. The GL driver builds a
+   * program's pipeline at its first real draw; with a software GL (no GPU, as in headless
+   * Chromium) that took 150–300 ms of a held page at the first live append, each event behind it
+   * waiting. Done here, it is part of opening the thread.
+   */
+  private warmUp(renderer: Sigma): void {
+    if (this.graph.size > 0) return;
+    const [a, b] = ['\u0000warm-a', '\u0000warm-b'];
+    const invisible = { size: 4, color: 'rgba(0,0,0,0)', borderColor: 'rgba(0,0,0,0)', label: '' };
+    this.graph.addNode(a, { ...invisible, x: 0, y: 0 });
+    this.graph.addNode(b, { ...invisible, x: 1, y: 1 });
+    this.graph.addDirectedEdge(a, b, { color: 'rgba(0,0,0,0)', size: 1 });
+    renderer.refresh();
+    this.graph.dropNode(a);
+    this.graph.dropNode(b);
   }
 
   private attributes(node: GraphNode) {
@@ -249,8 +276,11 @@ export class CausalGraphView {
           : taint === 'derived'
             ? DERIVED_TAINT
             : (KIND_COLOURS[kind] ?? '#334155'),
-      highlighted: frontier || selected,
-      forceLabel: selected,
+      // Sigma draws highlighted nodes on a layer of their own (another WebGL context and a
+      // shadowed 2D label box, redrawn every frame): kept for the selected node; the frontier is
+      // marked by its size and a label, or its first refresh held the page for hundreds of ms.
+      highlighted: selected,
+      forceLabel: frontier || selected,
       zIndex: selected ? 2 : frontier ? 1 : 0,
     });
   }

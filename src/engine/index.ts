@@ -7,6 +7,7 @@ import { createCheckpointCommands } from './checkpoint-commands.js';
 import { createDeadlineCommands } from './deadlines.js';
 import { createRuntime } from './engine.js';
 import { createRunCommands } from './run-commands.js';
+import { runsAt } from './runs-at.js';
 import { answeredAs, locateThread } from './tenancy.js';
 import { createThreadCommands } from './thread-commands.js';
 import type { Engine, EngineOptions } from './types.js';
@@ -56,6 +57,7 @@ export function createEngine(options: EngineOptions): Engine {
       const at = await locateThread(rt.tenants, threadId, tenant);
       return at.ok ? answeredAs(await rt.load(at.value.key, true), at.value) : at;
     },
+    runsAt: (threadId: string, index: number) => runsAt(rt, tenant, threadId, index),
     tenant,
     forTenant,
     store: rt.store,

@@ -164,6 +164,8 @@ export interface Reads {
   walks(keys: readonly WalkKey[]): Promise<Array<string[]>>;
   spend(threadId: string): Promise<Result<ThreadSpend>>;
   stateAt(threadId: string, index?: number): Promise<Result<StateAt>>;
+  /** The thread's runs after its first `index` entries, in the order they were started. */
+  runsAt(threadId: string, index: number): Promise<Result<RunView[]>>;
   verify(threadId: string, strict: boolean): Promise<Result<VerifyReport>>;
   diff(a: string, b: string): Promise<Result<ThreadDiffView>>;
   /**
@@ -411,6 +413,24 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
     },
 
     stateAt: (threadId, index) => engine.stateAt(threadId, index),
+
+    async runsAt(threadId, index) {
+      const at = await engine.runsAt(threadId, index);
+      if (!at.ok) return at;
+      const date = (iso: string | undefined) => (iso === undefined ? null : new Date(iso));
+      return ok(
+        at.value.runs.map(({ run, logIndex }) => ({
+          threadId: at.value.threadId,
+          id: run.run_id,
+          status: run.status,
+          createdAt: new Date(run.created_at),
+          updatedAt: new Date(run.updated_at),
+          startedAt: date(run.started_at),
+          logIndex,
+          state: run,
+        })),
+      );
+    },
 
     verify: (threadId, strict) => engine.verify(threadId, { strict }),
 

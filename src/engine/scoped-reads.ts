@@ -216,6 +216,12 @@ export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string)
       ),
     spend: (threadId) => orNotFound(threadId, (key) => reads.spend(key)),
     stateAt: (threadId, index) => orNotFound(threadId, (key) => reads.stateAt(key, index), named),
+    runsAt: (threadId, index) =>
+      orNotFound(
+        threadId,
+        (key) => reads.runsAt(key, index),
+        (runs) => runs.map(named),
+      ),
     verify: (threadId, strict) => orNotFound(threadId, (key) => reads.verify(key, strict)),
     diff: async (a, b) => {
       const [ka, kb] = [await keyOf(a), await keyOf(b)];

@@ -9,6 +9,7 @@ import type {
   ThreadMachineOptions,
   ThreadState,
 } from '../core/thread/index.js';
+import type { RunAsOf } from '../core/thread/runs-at.js';
 import type { RunKey, ThreadStore, ThreadStoreOptions } from '../store/read-model/index.js';
 import type { ThreadTenants } from './tenancy.js';
 import type { ThreadCacheStats } from './thread-cache.js';
@@ -236,6 +237,14 @@ export interface StateAt {
   agentState: AgentState;
 }
 
+export interface RunsAt {
+  threadId: string;
+  /** The log length the runs are as of. */
+  index: number;
+  /** In the order they were started, each with the index of the last entry that changed it. */
+  runs: RunAsOf[];
+}
+
 export interface DeadlineSweepInput {
   /** At most this many due runs (default 100, at most 10,000); `next` then continues. */
   limit?: number;
@@ -300,6 +309,8 @@ export interface Engine {
   verify(threadId: string, options?: { strict?: boolean }): Promise<Result<VerifyReport>>;
   /** The state after the first `index` entries (default: all): nearest snapshot + replay of the rest. */
   stateAt(threadId: string, index?: number): Promise<Result<StateAt>>;
+  /** The runs after the first `index` entries (a replay of that prefix). */
+  runsAt(threadId: string, index: number): Promise<Result<RunsAt>>;
   /** The latest state (from the cache when current). */
   getState(threadId: string): Promise<Result<ThreadState>>;
   /**

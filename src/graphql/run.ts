@@ -179,6 +179,16 @@ builder.objectField(ThreadRef, 'runs', (t) =>
   }),
 );
 
+builder.objectField(ThreadRef, 'runsAt', (t) =>
+  t.field({
+    type: [RunRef],
+    description:
+      'Time travel: the runs of the thread as of its first `atIndex` log entries (as `state(atIndex:)` shows the graph), in the order they were started, each as it was then (`logIndex`: the last entry before `atIndex` that changed it). Replays those entries.',
+    args: { atIndex: t.arg.int({ required: true }) },
+    resolve: async (th, { atIndex }, ctx) => unwrapResult(await ctx.reads.runsAt(th.id, atIndex)),
+  }),
+);
+
 builder.objectField(CausalNodeRef, 'run', (t) =>
   t.field({
     type: RunRef,

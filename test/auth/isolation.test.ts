@@ -143,6 +143,12 @@ const QUERIES: Record<string, () => Promise<number>> = {
     expect(codes(r)).toEqual(['NOT_FOUND']);
     return 1;
   },
+  viewer: async () => {
+    // Names no thread: B learns its own key's scopes, nothing of A's (an admin key).
+    const r = await t.gql(keyB, '{ viewer { scopes } }');
+    expect([...r.data.viewer.scopes].sort()).toEqual(['APPROVE', 'READ', 'WRITE']);
+    return 1;
+  },
   diffThreads: async () => {
     for (const order of ['a-first', 'b-first']) {
       const r = (await same((ids) =>

@@ -1,7 +1,7 @@
 /**
  * The Weft Console in headless Chromium against a real keyed server on SQLite (issue 17): the
  * thread list is live, a thread draws one graph element per node, the time-travel slider shows
- * exactly the nodes of `state(atIndex: k)`, an approval requested through the API appears in the
+ * exactly the nodes of `state(atIndex: k)` and the runs of `runsAt(atIndex: k)`, an approval requested through the API appears in the
  * inbox live and approving it in the page moves the run on, a read-only key gets no approve
  * control, a 10,000-node thread opens and pans and zooms, a server restart shows as reconnecting
  * and the page resumes with no gap and no repeat, no request leaves the origin, and
@@ -105,11 +105,23 @@ describeWithBrowser('Weft Console', () => {
     await s.gql(
       'mutation { remember(input: { threadId: "research", type: "memory", key: "tone", content: "concise" }) { __typename } }',
     );
+    // A run started at index 7 and cancelled at 8: as of 8 it is running, now it is not.
+    await s.gql(
+      'mutation { startRun(input: { threadId: "research", goal: "check the forecast", runId: "run-early" }) { __typename } }',
+    );
+    const cancelled = await s.gql(
+      'mutation { cancelRun(input: { runId: "run-early", threadId: "research", reason: "superseded" }) { __typename } }',
+    );
+    expect(cancelled.cancelRun.__typename).toBe('CancelRunSuccess');
     chromium = await launchChromium({
       viewport: { width: 1280, height: 900 },
       extraArgs: [`--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE ${new URL(s.base).hostname}`],
     });
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage());
+    // The console hands its graph to automation only when asked (see views/thread.tsx).
+    await page.addInitScript(() => {
+      (window as unknown as { weftConsoleAutomation: boolean }).weftConsoleAutomation = true;
+    });
     await watch(page, s.base, watched);
   });
 
@@ -136,7 +148,20 @@ describeWithBrowser('Weft Console', () => {
     expect(await page.locator('#api-key').count()).toBe(0);
   });
 
-  it('draws one graph element per node, live, and the slider shows exactly state(atIndex: k)', async () => {
+  const runsAt = async (threadId: string, atIndex: number) =>
+    (
+      (
+        await s.gql(
+          'query ($id: ID!, $k: Int!) { thread(id: $id) { runsAt(atIndex: $k) { id status } } }',
+          {
+            id: threadId,
+            k: atIndex,
+          },
+        )
+      ).thread.runsAt as Array<{ id: string; status: string }>
+    ).map((r) => [r.id, r.status]);
+
+  it('draws one graph element per node, live, and the slider shows exactly state(atIndex: k) and its runs', async () => {
     await page.goto(`${s.base}/console/#/thread/research`);
     const graph = page.locator('.graph[data-graph-state="ready"]');
     await graph.waitFor({ timeout: 20_000 });
@@ -144,16 +169,30 @@ describeWithBrowser('Weft Console', () => {
     // A node appended through the API is drawn without a reload.
     const [late] = await append('research', [{ kind: 'ANSWER', payload: 'It rains a lot.' }]);
     await expect.poll(() => drawn(page), { timeout: 10_000 }).toContain(late);
-    await page.locator(`[data-event-index="7"]`).waitFor();
+    const length = (await s.gql('{ thread(id: "research") { logLength } }')).thread.logLength;
+    await page.locator(`[data-event-index="${length - 1}"]`).waitFor();
     expect(await drawn(page)).toEqual(await stateIds('research'));
     await page.screenshot({ path: join(SHOTS, 'thread.png'), fullPage: true });
 
     const slider = page.locator('#travel');
-    for (const k of [1, 3, 5]) {
+    const shownRuns = (k: number) =>
+      page
+        .locator(`[data-runs-at="${k}"] [data-run-id]`)
+        .evaluateAll((cards) =>
+          cards.map((c) => [
+            (c as HTMLElement).dataset.runId,
+            (c as HTMLElement).dataset.runStatus,
+          ]),
+        );
+    for (const k of [1, 3, 5, 8]) {
       await slider.fill(String(k));
       await page.locator(`#travel[data-shown-index="${k}"]`).waitFor({ timeout: 10_000 });
       expect(await drawn(page), `index ${k}`).toEqual(await stateIds('research', k));
+      await page.locator(`[data-runs-at="${k}"]`).waitFor({ timeout: 10_000 });
+      expect(await shownRuns(k), `runs at ${k}`).toEqual(await runsAt('research', k));
     }
+    // As of 8 the run had started and not yet been cancelled.
+    expect(await shownRuns(8)).toEqual([['run-early', 'RUNNING']]);
     await page.screenshot({ path: join(SHOTS, 'time-travel.png'), fullPage: true });
     await page.getByRole('button', { name: 'Back to now' }).click();
     await page.locator('#travel[data-shown-index="live"]').waitFor();
@@ -195,15 +234,32 @@ describeWithBrowser('Weft Console', () => {
     await reader.goto(`${s.base}/console/#/thread/research`);
     await reader.locator('.graph[data-graph-state="ready"]').waitFor({ timeout: 20_000 });
     expect(await reader.getByRole('button', { name: /^Fork at index/ }).count()).toBe(0);
+    // A page not driven as automation gets no handle on the console's internals.
+    expect(await reader.evaluate(() => 'weftConsole' in window)).toBe(false);
     expect(mine).toEqual({ foreign: [], errors: [] });
     await reader.close();
   });
 
-  it('shows runs with their status and budget', async () => {
+  it('shows runs with their status and budget, a page at a time', async () => {
     await page.goto(`${s.base}/console/#/runs`);
     await page.locator('[data-run-id="run-approve"][data-run-status="RUNNING"]').waitFor();
     await page.locator('[data-run-id="run-readonly"][data-run-status="WAITING"]').waitFor();
     await page.screenshot({ path: join(SHOTS, 'runs.png') });
+    // Past one page (20 runs with their breakdowns is near the complexity limit): Show more.
+    await createThread('many-runs', null);
+    for (let i = 0; i < 21; i++) {
+      await s.gql(
+        'mutation ($r: ID!) { startRun(input: { threadId: "many-runs", goal: "g", runId: $r }) { __typename } }',
+        { r: `many-${i}` },
+      );
+    }
+    const total = (await s.gql('{ runs(first: 1) { totalCount } }')).runs.totalCount;
+    expect(total).toBeGreaterThan(20);
+    await page.reload();
+    await page.locator('[data-run-id="many-20"]').waitFor();
+    expect(await page.locator('[data-run-id]').count()).toBe(20);
+    await page.getByRole('button', { name: 'Show 20 more runs' }).click();
+    await expect.poll(() => page.locator('[data-run-id]').count()).toBe(total);
   });
 
   it('opens a 10,000-node thread and pans and zooms it', async () => {

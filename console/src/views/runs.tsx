@@ -1,13 +1,15 @@
 /**
  * Runs: status and lifecycle, retries, the compensation stack, budget meters (tokens and USD
  * against their limits, thresholds crossed) and spend per model and per node; live from
- * runStatusChanged (the normalised cache updates each run in place).
+ * runStatusChanged (the normalised cache updates each run in place), in pages; and a thread's
+ * runs as of a log index (time travel, `Thread.runsAt`).
  */
 import { useQuery } from '@urql/preact';
-import { useRef } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import {
   type ConsoleRunFragment,
   ConsoleRunStatusDocument,
+  ConsoleRunsAtDocument,
   ConsoleRunsDocument,
 } from '../generated/graphql';
 import { useFeed } from '../live';
@@ -23,15 +25,44 @@ export function RunsView() {
   );
 }
 
-export function RunsTable({ threadId }: { threadId?: string }) {
+/** Runs per page: a page of runs with their breakdowns is near the schema's complexity limit. */
+const PAGE = 20;
+
+/**
+ * The runs, newest change first (of one thread, or all), live; with `atIndex`, a thread's runs as
+ * they were after its first `atIndex` log entries (time travel).
+ */
+export function RunsTable({ threadId, atIndex }: { threadId?: string; atIndex?: number | null }) {
+  if (threadId !== undefined && atIndex !== undefined && atIndex !== null) {
+    return <RunsAsOf threadId={threadId} atIndex={atIndex} />;
+  }
+  return <RunsPage threadId={threadId} first />;
+}
+
+function RunsPage({
+  threadId,
+  after,
+  first = false,
+}: {
+  threadId?: string | undefined;
+  after?: string;
+  first?: boolean;
+}) {
   const [result, refetch] = useQuery({
     query: ConsoleRunsDocument,
-    variables: { first: 20, ...(threadId === undefined ? {} : { filter: { threadId } }) },
+    variables: {
+      first: PAGE,
+      ...(after === undefined ? {} : { after }),
+      ...(threadId === undefined ? {} : { filter: { threadId } }),
+    },
   });
+  const [more, setMore] = useState(false);
   const pending = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  // The first page follows status changes (a changed run moves to the top); the runs of later
+  // pages update in place through the normalised cache.
   useFeed(
     ConsoleRunStatusDocument,
-    () => (threadId === undefined ? {} : { threadId }),
+    () => (!first ? null : threadId === undefined ? {} : { threadId }),
     () => {
       if (pending.current !== undefined) return;
       pending.current = setTimeout(() => {
@@ -39,16 +70,55 @@ export function RunsTable({ threadId }: { threadId?: string }) {
         refetch({ requestPolicy: 'network-only' });
       }, 100);
     },
-    [threadId],
+    [threadId, first],
   );
   if (result.error) return <p class="error">{result.error.message}</p>;
-  const runs = result.data?.runs.edges.map((e) => e.node) ?? [];
-  if (result.data && runs.length === 0) return <p>No runs.</p>;
-  return (
-    <div class="runs">
-      {result.data && <p class="counts">{result.data.runs.totalCount} runs</p>}
+  const page = result.data?.runs;
+  const runs = page?.edges.map((e) => e.node) ?? [];
+  if (first && page && runs.length === 0) return <p>No runs.</p>;
+  const list = (
+    <>
       {runs.map((run) => (
         <RunCard key={`${run.threadId}/${run.id}`} run={run} showThread={threadId === undefined} />
+      ))}
+      {page?.pageInfo.hasNextPage &&
+        page.pageInfo.endCursor &&
+        (more ? (
+          <RunsPage threadId={threadId} after={page.pageInfo.endCursor} />
+        ) : (
+          <button type="button" onClick={() => setMore(true)}>
+            Show {PAGE} more runs
+          </button>
+        ))}
+    </>
+  );
+  if (!first) return list;
+  return (
+    <div class="runs">
+      {page && <p class="counts">{page.totalCount} runs</p>}
+      {list}
+    </div>
+  );
+}
+
+function RunsAsOf({ threadId, atIndex }: { threadId: string; atIndex: number }) {
+  const [result] = useQuery({
+    query: ConsoleRunsAtDocument,
+    variables: { id: threadId, atIndex },
+  });
+  if (result.error) return <p class="error">{result.error.message}</p>;
+  const runs = result.data?.thread?.runsAt;
+  // Until the answer for this index arrives, nothing: the runs of another index would mislead.
+  if (runs === undefined || result.operation?.variables.atIndex !== atIndex) {
+    return <p role="status">Loading the runs as of index {atIndex}…</p>;
+  }
+  return (
+    <div class="runs" data-runs-at={atIndex}>
+      <p class="counts">
+        {runs.length} run{runs.length === 1 ? '' : 's'} as of log index {atIndex}
+      </p>
+      {runs.map((run) => (
+        <RunCard key={`${run.threadId}/${run.id}`} run={run} showThread={false} />
       ))}
     </div>
   );

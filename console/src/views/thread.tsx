@@ -1,7 +1,8 @@
 /**
  * One thread: the causal graph (live), the event timeline (live), the time-travel slider over log
- * indices (graph, frontier and memory as of that index, from `state(atIndex)`), the details of a
- * node, resources and memory with their versions, strict verify, fork at an index, and its runs.
+ * indices (graph, frontier and memory as of that index from `state(atIndex)`, runs from
+ * `runsAt(atIndex)`), the details of a node, resources and memory with their versions, strict
+ * verify, fork at an index, and its runs.
  */
 import { useClient, useQuery } from '@urql/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -29,10 +30,15 @@ const TIMELINE = 200;
 
 declare global {
   interface Window {
-    /** For automation and debugging: what the graph draws now. */
+    /** Set by browser automation before the page loads, to be handed `weftConsole`. */
+    weftConsoleAutomation?: boolean;
+    /** For automation only: what the graph draws now (the browser tests read it). */
     weftConsole?: { graph?: CausalGraphView };
   }
 }
+
+/** Whether automation asked for the graph; a person's page gets no global handle on it. */
+const automated = () => window.weftConsoleAutomation === true;
 
 export function ThreadView({ id }: { id: string }) {
   const client = useClient();
@@ -56,7 +62,7 @@ export function ThreadView({ id }: { id: string }) {
     if (element === null) return;
     const graph = new CausalGraphView(element, (node) => setSelected(node));
     view.current = graph;
-    window.weftConsole = { graph };
+    if (automated()) window.weftConsole = { graph };
     let cancelled = false;
     (async () => {
       const first = await client
@@ -105,7 +111,7 @@ export function ThreadView({ id }: { id: string }) {
     return () => {
       cancelled = true;
       graph.kill();
-      if (window.weftConsole?.graph === graph) window.weftConsole = {};
+      if (automated() && window.weftConsole?.graph === graph) window.weftConsole = {};
     };
   }, [client, id]);
 
@@ -314,8 +320,8 @@ export function ThreadView({ id }: { id: string }) {
         />
       </div>
       <div class="thread-grid">
-        <Section title="Runs">
-          <RunsTable threadId={id} />
+        <Section title={atIndex === null ? 'Runs' : `Runs as of index ${atIndex}`}>
+          <RunsTable threadId={id} atIndex={atIndex} />
         </Section>
         <VerifyPanel id={id} />
       </div>
