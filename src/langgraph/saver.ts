@@ -185,16 +185,14 @@ export class WeftSaver extends BaseCheckpointSaver {
         messageNodes: overlay(index.messageNodes),
         toolCallNodes: overlay(index.toolCallNodes),
       };
-      /** An array item's hash: known for the objects this process read or wrote before. */
+      /** An array item's hash: known for the unchanged objects this process read or wrote. */
       const storeItem = async (item: unknown): Promise<string> => {
-        const known =
-          typeof item === 'object' && item !== null ? index.itemHash.get(item) : undefined;
-        if (known !== undefined && index.values.has(known)) return known;
         const hash = await store(item);
-        if (typeof item === 'object' && item !== null) index.itemHash.set(item, hash);
+        index.items.remember(item, hash);
         return hash;
       };
       const blobs: BlobRecord[] = [];
+      const lists: Array<[string, string[]]> = [];
       const nodes: NodeInput[] = [];
       for (const [channel, version] of Object.entries(newVersions)) {
         // Stored once: a (channel, version) names one value for good (versions are unique).
@@ -204,7 +202,15 @@ export class WeftSaver extends BaseCheckpointSaver {
           blobs.push({ c: channel, v: version, e: 1 });
         } else if (Array.isArray(value)) {
           const hashes: string[] = [];
-          for (const item of value) hashes.push(await storeItem(item));
+          lists.push([versionKey(channel, version), hashes]);
+          for (const item of value) {
+            const known = index.items.hashOf(item);
+            hashes.push(
+              known !== undefined && (index.values.has(known) || known in values)
+                ? known
+                : await storeItem(item),
+            );
+          }
           const baseVersion = parentVersions[channel];
           const base =
             baseVersion === undefined || sameVersion(baseVersion, version)
@@ -242,6 +248,8 @@ export class WeftSaver extends BaseCheckpointSaver {
         data,
         nodes: saved.value.nodes,
       });
+      // The next step's base: known without walking the chain of versions down again.
+      for (const [key, hashes] of lists) index.items.rememberList(key, hashes);
       return {
         configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id },
       };

@@ -2,10 +2,12 @@
  * A Weft thread's checkpoints as the saver reads them: a fold over the thread's log entries
  * (`checkpoint_saved`, `checkpoint_writes_saved`, `checkpoints_cleared`, and the run entries of
  * its approvals), caught up from the engine before every read, so any process sees what every
- * other one wrote. It holds the serialized values, never live objects: every read deserializes.
+ * other one wrote. It holds the serialized values; the array items decoded from them are kept
+ * beside them (ItemCache).
  */
 import type { LogEntry } from '../core/log/index.js';
 import type { Encoded } from './codec.js';
+import { ItemCache } from './items.js';
 
 export type ChannelVersion = number | string;
 
@@ -79,13 +81,8 @@ export class ThreadIndex {
   readonly messageNodes = new Map<string, string>();
   /** Tool call id → its tool_call node. */
   readonly toolCallNodes = new Map<string, string>();
-  /**
-   * Decoded array items by hash, and the hash of each live item object: a long `messages` list is
-   * decoded once and re-encoded never, so a step costs what it adds, not the conversation. The
-   * items are shared between reads (LangGraph treats messages as immutable).
-   */
-  readonly decodedItems = new Map<string, unknown>();
-  readonly itemHash = new WeakMap<object, string>();
+  /** Array items decoded or encoded by this process (see ItemCache). */
+  readonly items = new ItemCache();
   /** The Weft run approvals are requested on (the newest one this saver started). */
   runId: string | undefined;
   approvals: ApprovalState[] = [];
@@ -115,7 +112,7 @@ export class ThreadIndex {
         this.applyNodes(event.nodes);
         return;
       case 'checkpoints_cleared':
-        this.decodedItems.clear();
+        this.items.clear();
         this.checkpoints.clear();
         this.blobs.clear();
         this.writes.clear();
