@@ -86,7 +86,9 @@ export async function pendingWritesOf(
       async (w): Promise<CheckpointPendingWrite> => [
         w.taskId,
         w.channel,
-        await decode(serde, index.values.get(w.hash)!),
+        'l' in w.value
+          ? await decodeItems(serde, index, w.value.l)
+          : await decode(serde, index.values.get(w.value.x)!),
       ],
     ),
   );
@@ -101,7 +103,15 @@ async function valueAt(
   const blob = index.blobs.get(versionKey(channel, version));
   if (blob === undefined || 'e' in blob) return MISSING;
   if ('x' in blob) return decode(serde, index.values.get(blob.x)!);
-  const hashes = itemHashes(index, channel, version)!;
+  return decodeItems(serde, index, itemHashes(index, channel, version)!);
+}
+
+/** A list of items by hash, each decoded once per process (see ItemCache). */
+async function decodeItems(
+  serde: SerializerProtocol,
+  index: ThreadIndex,
+  hashes: readonly string[],
+): Promise<unknown[]> {
   // Items decoded before are taken as they are (no promise each: a long list is mostly these).
   const out: unknown[] = new Array(hashes.length);
   const missing: number[] = [];

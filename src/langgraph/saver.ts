@@ -31,7 +31,13 @@ import { Directory } from './directory.js';
 import { fromEngine, WeftSaverError } from './errors.js';
 import { messageNodes, overlay } from './messages.js';
 import { itemHashes, readTuple } from './reads.js';
-import { type BlobRecord, type ChannelVersion, ThreadIndex, versionKey } from './thread-index.js';
+import {
+  type BlobRecord,
+  type ChannelVersion,
+  ThreadIndex,
+  versionKey,
+  type WriteRecord,
+} from './thread-index.js';
 
 export interface WeftSaverOptions {
   /** An engine from `openEngine(url)` (or a tenant's view of one: `engine.forTenant(t)`). */
@@ -185,12 +191,6 @@ export class WeftSaver extends BaseCheckpointSaver {
         messageNodes: overlay(index.messageNodes),
         toolCallNodes: overlay(index.toolCallNodes),
       };
-      /** An array item's hash: known for the unchanged objects this process read or wrote. */
-      const storeItem = async (item: unknown): Promise<string> => {
-        const hash = await store(item);
-        index.items.remember(item, hash);
-        return hash;
-      };
       const blobs: BlobRecord[] = [];
       const lists: Array<[string, string[]]> = [];
       const nodes: NodeInput[] = [];
@@ -201,16 +201,8 @@ export class WeftSaver extends BaseCheckpointSaver {
         if (value === undefined) {
           blobs.push({ c: channel, v: version, e: 1 });
         } else if (Array.isArray(value)) {
-          const hashes: string[] = [];
+          const hashes = await this.storeItems(index, value, values);
           lists.push([versionKey(channel, version), hashes]);
-          for (const item of value) {
-            const known = index.items.hashOf(item);
-            hashes.push(
-              known !== undefined && (index.values.has(known) || known in values)
-                ? known
-                : await storeItem(item),
-            );
-          }
           const baseVersion = parentVersions[channel];
           const base =
             baseVersion === undefined || sameVersion(baseVersion, version)
@@ -274,12 +266,19 @@ export class WeftSaver extends BaseCheckpointSaver {
     await this.locked(weftId, async () => {
       const index = await this.threadFor(threadId, ns, weftId);
       const values: Record<string, Encoded> = {};
-      const records = [];
+      const records: WriteRecord[] = [];
       for (const [i, [channel, value]] of writes.entries()) {
+        const idx = WRITES_IDX_MAP[channel] || i;
+        if (Array.isArray(value)) {
+          // Item by item, as checkpoints keep lists: the messages a task writes are the ones
+          // the next checkpoint adds, stored once.
+          records.push({ i: idx, c: channel, l: await this.storeItems(index, value, values) });
+          continue;
+        }
         const encoded = await encode(this.serde, value);
         const hash = contentHash(encoded);
         if (!index.values.has(hash)) values[hash] = encoded;
-        records.push({ i: WRITES_IDX_MAP[channel] || i, c: channel, x: hash });
+        records.push({ i: idx, c: channel, x: hash });
       }
       const data = { taskPath: taskPath ?? '', values, writes: records };
       const saved = await this.engine.saveCheckpointWrites({
@@ -383,6 +382,31 @@ export class WeftSaver extends BaseCheckpointSaver {
   weftThreadId(config: RunnableConfig): string {
     const { threadId, ns } = required(config, 'name its Weft thread');
     return weftThreadId(threadId, ns);
+  }
+
+  /**
+   * The hashes of a list's items, adding to `values` those the thread does not hold; the items
+   * this process read or wrote before (and did not change since) are not encoded again.
+   */
+  private async storeItems(
+    index: ThreadIndex,
+    items: readonly unknown[],
+    values: Record<string, Encoded>,
+  ): Promise<string[]> {
+    const hashes: string[] = [];
+    for (const item of items) {
+      const known = index.items.hashOf(item);
+      if (known !== undefined && (index.values.has(known) || known in values)) {
+        hashes.push(known);
+        continue;
+      }
+      const encoded = await encode(this.serde, item);
+      const hash = contentHash(encoded);
+      if (!index.values.has(hash)) values[hash] = encoded;
+      index.items.remember(item, hash);
+      hashes.push(hash);
+    }
+    return hashes;
   }
 
   /** The thread's folded checkpoints, caught up with its log; undefined when it has none. */

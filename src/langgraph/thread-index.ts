@@ -26,12 +26,12 @@ export interface CheckpointData {
   blobs: BlobRecord[];
 }
 
-export interface WriteRecord {
+/** A write's value: `x` its hash, or for a list `l` its items' hashes (shared with checkpoints). */
+export type WriteRecord = {
   /** The write's index within its task (negative for special channels, see WRITES_IDX_MAP). */
   i: number;
   c: string;
-  x: string;
-}
+} & ({ x: string } | { l: string[] });
 
 export interface WritesData {
   taskPath: string;
@@ -52,7 +52,7 @@ export interface StoredWrite {
   taskPath: string;
   idx: number;
   channel: string;
-  hash: string;
+  value: { x: string } | { l: string[] };
 }
 
 /** An approval request made for interrupts of this thread, and how it ended. */
@@ -195,7 +195,7 @@ export class ThreadIndex {
         taskPath: data.taskPath,
         idx: write.i,
         channel: write.c,
-        hash: write.x,
+        value: 'l' in write ? { l: write.l } : { x: write.x },
       });
     }
   }
