@@ -10,11 +10,15 @@
  * .args.q = …`) keeps the same field values and is not seen; docs/langgraph.md says so.
  */
 
-interface Known {
-  hash: string;
-  keys: string[];
-  values: unknown[];
-}
+/**
+ * What an object looked like when it was stored or decoded. A LangChain message serializes the
+ * fields its `lc_kwargs` names, read from the message: when those are all among the usual
+ * message fields they are compared by name (a few plain property reads per message, which keeps
+ * a check of a long conversation well under a millisecond); any other object by its own keys.
+ */
+type Known =
+  | { hash: string; fields: unknown[] }
+  | { hash: string; keys: string[]; values: unknown[] };
 
 /** Item hash lists kept per (channel, version): enough for the latest versions of a few channels. */
 const LIST_CACHE = 64;
@@ -40,6 +44,10 @@ export class ItemCache {
   remember(item: unknown, hash: string, decoded = false): void {
     if (decoded) this.decoded.set(hash, item);
     if (typeof item !== 'object' || item === null) return;
+    if (isPlainMessage(item)) {
+      this.known.set(item, { hash, fields: messageFields(item) });
+      return;
+    }
     const keys = Object.keys(item);
     this.known.set(item, {
       hash,
@@ -74,7 +82,69 @@ export class ItemCache {
 
 export const MISS = Symbol('not decoded');
 
+/** The message fields compared by name, `lc_kwargs` aside (see Known). */
+const MESSAGE_FIELDS = new Set([
+  'content',
+  'id',
+  'name',
+  'tool_calls',
+  'tool_call_id',
+  'additional_kwargs',
+  'response_metadata',
+  'usage_metadata',
+  'invalid_tool_calls',
+  'status',
+  'artifact',
+]);
+
+interface MessageLike {
+  lc_kwargs: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+function isPlainMessage(item: object): item is MessageLike {
+  const kwargs = (item as { lc_kwargs?: unknown }).lc_kwargs;
+  if (typeof kwargs !== 'object' || kwargs === null || Array.isArray(kwargs)) return false;
+  for (const key of Object.keys(kwargs)) if (!MESSAGE_FIELDS.has(key)) return false;
+  return true;
+}
+
+function messageFields(m: MessageLike): unknown[] {
+  return [
+    m.lc_kwargs,
+    m.content,
+    m.id,
+    m.name,
+    m.tool_calls,
+    m.tool_call_id,
+    m.additional_kwargs,
+    m.response_metadata,
+    m.usage_metadata,
+    m.invalid_tool_calls,
+    m.status,
+    m.artifact,
+  ];
+}
+
 function unchanged(item: object, known: Known): boolean {
+  if ('fields' in known) {
+    const m = item as MessageLike;
+    const f = known.fields;
+    return (
+      m.lc_kwargs === f[0] &&
+      m.content === f[1] &&
+      m.id === f[2] &&
+      m.name === f[3] &&
+      m.tool_calls === f[4] &&
+      m.tool_call_id === f[5] &&
+      m.additional_kwargs === f[6] &&
+      m.response_metadata === f[7] &&
+      m.usage_metadata === f[8] &&
+      m.invalid_tool_calls === f[9] &&
+      m.status === f[10] &&
+      m.artifact === f[11]
+    );
+  }
   const record = item as Record<string, unknown>;
   let count = 0;
   for (const key in record) {
