@@ -16,24 +16,40 @@
  * message fields they are compared by name (a few plain property reads per message, which keeps
  * a check of a long conversation well under a millisecond); any other object by its own keys.
  */
-type Known =
+export type Known =
   | { hash: string; fields: unknown[] }
   | { hash: string; keys: string[]; values: unknown[] };
 
-/** Item hash lists kept per (channel, version): enough for the latest versions of a few channels. */
+/**
+ * A list value as this process last held it: its item hashes, and (when it was read or written
+ * here) the item objects with what each looked like, position by position — so the next step,
+ * whose list starts with the same objects, is checked by position without a lookup per item.
+ */
+export interface HeldList {
+  hashes: readonly string[];
+  objects?: readonly unknown[];
+  knowns?: ReadonlyArray<Known | undefined>;
+}
+
+/** Lists kept per (channel, version): enough for the latest versions of a few channels. */
 const LIST_CACHE = 64;
 
 export class ItemCache {
   private readonly decoded = new Map<string, unknown>();
   private readonly known = new WeakMap<object, Known>();
-  private readonly lists = new Map<string, readonly string[]>();
+  private readonly lists = new Map<string, HeldList>();
 
   /** The hash `item` was stored under, when it is an object this process saw and it is unchanged. */
   hashOf(item: unknown): string | undefined {
+    return this.knownOf(item)?.hash;
+  }
+
+  /** How `item` was stored, when it is an object this process saw and it is unchanged. */
+  knownOf(item: unknown): Known | undefined {
     if (typeof item !== 'object' || item === null) return undefined;
     const known = this.known.get(item);
     if (known === undefined) return undefined;
-    if (unchanged(item, known)) return known.hash;
+    if (unchanged(item, known)) return known;
     // Changed in place: neither the old hash nor the decoded copy under it stand for it now.
     this.known.delete(item);
     if (this.decoded.get(known.hash) === item) this.decoded.delete(known.hash);
@@ -41,19 +57,30 @@ export class ItemCache {
   }
 
   /** Records that `item` (just encoded, or just decoded) is stored under `hash`. */
-  remember(item: unknown, hash: string, decoded = false): void {
+  remember(item: unknown, hash: string, decoded = false): Known | undefined {
     if (decoded) this.decoded.set(hash, item);
-    if (typeof item !== 'object' || item === null) return;
+    if (typeof item !== 'object' || item === null) return undefined;
+    let known: Known;
     if (isPlainMessage(item)) {
-      this.known.set(item, { hash, fields: messageFields(item) });
-      return;
+      known = { hash, fields: messageFields(item) };
+    } else {
+      const keys = Object.keys(item);
+      known = { hash, keys, values: keys.map((k) => (item as Record<string, unknown>)[k]) };
     }
-    const keys = Object.keys(item);
-    this.known.set(item, {
-      hash,
-      keys,
-      values: keys.map((k) => (item as Record<string, unknown>)[k]),
-    });
+    this.known.set(item, known);
+    return known;
+  }
+
+  /**
+   * `held`'s item at `i` when it is `item` (or, without `item`, any) unchanged and stored under
+   * `hash` (when given): the cheap check of a list's items position by position.
+   */
+  static heldAt(held: HeldList | undefined, i: number, item?: unknown): Known | undefined {
+    const known = held?.knowns?.[i];
+    if (known === undefined) return undefined;
+    const object = held!.objects![i];
+    if (item !== undefined && object !== item) return undefined;
+    return unchanged(object as object, known) ? known : undefined;
   }
 
   /** The decoded item under `hash` when this process has it unchanged; `MISS` otherwise. */
@@ -63,14 +90,14 @@ export class ItemCache {
     return this.hashOf(item) === hash || typeof item !== 'object' || item === null ? item : MISS;
   }
 
-  /** A (channel, version)'s item hashes computed before (shared: callers must not change it). */
-  list(key: string): readonly string[] | undefined {
+  /** A (channel, version)'s list as held before (shared: callers must not change it). */
+  list(key: string): HeldList | undefined {
     return this.lists.get(key);
   }
 
-  rememberList(key: string, hashes: readonly string[]): void {
+  rememberList(key: string, held: HeldList): void {
     this.lists.delete(key);
-    this.lists.set(key, hashes);
+    this.lists.set(key, held);
     if (this.lists.size > LIST_CACHE) this.lists.delete(this.lists.keys().next().value!);
   }
 

@@ -17,7 +17,7 @@ import {
   writesSortKey,
 } from '@langchain/langgraph-checkpoint';
 import { decode } from './codec.js';
-import { MISS } from './items.js';
+import { type HeldList, ItemCache, type Known, MISS } from './items.js';
 import {
   type ChannelVersion,
   type StoredCheckpoint,
@@ -103,7 +103,13 @@ async function valueAt(
   const blob = index.blobs.get(versionKey(channel, version));
   if (blob === undefined || 'e' in blob) return MISSING;
   if ('x' in blob) return decode(serde, index.values.get(blob.x)!);
-  return decodeItems(serde, index, itemHashes(index, channel, version)!);
+  const key = versionKey(channel, version);
+  const hashes = itemHashes(index, channel, version)!;
+  const held = index.items.list(key);
+  const knowns: Array<Known | undefined> = [];
+  const out = await decodeItems(serde, index, hashes, held, knowns);
+  index.items.rememberList(key, { hashes, objects: out.slice(), knowns });
+  return out;
 }
 
 /** A list of items by hash, each decoded once per process (see ItemCache). */
@@ -111,20 +117,34 @@ async function decodeItems(
   serde: SerializerProtocol,
   index: ThreadIndex,
   hashes: readonly string[],
+  held?: HeldList,
+  knowns: Array<Known | undefined> = [],
 ): Promise<unknown[]> {
-  // Items decoded before are taken as they are (no promise each: a long list is mostly these).
+  // Items decoded before are taken as they are (no promise each: a long list is mostly these),
+  // first by position from the list as last held, then by hash.
   const out: unknown[] = new Array(hashes.length);
   const missing: number[] = [];
   for (let i = 0; i < hashes.length; i++) {
-    const item = index.items.decodedItem(hashes[i]!);
-    if (item === MISS) missing.push(i);
-    else out[i] = item;
+    const hash = hashes[i]!;
+    const at = ItemCache.heldAt(held, i);
+    if (at !== undefined && at.hash === hash) {
+      out[i] = held!.objects![i];
+      knowns[i] = at;
+      continue;
+    }
+    const item = index.items.decodedItem(hash);
+    if (item === MISS) {
+      missing.push(i);
+    } else {
+      out[i] = item;
+      knowns[i] = index.items.knownOf(item);
+    }
   }
   await Promise.all(
     missing.map(async (i) => {
       const hash = hashes[i]!;
       const item = await decode(serde, index.values.get(hash)!);
-      index.items.remember(item, hash, true);
+      knowns[i] = index.items.remember(item, hash, true);
       out[i] = item;
     }),
   );
@@ -142,7 +162,7 @@ export function itemHashes(
 ): readonly string[] | undefined {
   const key = versionKey(channel, version);
   const cached = index.items.list(key);
-  if (cached !== undefined) return cached;
+  if (cached !== undefined) return cached.hashes;
   const parts: string[][] = [];
   let blob = index.blobs.get(key);
   let from: readonly string[] | undefined;
@@ -152,7 +172,7 @@ export function itemHashes(
     if (seen.has(baseKey)) return undefined;
     seen.add(baseKey);
     parts.push(blob.a);
-    from = index.items.list(baseKey);
+    from = index.items.list(baseKey)?.hashes;
     if (from !== undefined) break;
     blob = index.blobs.get(baseKey);
   }
@@ -162,6 +182,6 @@ export function itemHashes(
   }
   const out = from.slice();
   for (let i = parts.length - 1; i >= 0; i--) for (const hash of parts[i]!) out.push(hash);
-  index.items.rememberList(key, out);
+  index.items.rememberList(key, { hashes: out });
   return out;
 }

@@ -29,6 +29,7 @@ import { requestApproval, settleFromResume } from './approvals.js';
 import { contentHash, decode, type Encoded, encode } from './codec.js';
 import { Directory } from './directory.js';
 import { fromEngine, WeftSaverError } from './errors.js';
+import { type HeldList, ItemCache, type Known } from './items.js';
 import { messageNodes, overlay } from './messages.js';
 import { itemHashes, readTuple } from './reads.js';
 import {
@@ -192,7 +193,7 @@ export class WeftSaver extends BaseCheckpointSaver {
         toolCallNodes: overlay(index.toolCallNodes),
       };
       const blobs: BlobRecord[] = [];
-      const lists: Array<[string, string[]]> = [];
+      const lists: Array<[string, HeldList]> = [];
       const nodes: NodeInput[] = [];
       for (const [channel, version] of Object.entries(newVersions)) {
         // Stored once: a (channel, version) names one value for good (versions are unique).
@@ -201,13 +202,16 @@ export class WeftSaver extends BaseCheckpointSaver {
         if (value === undefined) {
           blobs.push({ c: channel, v: version, e: 1 });
         } else if (Array.isArray(value)) {
-          const hashes = await this.storeItems(index, value, values);
-          lists.push([versionKey(channel, version), hashes]);
           const baseVersion = parentVersions[channel];
           const base =
             baseVersion === undefined || sameVersion(baseVersion, version)
               ? undefined
               : itemHashes(index, channel, baseVersion);
+          const held =
+            base === undefined ? undefined : index.items.list(versionKey(channel, baseVersion!));
+          const list = await this.storeItems(index, value, values, held);
+          const hashes = list.hashes;
+          lists.push([versionKey(channel, version), list]);
           if (base !== undefined && isPrefix(base, hashes)) {
             blobs.push({ c: channel, v: version, b: baseVersion!, a: hashes.slice(base.length) });
             nodes.push(...messageNodes(value, base.length, channel, maps));
@@ -241,7 +245,7 @@ export class WeftSaver extends BaseCheckpointSaver {
         nodes: saved.value.nodes,
       });
       // The next step's base: known without walking the chain of versions down again.
-      for (const [key, hashes] of lists) index.items.rememberList(key, hashes);
+      for (const [key, list] of lists) index.items.rememberList(key, list);
       return {
         configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id },
       };
@@ -272,7 +276,8 @@ export class WeftSaver extends BaseCheckpointSaver {
         if (Array.isArray(value)) {
           // Item by item, as checkpoints keep lists: the messages a task writes are the ones
           // the next checkpoint adds, stored once.
-          records.push({ i: idx, c: channel, l: await this.storeItems(index, value, values) });
+          const { hashes } = await this.storeItems(index, value, values);
+          records.push({ i: idx, c: channel, l: hashes });
           continue;
         }
         const encoded = await encode(this.serde, value);
@@ -392,21 +397,26 @@ export class WeftSaver extends BaseCheckpointSaver {
     index: ThreadIndex,
     items: readonly unknown[],
     values: Record<string, Encoded>,
-  ): Promise<string[]> {
+    /** The list this one grew from (its parent's version), checked position by position. */
+    base?: HeldList,
+  ): Promise<HeldList & { hashes: string[] }> {
     const hashes: string[] = [];
-    for (const item of items) {
-      const known = index.items.hashOf(item);
-      if (known !== undefined && (index.values.has(known) || known in values)) {
-        hashes.push(known);
-        continue;
+    const knowns: Array<Known | undefined> = [];
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
+      let known = ItemCache.heldAt(base, i, item) ?? index.items.knownOf(item);
+      if (known === undefined || !(index.values.has(known.hash) || known.hash in values)) {
+        const encoded = await encode(this.serde, item);
+        const hash = contentHash(encoded);
+        if (!index.values.has(hash)) values[hash] = encoded;
+        known = index.items.remember(item, hash);
+        hashes.push(hash);
+      } else {
+        hashes.push(known.hash);
       }
-      const encoded = await encode(this.serde, item);
-      const hash = contentHash(encoded);
-      if (!index.values.has(hash)) values[hash] = encoded;
-      index.items.remember(item, hash);
-      hashes.push(hash);
+      knowns.push(known);
     }
-    return hashes;
+    return { hashes, objects: items.slice(), knowns };
   }
 
   /** The thread's folded checkpoints, caught up with its log; undefined when it has none. */
