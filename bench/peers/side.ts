@@ -38,6 +38,11 @@ export interface Side {
   /** Forks the history at a mark; returns the fork's state as the system reads it after forking (untimed). */
   fork(mark: Mark): Promise<() => Promise<Snapshot>>;
   view(snapshot: Snapshot): ConversationView;
+  /**
+   * LangGraph sides: milliseconds spent so far inside the checkpointer's methods (getTuple, list,
+   * put, putWrites), to tell the saver's share of a turn from the graph's own work.
+   */
+  saverMs?(): number;
   /** Database bytes used (checkpointed SQLite files; Postgres database size growth). */
   bytes(): Promise<number>;
   close(): Promise<void>;
