@@ -208,40 +208,55 @@ export async function openLangGraph(target: LangGraphTarget): Promise<Side> {
 }
 
 /**
- * Wraps `methods` of one checkpointer object to add up the time spent in them; returns the total
- * so far. A generator method (list) counts the time until each item is handed over.
+ * Wraps `methods` of one checkpointer object to measure the wall time during which at least one
+ * call of them is running (LangGraph overlaps a step's put and putWrites, so summing each call's
+ * time would count the overlap twice); returns the total so far. A generator method (list)
+ * counts while it produces each item.
  */
 function timeMethods(target: object, methods: readonly string[]): () => number {
   let total = 0;
+  let running = 0;
+  let since = 0;
+  const enter = () => {
+    if (running++ === 0) since = performance.now();
+  };
+  const leave = () => {
+    if (--running === 0) total += performance.now() - since;
+  };
   const self = target as Record<string, (...args: unknown[]) => unknown>;
   for (const name of methods) {
     const original = self[name]!.bind(target);
     self[name] = (...args: unknown[]) => {
-      const start = performance.now();
-      const result = original(...args);
-      if (result instanceof Promise) {
-        return result.finally(() => {
-          total += performance.now() - start;
-        });
+      enter();
+      let result: unknown;
+      try {
+        result = original(...args);
+      } catch (error) {
+        leave();
+        throw error;
       }
+      if (result instanceof Promise) return result.finally(leave);
+      leave();
       if (result !== null && typeof result === 'object' && Symbol.asyncIterator in result) {
-        total += performance.now() - start;
         return (async function* () {
           const iterator = (result as AsyncIterable<unknown>)[Symbol.asyncIterator]();
           for (;;) {
-            const step = performance.now();
-            const next = await iterator.next();
-            total += performance.now() - step;
+            enter();
+            let next: IteratorResult<unknown>;
+            try {
+              next = await iterator.next();
+            } finally {
+              leave();
+            }
             if (next.done === true) return;
             yield next.value;
           }
         })();
       }
-      total += performance.now() - start;
       return result;
     };
   }
-  return () => total;
+  return () => (running === 0 ? total : total + performance.now() - since);
 }
 
 /** SQLite file bytes after a full WAL checkpoint (the -wal file included, ~0 by then). */
