@@ -111,7 +111,7 @@ export class WeftSaver extends BaseCheckpointSaver {
     const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? '';
     const index = await this.catchUp(weftThreadId(String(threadId), ns));
     if (index === undefined) return undefined;
-    const id = getCheckpointId(config) || latestId(index);
+    const id = getCheckpointId(config) || index.latestId;
     const stored = id === undefined ? undefined : index.checkpoints.get(id);
     return stored === undefined
       ? undefined
@@ -348,8 +348,7 @@ export class WeftSaver extends BaseCheckpointSaver {
     for (;;) {
       if (options.signal?.aborted) throw new WeftSaverError('ABORTED', 'waitForResume was aborted');
       const index = await this.catchUp(weftId);
-      const target =
-        (config.configurable?.checkpoint_id as string | undefined) ?? latestIdOf(index);
+      const target = (config.configurable?.checkpoint_id as string | undefined) ?? index?.latestId;
       const approval = index?.approvals.findLast((a) => a.checkpointId === target);
       const outcome = approval?.outcome;
       if (approval !== undefined && outcome?.kind === 'resolved') {
@@ -492,12 +491,3 @@ function required(config: RunnableConfig, what: string): { threadId: string; ns:
   }
   return { threadId: String(threadId), ns };
 }
-
-function latestId(index: ThreadIndex): string | undefined {
-  let latest: string | undefined;
-  for (const id of index.checkpoints.keys()) if (latest === undefined || id > latest) latest = id;
-  return latest;
-}
-
-const latestIdOf = (index: ThreadIndex | undefined) =>
-  index === undefined ? undefined : latestId(index);

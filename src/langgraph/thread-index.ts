@@ -73,6 +73,8 @@ export class ThreadIndex {
   /** Entries folded so far: the index of the next entry to read. */
   length = 0;
   readonly checkpoints = new Map<string, StoredCheckpoint>();
+  /** The greatest checkpoint id (LangGraph's ids order by time): the latest checkpoint. */
+  latestId: string | undefined;
   readonly blobs = new Map<string, BlobRecord>();
   /** The content store: never cleared, since a later entry may refer to any value by hash. */
   readonly values = new Map<string, Encoded>();
@@ -114,6 +116,7 @@ export class ThreadIndex {
       case 'checkpoints_cleared':
         this.items.clear();
         this.checkpoints.clear();
+        this.latestId = undefined;
         this.blobs.clear();
         this.writes.clear();
         return;
@@ -169,6 +172,7 @@ export class ThreadIndex {
       const key = versionKey(blob.c, blob.v);
       if (!this.blobs.has(key)) this.blobs.set(key, blob);
     }
+    if (this.latestId === undefined || id > this.latestId) this.latestId = id;
     this.checkpoints.set(id, {
       id,
       parentId,
