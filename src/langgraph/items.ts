@@ -31,8 +31,11 @@ export interface HeldList {
   knowns?: ReadonlyArray<Known | undefined>;
 }
 
-/** Lists kept per (channel, version): enough for the latest versions of a few channels. */
-const LIST_CACHE = 64;
+/**
+ * Lists kept per (channel, version) of one thread: a step needs its parent's and its own (per list
+ * channel); more only holds the objects of old versions in memory longer.
+ */
+const LIST_CACHE = 8;
 
 export class ItemCache {
   private readonly decoded = new Map<string, unknown>();
