@@ -195,7 +195,10 @@ async function measureSide(
   const mid = Math.floor(turns.length / 2);
   const growth: GrowthSample[] = [];
   let writeMs = 0;
-  /** Per turn: [write ms, of which in the checkpointer], for the first and last tenth of the turns. */
+  /**
+   * Per turn: [write ms, of which a checkpointer call was pending], for the first and last tenth
+   * of the turns (LangGraph runs its next step while a put is pending: the saver's share is less).
+   */
   const tenth = Math.max(1, Math.floor(turns.length / 10));
   const ends: Record<'first' | 'last', [number, number]> = { first: [0, 0], last: [0, 0] };
   let mark: unknown;
@@ -266,7 +269,7 @@ async function measureSide(
   );
   if (history === 'turns') {
     const perTurn = ([ms, saver]: [number, number]) =>
-      `${formatMs(ms / tenth)}${side.saverMs === undefined ? '' : ` (checkpointer ${formatMs(saver / tenth)})`}`;
+      `${formatMs(ms / tenth)}${side.saverMs === undefined ? '' : ` (a checkpointer call pending ${formatMs(saver / tenth)})`}`;
     log(
       `${label}: write per turn over the first ${tenth} turns ${perTurn(ends.first)}, over the last ${tenth} ${perTurn(ends.last)}`,
     );

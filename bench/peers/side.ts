@@ -39,8 +39,9 @@ export interface Side {
   fork(mark: Mark): Promise<() => Promise<Snapshot>>;
   view(snapshot: Snapshot): ConversationView;
   /**
-   * LangGraph sides: milliseconds spent so far inside the checkpointer's methods (getTuple, list,
-   * put, putWrites), to tell the saver's share of a turn from the graph's own work.
+   * LangGraph sides: milliseconds so far during which a call of the checkpointer (getTuple, list,
+   * put, putWrites) was pending. LangGraph runs its next step while a put is pending, so this
+   * bounds the saver's share of a turn from above; a CPU profile tells them apart.
    */
   saverMs?(): number;
   /** Database bytes used (checkpointed SQLite files; Postgres database size growth). */
