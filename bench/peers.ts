@@ -195,6 +195,12 @@ async function measureSide(
   const mid = Math.floor(turns.length / 2);
   const growth: GrowthSample[] = [];
   let writeMs = 0;
+  /**
+   * Per turn: [write ms, of which a checkpointer call was pending], for the first and last tenth
+   * of the turns (LangGraph runs its next step while a put is pending: the saver's share is less).
+   */
+  const tenth = Math.max(1, Math.floor(turns.length / 10));
+  const ends: Record<'first' | 'last', [number, number]> = { first: [0, 0], last: [0, 0] };
   let mark: unknown;
   const started = performance.now();
   if (history === 'turns') {
@@ -203,8 +209,16 @@ async function measureSide(
     let lastProgress = started;
     for (const turn of turns) {
       const start = performance.now();
+      const saverBefore = side.saverMs?.() ?? 0;
       await side.writeTurn(turn);
-      writeMs += performance.now() - start;
+      const ms = performance.now() - start;
+      writeMs += ms;
+      const end =
+        turn.n <= tenth ? ends.first : turn.n > turns.length - tenth ? ends.last : undefined;
+      if (end !== undefined) {
+        end[0] += ms;
+        end[1] += (side.saverMs?.() ?? 0) - saverBefore;
+      }
       if (turn.n === mid) mark = await side.mark();
       if (side.system === 'LangGraph' && turn.n % every === 0) {
         growth.push({ n: turn.n, ms: writeMs, bytes: await side.bytes() });
@@ -253,6 +267,13 @@ async function measureSide(
       `middle ${formatMs(at.ms)}, fork ${formatMs(fork.ms)}, ` +
       `content ${mismatches.length === 0 ? 'ok' : 'MISMATCH'}`,
   );
+  if (history === 'turns') {
+    const perTurn = ([ms, saver]: [number, number]) =>
+      `${formatMs(ms / tenth)}${side.saverMs === undefined ? '' : ` (a checkpointer call pending ${formatMs(saver / tenth)})`}`;
+    log(
+      `${label}: write per turn over the first ${tenth} turns ${perTurn(ends.first)}, over the last ${tenth} ${perTurn(ends.last)}`,
+    );
+  }
   const measured = (value: number): Figure => ({ value });
   return {
     result: {

@@ -3,7 +3,8 @@
  * validateAgentState, canTransitionStatus, isTerminalStatus, hydrateWorkflowState — plus the pure
  * core they come from, and the engine for embedding Weft on a database (`openEngine(url)`
  * migrates and opens; `createEngine(options)` opens on a migrated database or a given store),
- * the deadline scheduler and the projection compiler (`compileProjection`).
+ * the deadline scheduler and the projection compiler (`compileProjection`), and
+ * `openEngineWithEvents` for an engine whose commits wake a server's subscribers through Redis.
  */
 export { canonicalJson } from './core/canonical.js';
 export * from './core/errors.js';
@@ -25,3 +26,4 @@ export {
   type Publisher,
   startDeadlineScheduler,
 } from './engine/index.js';
+export { type EventedEngine, openEngineWithEvents } from './events/index.js';

@@ -8,6 +8,7 @@
  * turn's assistant and tool messages (and memory write) for the user goal the turn was invoked with.
  */
 import { statSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { Annotation, END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
@@ -146,6 +147,7 @@ export async function openLangGraph(target: LangGraphTarget): Promise<Side> {
     else await saver.end();
   };
   const { saver, graph } = await open();
+  const inSaver = timeMethods(saver, ['getTuple', 'list', 'put', 'putWrites']);
   const config: RunnableConfig = { configurable: { thread_id: THREAD_ID } };
   // After opening: the Weft engine's migrations are schema, not checkpoints.
   const baseline = target.backend === 'postgres' ? await postgresBytes(target.location) : 0;
@@ -191,6 +193,7 @@ export async function openLangGraph(target: LangGraphTarget): Promise<Side> {
       const forked = await graph.updateState(mark as RunnableConfig, { messages: [] });
       return () => graph.getState(forked);
     },
+    saverMs: inSaver,
     view: (snapshot: Snapshot) => langGraphView((snapshot as { values: PeerValues }).values),
     async bytes() {
       if (saver instanceof SqliteSaver) return sqliteBytes(saver.db, target.location);
@@ -202,6 +205,58 @@ export async function openLangGraph(target: LangGraphTarget): Promise<Side> {
     },
   };
   return side;
+}
+
+/**
+ * Wraps `methods` of one checkpointer object to measure the wall time during which at least one
+ * call of them is running (LangGraph overlaps a step's put and putWrites, so summing each call's
+ * time would count the overlap twice); returns the total so far. A generator method (list)
+ * counts while it produces each item.
+ */
+function timeMethods(target: object, methods: readonly string[]): () => number {
+  let total = 0;
+  let running = 0;
+  let since = 0;
+  const enter = () => {
+    if (running++ === 0) since = performance.now();
+  };
+  const leave = () => {
+    if (--running === 0) total += performance.now() - since;
+  };
+  const self = target as Record<string, (...args: unknown[]) => unknown>;
+  for (const name of methods) {
+    const original = self[name]!.bind(target);
+    self[name] = (...args: unknown[]) => {
+      enter();
+      let result: unknown;
+      try {
+        result = original(...args);
+      } catch (error) {
+        leave();
+        throw error;
+      }
+      if (result instanceof Promise) return result.finally(leave);
+      leave();
+      if (result !== null && typeof result === 'object' && Symbol.asyncIterator in result) {
+        return (async function* () {
+          const iterator = (result as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+          for (;;) {
+            enter();
+            let next: IteratorResult<unknown>;
+            try {
+              next = await iterator.next();
+            } finally {
+              leave();
+            }
+            if (next.done === true) return;
+            yield next.value;
+          }
+        })();
+      }
+      return result;
+    };
+  }
+  return () => (running === 0 ? total : total + performance.now() - since);
 }
 
 /** SQLite file bytes after a full WAL checkpoint (the -wal file included, ~0 by then). */

@@ -38,6 +38,12 @@ export interface Side {
   /** Forks the history at a mark; returns the fork's state as the system reads it after forking (untimed). */
   fork(mark: Mark): Promise<() => Promise<Snapshot>>;
   view(snapshot: Snapshot): ConversationView;
+  /**
+   * LangGraph sides: milliseconds so far during which a call of the checkpointer (getTuple, list,
+   * put, putWrites) was pending. LangGraph runs its next step while a put is pending, so this
+   * bounds the saver's share of a turn from above; a CPU profile tells them apart.
+   */
+  saverMs?(): number;
   /** Database bytes used (checkpointed SQLite files; Postgres database size growth). */
   bytes(): Promise<number>;
   close(): Promise<void>;

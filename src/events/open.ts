@@ -20,12 +20,16 @@ export interface EventedEngine {
 /**
  * Migrates `databaseUrl`, opens one store, and an engine that publishes every commit to a hub on
  * that store — fanned out through Redis when `redisUrl` is set (resolves once the Redis
- * subscription is confirmed; rejects, having closed everything, when it cannot be).
+ * subscription is confirmed; rejects, having closed everything, when it cannot be). A process
+ * embedding Weft (a LangGraph agent's WeftSaver) opens its engine this way to wake the live
+ * subscribers of a `weft serve` on the same database and Redis.
  */
 export async function openEngineWithEvents(
   databaseUrl: string,
   options: {
     redisUrl?: string | undefined;
+    /** The Redis channel of the wake-ups (default `weft:commits`, what `weft serve` uses). */
+    redisChannel?: string | undefined;
     engine?: Omit<EngineOptions, 'databaseUrl' | 'store' | 'publisher'>;
     hub?: Omit<EventHubOptions, 'store' | 'redis' | 'machineOptions'>;
   } = {},
@@ -35,7 +39,14 @@ export async function openEngineWithEvents(
   const hub = createEventHub({
     ...options.hub,
     store,
-    ...(options.redisUrl === undefined ? {} : { redis: { url: options.redisUrl } }),
+    ...(options.redisUrl === undefined
+      ? {}
+      : {
+          redis: {
+            url: options.redisUrl,
+            ...(options.redisChannel === undefined ? {} : { channel: options.redisChannel }),
+          },
+        }),
     // Effects re-derived from the store must match the engine's: the same options it applies.
     machineOptions: {
       ...options.engine?.machineOptions,

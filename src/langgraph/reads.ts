@@ -17,6 +17,7 @@ import {
   writesSortKey,
 } from '@langchain/langgraph-checkpoint';
 import { decode } from './codec.js';
+import { type HeldList, ItemCache, type Known, MISS } from './items.js';
 import {
   type ChannelVersion,
   type StoredCheckpoint,
@@ -85,7 +86,9 @@ export async function pendingWritesOf(
       async (w): Promise<CheckpointPendingWrite> => [
         w.taskId,
         w.channel,
-        await decode(serde, index.values.get(w.hash)!),
+        'l' in w.value
+          ? await decodeItems(serde, index, w.value.l)
+          : await decode(serde, index.values.get(w.value.x)!),
       ],
     ),
   );
@@ -100,37 +103,85 @@ async function valueAt(
   const blob = index.blobs.get(versionKey(channel, version));
   if (blob === undefined || 'e' in blob) return MISSING;
   if ('x' in blob) return decode(serde, index.values.get(blob.x)!);
+  const key = versionKey(channel, version);
   const hashes = itemHashes(index, channel, version)!;
-  return Promise.all(hashes.map((hash) => decodeItem(serde, index, hash)));
+  const held = index.items.list(key);
+  const knowns: Array<Known | undefined> = [];
+  const out = await decodeItems(serde, index, hashes, held, knowns);
+  index.items.rememberList(key, { hashes, objects: out.slice(), knowns });
+  return out;
 }
 
-/** An array item, decoded once per thread fold (see ThreadIndex.decodedItems). */
-async function decodeItem(serde: SerializerProtocol, index: ThreadIndex, hash: string) {
-  if (index.decodedItems.has(hash)) return index.decodedItems.get(hash);
-  const value = await decode(serde, index.values.get(hash)!);
-  index.decodedItems.set(hash, value);
-  if (typeof value === 'object' && value !== null) index.itemHash.set(value, hash);
-  return value;
+/** A list of items by hash, each decoded once per process (see ItemCache). */
+async function decodeItems(
+  serde: SerializerProtocol,
+  index: ThreadIndex,
+  hashes: readonly string[],
+  held?: HeldList,
+  knowns: Array<Known | undefined> = [],
+): Promise<unknown[]> {
+  // Items decoded before are taken as they are (no promise each: a long list is mostly these),
+  // first by position from the list as last held, then by hash.
+  const out: unknown[] = new Array(hashes.length);
+  const missing: number[] = [];
+  for (let i = 0; i < hashes.length; i++) {
+    const hash = hashes[i]!;
+    const at = ItemCache.heldAt(held, i);
+    if (at !== undefined && at.hash === hash) {
+      out[i] = held!.objects![i];
+      knowns[i] = at;
+      continue;
+    }
+    const item = index.items.decodedItem(hash);
+    if (item === MISS) {
+      missing.push(i);
+    } else {
+      out[i] = item;
+      knowns[i] = index.items.knownOf(item);
+    }
+  }
+  await Promise.all(
+    missing.map(async (i) => {
+      const hash = hashes[i]!;
+      const item = await decode(serde, index.values.get(hash)!);
+      knowns[i] = index.items.remember(item, hash, true);
+      out[i] = item;
+    }),
+  );
+  return out;
 }
 
-/** The item hashes of an array value: its base's (followed down the chain) and its own. */
+/**
+ * The item hashes of an array value: its base's (followed down the chain to the nearest version
+ * computed before, or to a whole list) and its own. Shared with the cache: do not change it.
+ */
 export function itemHashes(
   index: ThreadIndex,
   channel: string,
   version: ChannelVersion,
-): string[] | undefined {
+): readonly string[] | undefined {
+  const key = versionKey(channel, version);
+  const cached = index.items.list(key);
+  if (cached !== undefined) return cached.hashes;
   const parts: string[][] = [];
-  let blob = index.blobs.get(versionKey(channel, version));
+  let blob = index.blobs.get(key);
+  let from: readonly string[] | undefined;
   const seen = new Set<string>();
   while (blob !== undefined && 'a' in blob) {
-    const key = versionKey(channel, blob.b);
-    if (seen.has(key)) return undefined;
-    seen.add(key);
+    const baseKey = versionKey(channel, blob.b);
+    if (seen.has(baseKey)) return undefined;
+    seen.add(baseKey);
     parts.push(blob.a);
-    blob = index.blobs.get(key);
+    from = index.items.list(baseKey)?.hashes;
+    if (from !== undefined) break;
+    blob = index.blobs.get(baseKey);
   }
-  if (blob === undefined || !('l' in blob)) return undefined;
-  const out = [...blob.l];
-  for (let i = parts.length - 1; i >= 0; i--) out.push(...parts[i]!);
+  if (from === undefined) {
+    if (blob === undefined || !('l' in blob)) return undefined;
+    from = blob.l;
+  }
+  const out = from.slice();
+  for (let i = parts.length - 1; i >= 0; i--) for (const hash of parts[i]!) out.push(hash);
+  index.items.rememberList(key, { hashes: out });
   return out;
 }

@@ -29,9 +29,16 @@ import { requestApproval, settleFromResume } from './approvals.js';
 import { contentHash, decode, type Encoded, encode } from './codec.js';
 import { Directory } from './directory.js';
 import { fromEngine, WeftSaverError } from './errors.js';
+import { type HeldList, ItemCache, type Known } from './items.js';
 import { messageNodes, overlay } from './messages.js';
 import { itemHashes, readTuple } from './reads.js';
-import { type BlobRecord, type ChannelVersion, ThreadIndex, versionKey } from './thread-index.js';
+import {
+  type BlobRecord,
+  type ChannelVersion,
+  ThreadIndex,
+  versionKey,
+  type WriteRecord,
+} from './thread-index.js';
 
 export interface WeftSaverOptions {
   /** An engine from `openEngine(url)` (or a tenant's view of one: `engine.forTenant(t)`). */
@@ -104,7 +111,7 @@ export class WeftSaver extends BaseCheckpointSaver {
     const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? '';
     const index = await this.catchUp(weftThreadId(String(threadId), ns));
     if (index === undefined) return undefined;
-    const id = getCheckpointId(config) || latestId(index);
+    const id = getCheckpointId(config) || index.latestId;
     const stored = id === undefined ? undefined : index.checkpoints.get(id);
     return stored === undefined
       ? undefined
@@ -185,16 +192,8 @@ export class WeftSaver extends BaseCheckpointSaver {
         messageNodes: overlay(index.messageNodes),
         toolCallNodes: overlay(index.toolCallNodes),
       };
-      /** An array item's hash: known for the objects this process read or wrote before. */
-      const storeItem = async (item: unknown): Promise<string> => {
-        const known =
-          typeof item === 'object' && item !== null ? index.itemHash.get(item) : undefined;
-        if (known !== undefined && index.values.has(known)) return known;
-        const hash = await store(item);
-        if (typeof item === 'object' && item !== null) index.itemHash.set(item, hash);
-        return hash;
-      };
       const blobs: BlobRecord[] = [];
+      const lists: Array<[string, HeldList]> = [];
       const nodes: NodeInput[] = [];
       for (const [channel, version] of Object.entries(newVersions)) {
         // Stored once: a (channel, version) names one value for good (versions are unique).
@@ -203,13 +202,16 @@ export class WeftSaver extends BaseCheckpointSaver {
         if (value === undefined) {
           blobs.push({ c: channel, v: version, e: 1 });
         } else if (Array.isArray(value)) {
-          const hashes: string[] = [];
-          for (const item of value) hashes.push(await storeItem(item));
           const baseVersion = parentVersions[channel];
           const base =
             baseVersion === undefined || sameVersion(baseVersion, version)
               ? undefined
               : itemHashes(index, channel, baseVersion);
+          const held =
+            base === undefined ? undefined : index.items.list(versionKey(channel, baseVersion!));
+          const list = await this.storeItems(index, value, values, held);
+          const hashes = list.hashes;
+          lists.push([versionKey(channel, version), list]);
           if (base !== undefined && isPrefix(base, hashes)) {
             blobs.push({ c: channel, v: version, b: baseVersion!, a: hashes.slice(base.length) });
             nodes.push(...messageNodes(value, base.length, channel, maps));
@@ -242,6 +244,8 @@ export class WeftSaver extends BaseCheckpointSaver {
         data,
         nodes: saved.value.nodes,
       });
+      // The next step's base: known without walking the chain of versions down again.
+      for (const [key, list] of lists) index.items.rememberList(key, list);
       return {
         configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id },
       };
@@ -266,12 +270,20 @@ export class WeftSaver extends BaseCheckpointSaver {
     await this.locked(weftId, async () => {
       const index = await this.threadFor(threadId, ns, weftId);
       const values: Record<string, Encoded> = {};
-      const records = [];
+      const records: WriteRecord[] = [];
       for (const [i, [channel, value]] of writes.entries()) {
+        const idx = WRITES_IDX_MAP[channel] || i;
+        if (Array.isArray(value)) {
+          // Item by item, as checkpoints keep lists: the messages a task writes are the ones
+          // the next checkpoint adds, stored once.
+          const { hashes } = await this.storeItems(index, value, values);
+          records.push({ i: idx, c: channel, l: hashes });
+          continue;
+        }
         const encoded = await encode(this.serde, value);
         const hash = contentHash(encoded);
         if (!index.values.has(hash)) values[hash] = encoded;
-        records.push({ i: WRITES_IDX_MAP[channel] || i, c: channel, x: hash });
+        records.push({ i: idx, c: channel, x: hash });
       }
       const data = { taskPath: taskPath ?? '', values, writes: records };
       const saved = await this.engine.saveCheckpointWrites({
@@ -336,8 +348,7 @@ export class WeftSaver extends BaseCheckpointSaver {
     for (;;) {
       if (options.signal?.aborted) throw new WeftSaverError('ABORTED', 'waitForResume was aborted');
       const index = await this.catchUp(weftId);
-      const target =
-        (config.configurable?.checkpoint_id as string | undefined) ?? latestIdOf(index);
+      const target = (config.configurable?.checkpoint_id as string | undefined) ?? index?.latestId;
       const approval = index?.approvals.findLast((a) => a.checkpointId === target);
       const outcome = approval?.outcome;
       if (approval !== undefined && outcome?.kind === 'resolved') {
@@ -375,6 +386,36 @@ export class WeftSaver extends BaseCheckpointSaver {
   weftThreadId(config: RunnableConfig): string {
     const { threadId, ns } = required(config, 'name its Weft thread');
     return weftThreadId(threadId, ns);
+  }
+
+  /**
+   * The hashes of a list's items, adding to `values` those the thread does not hold; the items
+   * this process read or wrote before (and did not change since) are not encoded again.
+   */
+  private async storeItems(
+    index: ThreadIndex,
+    items: readonly unknown[],
+    values: Record<string, Encoded>,
+    /** The list this one grew from (its parent's version), checked position by position. */
+    base?: HeldList,
+  ): Promise<HeldList & { hashes: string[] }> {
+    const hashes: string[] = [];
+    const knowns: Array<Known | undefined> = [];
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
+      let known = ItemCache.heldAt(base, i, item) ?? index.items.knownOf(item);
+      if (known === undefined || !(index.values.has(known.hash) || known.hash in values)) {
+        const encoded = await encode(this.serde, item);
+        const hash = contentHash(encoded);
+        if (!index.values.has(hash)) values[hash] = encoded;
+        known = index.items.remember(item, hash);
+        hashes.push(hash);
+      } else {
+        hashes.push(known.hash);
+      }
+      knowns.push(known);
+    }
+    return { hashes, objects: items.slice(), knowns };
   }
 
   /** The thread's folded checkpoints, caught up with its log; undefined when it has none. */
@@ -450,12 +491,3 @@ function required(config: RunnableConfig, what: string): { threadId: string; ns:
   }
   return { threadId: String(threadId), ns };
 }
-
-function latestId(index: ThreadIndex): string | undefined {
-  let latest: string | undefined;
-  for (const id of index.checkpoints.keys()) if (latest === undefined || id > latest) latest = id;
-  return latest;
-}
-
-const latestIdOf = (index: ThreadIndex | undefined) =>
-  index === undefined ? undefined : latestId(index);

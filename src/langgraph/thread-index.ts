@@ -2,10 +2,12 @@
  * A Weft thread's checkpoints as the saver reads them: a fold over the thread's log entries
  * (`checkpoint_saved`, `checkpoint_writes_saved`, `checkpoints_cleared`, and the run entries of
  * its approvals), caught up from the engine before every read, so any process sees what every
- * other one wrote. It holds the serialized values, never live objects: every read deserializes.
+ * other one wrote. It holds the serialized values; the array items decoded from them are kept
+ * beside them (ItemCache).
  */
 import type { LogEntry } from '../core/log/index.js';
 import type { Encoded } from './codec.js';
+import { ItemCache } from './items.js';
 
 export type ChannelVersion = number | string;
 
@@ -24,12 +26,12 @@ export interface CheckpointData {
   blobs: BlobRecord[];
 }
 
-export interface WriteRecord {
+/** A write's value: `x` its hash, or for a list `l` its items' hashes (shared with checkpoints). */
+export type WriteRecord = {
   /** The write's index within its task (negative for special channels, see WRITES_IDX_MAP). */
   i: number;
   c: string;
-  x: string;
-}
+} & ({ x: string } | { l: string[] });
 
 export interface WritesData {
   taskPath: string;
@@ -50,7 +52,7 @@ export interface StoredWrite {
   taskPath: string;
   idx: number;
   channel: string;
-  hash: string;
+  value: { x: string } | { l: string[] };
 }
 
 /** An approval request made for interrupts of this thread, and how it ended. */
@@ -71,6 +73,8 @@ export class ThreadIndex {
   /** Entries folded so far: the index of the next entry to read. */
   length = 0;
   readonly checkpoints = new Map<string, StoredCheckpoint>();
+  /** The greatest checkpoint id (LangGraph's ids order by time): the latest checkpoint. */
+  latestId: string | undefined;
   readonly blobs = new Map<string, BlobRecord>();
   /** The content store: never cleared, since a later entry may refer to any value by hash. */
   readonly values = new Map<string, Encoded>();
@@ -79,13 +83,8 @@ export class ThreadIndex {
   readonly messageNodes = new Map<string, string>();
   /** Tool call id → its tool_call node. */
   readonly toolCallNodes = new Map<string, string>();
-  /**
-   * Decoded array items by hash, and the hash of each live item object: a long `messages` list is
-   * decoded once and re-encoded never, so a step costs what it adds, not the conversation. The
-   * items are shared between reads (LangGraph treats messages as immutable).
-   */
-  readonly decodedItems = new Map<string, unknown>();
-  readonly itemHash = new WeakMap<object, string>();
+  /** Array items decoded or encoded by this process (see ItemCache). */
+  readonly items = new ItemCache();
   /** The Weft run approvals are requested on (the newest one this saver started). */
   runId: string | undefined;
   approvals: ApprovalState[] = [];
@@ -115,8 +114,9 @@ export class ThreadIndex {
         this.applyNodes(event.nodes);
         return;
       case 'checkpoints_cleared':
-        this.decodedItems.clear();
+        this.items.clear();
         this.checkpoints.clear();
+        this.latestId = undefined;
         this.blobs.clear();
         this.writes.clear();
         return;
@@ -172,6 +172,7 @@ export class ThreadIndex {
       const key = versionKey(blob.c, blob.v);
       if (!this.blobs.has(key)) this.blobs.set(key, blob);
     }
+    if (this.latestId === undefined || id > this.latestId) this.latestId = id;
     this.checkpoints.set(id, {
       id,
       parentId,
@@ -198,7 +199,7 @@ export class ThreadIndex {
         taskPath: data.taskPath,
         idx: write.i,
         channel: write.c,
-        hash: write.x,
+        value: 'l' in write ? { l: write.l } : { x: write.x },
       });
     }
   }

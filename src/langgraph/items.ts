@@ -1,0 +1,187 @@
+/**
+ * The array items (messages) of one thread as this process knows them: each item decoded once,
+ * and the hash of each live item object, so a step costs what it adds rather than the whole
+ * conversation. The same objects go to successive reads and come back in later `put`s, which is
+ * safe only while nobody changes them in place — LangGraph's contract (a node returns updates; a
+ * message is replaced by one with the same id), but nothing enforces it. So every object is kept
+ * with a shallow fingerprint (its own keys and their values): an object whose fields were
+ * reassigned since (`message.content = …`) is not trusted — its hash is recomputed on `put`, and
+ * a read decodes the stored item afresh. A change deeper inside a field (`message.tool_calls[0]
+ * .args.q = …`) keeps the same field values and is not seen; docs/langgraph.md says so.
+ */
+
+/**
+ * What an object looked like when it was stored or decoded. A LangChain message serializes the
+ * fields its `lc_kwargs` names, read from the message: when those are all among the usual
+ * message fields they are compared by name (a few plain property reads per message, which keeps
+ * a check of a long conversation well under a millisecond); any other object by its own keys.
+ */
+export type Known =
+  | { hash: string; fields: unknown[] }
+  | { hash: string; keys: string[]; values: unknown[] };
+
+/**
+ * A list value as this process last held it: its item hashes, and (when it was read or written
+ * here) the item objects with what each looked like, position by position — so the next step,
+ * whose list starts with the same objects, is checked by position without a lookup per item.
+ */
+export interface HeldList {
+  hashes: readonly string[];
+  objects?: readonly unknown[];
+  knowns?: ReadonlyArray<Known | undefined>;
+}
+
+/**
+ * Lists kept per (channel, version) of one thread: a step needs its parent's and its own (per list
+ * channel); more only holds the objects of old versions in memory longer.
+ */
+const LIST_CACHE = 8;
+
+export class ItemCache {
+  private readonly decoded = new Map<string, unknown>();
+  private readonly known = new WeakMap<object, Known>();
+  private readonly lists = new Map<string, HeldList>();
+
+  /** The hash `item` was stored under, when it is an object this process saw and it is unchanged. */
+  hashOf(item: unknown): string | undefined {
+    return this.knownOf(item)?.hash;
+  }
+
+  /** How `item` was stored, when it is an object this process saw and it is unchanged. */
+  knownOf(item: unknown): Known | undefined {
+    if (typeof item !== 'object' || item === null) return undefined;
+    const known = this.known.get(item);
+    if (known === undefined) return undefined;
+    if (unchanged(item, known)) return known;
+    // Changed in place: neither the old hash nor the decoded copy under it stand for it now.
+    this.known.delete(item);
+    if (this.decoded.get(known.hash) === item) this.decoded.delete(known.hash);
+    return undefined;
+  }
+
+  /** Records that `item` (just encoded, or just decoded) is stored under `hash`. */
+  remember(item: unknown, hash: string, decoded = false): Known | undefined {
+    if (decoded) this.decoded.set(hash, item);
+    if (typeof item !== 'object' || item === null) return undefined;
+    let known: Known;
+    if (isPlainMessage(item)) {
+      known = { hash, fields: messageFields(item) };
+    } else {
+      const keys = Object.keys(item);
+      known = { hash, keys, values: keys.map((k) => (item as Record<string, unknown>)[k]) };
+    }
+    this.known.set(item, known);
+    return known;
+  }
+
+  /**
+   * `held`'s item at `i` when it is `item` (or, without `item`, any) unchanged and stored under
+   * `hash` (when given): the cheap check of a list's items position by position.
+   */
+  static heldAt(held: HeldList | undefined, i: number, item?: unknown): Known | undefined {
+    const known = held?.knowns?.[i];
+    if (known === undefined) return undefined;
+    const object = held!.objects![i];
+    if (item !== undefined && object !== item) return undefined;
+    return unchanged(object as object, known) ? known : undefined;
+  }
+
+  /** The decoded item under `hash` when this process has it unchanged; `MISS` otherwise. */
+  decodedItem(hash: string): unknown {
+    if (!this.decoded.has(hash)) return MISS;
+    const item = this.decoded.get(hash);
+    return this.hashOf(item) === hash || typeof item !== 'object' || item === null ? item : MISS;
+  }
+
+  /** A (channel, version)'s list as held before (shared: callers must not change it). */
+  list(key: string): HeldList | undefined {
+    return this.lists.get(key);
+  }
+
+  rememberList(key: string, held: HeldList): void {
+    this.lists.delete(key);
+    this.lists.set(key, held);
+    if (this.lists.size > LIST_CACHE) this.lists.delete(this.lists.keys().next().value!);
+  }
+
+  clear(): void {
+    this.decoded.clear();
+    this.lists.clear();
+  }
+}
+
+export const MISS = Symbol('not decoded');
+
+/** The message fields compared by name, `lc_kwargs` aside (see Known). */
+const MESSAGE_FIELDS = new Set([
+  'content',
+  'id',
+  'name',
+  'tool_calls',
+  'tool_call_id',
+  'additional_kwargs',
+  'response_metadata',
+  'usage_metadata',
+  'invalid_tool_calls',
+  'status',
+  'artifact',
+]);
+
+interface MessageLike {
+  lc_kwargs: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+function isPlainMessage(item: object): item is MessageLike {
+  const kwargs = (item as { lc_kwargs?: unknown }).lc_kwargs;
+  if (typeof kwargs !== 'object' || kwargs === null || Array.isArray(kwargs)) return false;
+  for (const key of Object.keys(kwargs)) if (!MESSAGE_FIELDS.has(key)) return false;
+  return true;
+}
+
+function messageFields(m: MessageLike): unknown[] {
+  return [
+    m.lc_kwargs,
+    m.content,
+    m.id,
+    m.name,
+    m.tool_calls,
+    m.tool_call_id,
+    m.additional_kwargs,
+    m.response_metadata,
+    m.usage_metadata,
+    m.invalid_tool_calls,
+    m.status,
+    m.artifact,
+  ];
+}
+
+function unchanged(item: object, known: Known): boolean {
+  if ('fields' in known) {
+    const m = item as MessageLike;
+    const f = known.fields;
+    return (
+      m.lc_kwargs === f[0] &&
+      m.content === f[1] &&
+      m.id === f[2] &&
+      m.name === f[3] &&
+      m.tool_calls === f[4] &&
+      m.tool_call_id === f[5] &&
+      m.additional_kwargs === f[6] &&
+      m.response_metadata === f[7] &&
+      m.usage_metadata === f[8] &&
+      m.invalid_tool_calls === f[9] &&
+      m.status === f[10] &&
+      m.artifact === f[11]
+    );
+  }
+  const record = item as Record<string, unknown>;
+  let count = 0;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    if (count >= known.keys.length || known.keys[count] !== key) return false;
+    if (record[key] !== known.values[count]) return false;
+    count += 1;
+  }
+  return count === known.keys.length;
+}
