@@ -15,6 +15,8 @@ import {
 } from '../tables/index.js';
 import { type DueRun, type DueRunQuery, findDueRuns } from './deadlines.js';
 import { dumpReadModels, type ReadModelDump } from './dump.js';
+import { type ForkSourceRows, readForkSourceRows } from './fork-rows.js';
+import { createLineages, type Lineage } from './lineage.js';
 import { type LogTexts, type LogWindow, MAX_LOG_INDEX, readLogTexts } from './log-reads.js';
 import { packEntry } from './packed-entry.js';
 import type { LogEntryRow, NodeRow, ReadModelChanges, SnapshotRow } from './rows.js';
@@ -67,6 +69,10 @@ export interface ThreadStore {
    * caller checks them, see src/core/thread/snapshot.ts).
    */
   findSnapshots(threadId: string, atMost: number, limit?: number): Promise<SnapshotRow[]>;
+  /** Where the thread's rows are: its own, and the shared history of a fork (lineage.ts). */
+  lineage(threadId: string): Promise<Lineage>;
+  /** What a fork at `upTo` takes over from its source's current-state rows (fork-rows.ts). */
+  forkSourceRows(threadId: string, upTo: number): Promise<ForkSourceRows>;
   /** The stored log length; undefined for an unknown thread. */
   getLogLength(threadId: string): Promise<number | undefined>;
   /** Every thread holding a run with this id (the starting thread and its forks). */
@@ -297,7 +303,8 @@ function buildThreadStore(
   codec: FieldCodec,
   indexed: boolean,
 ): ThreadStore {
-  const search = createSearchQueries(weft);
+  const lineages = createLineages(weft);
+  const search = createSearchQueries(weft, lineages);
   let checked: Promise<void> | undefined;
   const ready = () => {
     checked ??= checkEncryptionMarker(weft, codec);
@@ -313,7 +320,7 @@ function buildThreadStore(
 
   const readLog = async (threadId: string, window: LogWindow): Promise<LogTexts[]> => {
     await ready();
-    return readLogTexts(weft, codec, threadId, window);
+    return readLogTexts(weft, codec, await lineages.of(threadId), window);
   };
 
   const readEntryTexts = async (
@@ -356,15 +363,18 @@ function buildThreadStore(
 
     async findEntryIds(threadId, entryIds) {
       const found = new Set<string>();
-      // Chunks well under both providers' bound-parameter limits.
-      for (let i = 0; i < entryIds.length; i += 10_000) {
-        const part = entryIds.slice(i, i + 10_000);
-        const rows = await rawQuery(
-          weft,
-          `SELECT ${logEntry.c.entryId} FROM ${logEntry.sql} WHERE ${logEntry.c.threadId} = ? AND ${logEntry.c.entryId} IN (${marks(part.length)})`,
-          [threadId, ...part],
-        );
-        for (const row of rows) found.add(logEntry.decode(row, weft.provider).entryId);
+      const L = logEntry.c;
+      for (const s of await lineages.of(threadId)) {
+        // Chunks well under both providers' bound-parameter limits.
+        for (let i = 0; i < entryIds.length; i += 10_000) {
+          const part = entryIds.slice(i, i + 10_000);
+          const rows = await rawQuery(
+            weft,
+            `SELECT ${L.entryId} FROM ${logEntry.sql} WHERE ${L.threadId} = ? AND ${L.index} >= ? AND ${L.index} < ? AND ${L.entryId} IN (${marks(part.length)})`,
+            [s.threadId, s.fromIndex, s.toIndex, ...part],
+          );
+          for (const row of rows) found.add(logEntry.decode(row, weft.provider).entryId);
+        }
       }
       return found;
     },
@@ -372,14 +382,29 @@ function buildThreadStore(
     async findSnapshots(threadId, atMost, limit = 1) {
       await ready();
       const S = snapshot.c;
-      const rows = await selectRows(
-        weft,
-        snapshot,
-        `${S.threadId} = ? AND ${S.index} <= ?`,
-        [threadId, atMost, limit],
-        ` ORDER BY ${S.index} DESC LIMIT ?`,
-      );
-      return rows.map((row) => openSnapshot(codec, row));
+      const out: SnapshotRow[] = [];
+      // A snapshot after k entries of a shared stretch is the thread's own state after k.
+      for (const s of [...(await lineages.of(threadId))].reverse()) {
+        if (out.length >= limit) break;
+        const below = Math.min(atMost, s.toIndex);
+        if (below <= s.fromIndex) continue;
+        const rows = await selectRows(
+          weft,
+          snapshot,
+          `${S.threadId} = ? AND ${S.index} <= ? AND ${S.index} > ?`,
+          [s.threadId, below, s.fromIndex, limit - out.length],
+          ` ORDER BY ${S.index} DESC LIMIT ?`,
+        );
+        out.push(...rows.map((row) => ({ ...openSnapshot(codec, row), threadId })));
+      }
+      return out;
+    },
+
+    lineage: (threadId) => lineages.of(threadId),
+
+    async forkSourceRows(threadId, upTo) {
+      await ready();
+      return readForkSourceRows(weft, codec, threadId, upTo);
     },
 
     getLogLength,
@@ -422,7 +447,7 @@ function buildThreadStore(
 
     dumpReadModels: async (threadIds) => {
       await ready();
-      return dumpReadModels(weft, codec, threadIds);
+      return dumpReadModels(weft, codec, lineages, threadIds);
     },
 
     codec,

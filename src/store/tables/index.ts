@@ -26,6 +26,13 @@ const threadColumns = {
   frontier: { name: 'frontier', type: 'text' },
   forkedFromId: { name: 'forked_from_id', type: 'text', nullable: true },
   forkedUpToIndex: { name: 'forked_up_to_index', type: 'integer', nullable: true },
+  /**
+   * Shared history (read-model/lineage.ts): the thread whose rows hold this thread's entries
+   * below `baseLogLength` and nodes up to `baseNodeCount`. Written when the row is created.
+   */
+  baseThreadId: { name: 'base_thread_id', type: 'text', nullable: true },
+  baseLogLength: { name: 'base_log_length', type: 'integer', nullable: true },
+  baseNodeCount: { name: 'base_node_count', type: 'integer', nullable: true },
   nodeCount: { name: 'node_count', type: 'integer', default: 0 },
   /** The spend as of `logLength`; null on rows last written before these columns existed. */
   spendInputTokens: { name: 'spend_input_tokens', type: 'integer', nullable: true },
