@@ -18,6 +18,7 @@
  * the engine and the store as served.
  */
 import { performance } from 'node:perf_hooks';
+import type { LogEntry } from '../src/core/log/index.js';
 import { createSequentialIds, createSimulatedClock } from '../src/core/ports.js';
 import {
   commitEvent,
@@ -26,7 +27,6 @@ import {
   planCreateThread,
   planRemember,
 } from '../src/core/thread/index.js';
-import type { LogEntry } from '../src/core/log/index.js';
 import { openEngine, projectLog } from '../src/engine/index.js';
 import { DEFAULT_SNAPSHOT_POLICY } from '../src/engine/snapshots.js';
 import { createPrisma } from '../src/store/prisma/index.js';

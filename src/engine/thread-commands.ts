@@ -24,6 +24,7 @@ import {
   invalid,
   threadNotFound,
 } from './checks.js';
+import { deleteThread } from './delete.js';
 import type { Runtime } from './engine.js';
 import { forkThread } from './fork.js';
 import {
@@ -38,6 +39,8 @@ import type {
   AppendNodesInput,
   AppendNodesResult,
   CreateThreadInput,
+  DeleteThreadInput,
+  DeleteThreadResult,
   ForkThreadInput,
   ForkThreadResult,
   ImportStateInput,
@@ -225,6 +228,11 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
         });
         return answeredAs(result, at.value);
       }),
+
+    deleteThread: (input: DeleteThreadInput): Promise<Result<DeleteThreadResult>> =>
+      rt.idempotent(scoped('deleteThread'), input.idempotencyKey, request(input), (claim) =>
+        deleteThread(rt, input, claim, tenant, checkRef),
+      ),
 
     forkThread: (input: ForkThreadInput): Promise<Result<ForkThreadResult>> =>
       rt.idempotent(scoped('forkThread'), input.idempotencyKey, request(input), (claim) =>

@@ -4,6 +4,7 @@ import { createSequentialIds, createSimulatedClock } from '../../src/core/ports.
 import { createEngine, type Engine, type SnapshotPolicy } from '../../src/engine/index.js';
 import { importThreadLog } from '../../src/engine/transfer.js';
 import { createPrisma, type WeftPrisma } from '../../src/store/prisma/index.js';
+import { rawQuery } from '../../src/store/prisma/raw.js';
 import { createThreadStore, type ThreadStore } from '../../src/store/read-model/index.js';
 import { createReadQueries, type ReadQueries } from '../../src/store/read-model/queries.js';
 import { describeWithPostgres } from '../support/services.js';
@@ -18,7 +19,8 @@ type Command =
   | { t: 'create' }
   | { t: 'append'; th: number; word: number; parent: number; key: number; advance: boolean }
   | { t: 'remember'; th: number; key: number; v: number }
-  | { t: 'fork'; th: number; upTo: number };
+  | { t: 'fork'; th: number; upTo: number }
+  | { t: 'delete'; th: number };
 
 const pick = fc.nat({ max: 50 });
 const commandArb: fc.Arbitrary<Command> = fc.oneof(
@@ -47,20 +49,24 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
     weight: 3,
     arbitrary: fc.record({ t: fc.constant('fork' as const), th: pick, upTo: fc.nat({ max: 60 }) }),
   },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('delete' as const), th: pick }) },
 );
 
-/** Runs the commands on `engine`; returns the threads made, in order. */
+/** Runs the commands on `engine`; returns the threads made and not deleted, in order. */
 async function execute(engine: Engine, commands: readonly Command[]): Promise<string[]> {
   const threads = [must(await engine.createThread({})).threadId];
   let n = 0;
   for (const c of commands) {
     n++;
-    if (c.t === 'create') {
+    if (c.t === 'create' || threads.length === 0) {
       threads.push(must(await engine.createThread({})).threadId);
       continue;
     }
     const threadId = threads[c.th % threads.length]!;
-    if (c.t === 'fork') {
+    if (c.t === 'delete') {
+      must(await engine.deleteThread({ threadId }));
+      threads.splice(threads.indexOf(threadId), 1);
+    } else if (c.t === 'fork') {
       const length = must(await engine.getState(threadId)).length;
       const fork = must(await engine.forkThread({ threadId, upToIndex: 1 + (c.upTo % length) }));
       threads.push(fork.threadId);
@@ -137,9 +143,86 @@ async function reads(q: ReadQueries, store: ThreadStore, threadId: string) {
   };
 }
 
+const TABLE_KEYS = [
+  ['log_entry', 'log_index'],
+  ['snapshot', 'log_index'],
+  ['node', 'sequence'],
+] as const;
+
+/**
+ * Every stored entry, snapshot and node is read by a live thread (a stretch of its lineage
+ * holds it), and every thread row is live or a deleted thread whose history a live one reads.
+ * Returns how many live threads read a deleted thread's history.
+ */
+async function expectNoOrphans(weft: WeftPrisma, store: ThreadStore): Promise<number> {
+  const rows = await rawQuery(
+    weft,
+    'SELECT "id", "deleted_at", "log_length", "base_thread_id" FROM "thread"',
+    [],
+  );
+  const baseOf = new Map(rows.map((r) => [String(r.id), r.base_thread_id as string | null]));
+  const live = rows.filter((r) => r.deleted_at === null);
+  const lengths = new Map(live.map((r) => [String(r.id), Number(r.log_length)] as const));
+  const spans: Array<{
+    holder: string;
+    reader: string;
+    from: number;
+    to: number;
+    seqFrom: number;
+    seqTo: number;
+  }> = [];
+  let readingDeleted = 0;
+  const deleted = new Set(rows.filter((r) => r.deleted_at !== null).map((r) => String(r.id)));
+  for (const [id, length] of lengths) {
+    const lineage = await store.lineage(id);
+    if (lineage.some((s) => deleted.has(s.threadId))) readingDeleted++;
+    for (const s of lineage) {
+      spans.push({
+        holder: s.threadId,
+        reader: id,
+        from: s.fromIndex,
+        to: Math.min(s.toIndex, length),
+        seqFrom: s.fromSeq,
+        seqTo: s.toSeq,
+      });
+    }
+  }
+  // A deleted thread stays while a live thread's history passes through it.
+  const chained = new Set<string>();
+  for (const id of lengths.keys()) {
+    for (
+      let at = baseOf.get(id) ?? null;
+      at !== null && !chained.has(at);
+      at = baseOf.get(at) ?? null
+    ) {
+      chained.add(at);
+    }
+  }
+  for (const id of deleted) expect(chained, `deleted thread ${id} kept for no one`).toContain(id);
+  for (const [table, column] of TABLE_KEYS) {
+    const stored = await rawQuery(weft, `SELECT "thread_id", "${column}" FROM "${table}"`, []);
+    for (const row of stored) {
+      const holder = String(row.thread_id);
+      const at = Number(row[column]);
+      const read = spans.some((s) =>
+        s.holder !== holder
+          ? false
+          : column === 'sequence'
+            ? at > s.seqFrom && at <= s.seqTo
+            : table === 'snapshot'
+              ? at > s.from && at <= s.to
+              : at >= s.from && at < s.to,
+      );
+      expect(read, `${table} ${holder} ${at} is read by no live thread`).toBe(true);
+    }
+  }
+  return readingDeleted;
+}
+
 /**
  * Forks share their source's history instead of copying it. After random appends, memory
- * writes and forks (of forks, at any index, with the source growing after), every thread reads
+ * writes, forks (of forks, at any index, with the source growing after) and deletions, every
+ * surviving thread reads
  * exactly like a thread built by copying its whole log (imported into an empty database): its
  * log, its strict verification, its state at every index (from a cold engine, through the
  * source's snapshots), its read models and every node, edge, page, walk and search read.
@@ -150,7 +233,7 @@ function forkSharingProperty(backend: Backend, numRuns: number) {
   let sharedStore: ThreadStore;
   let copiedStore: ThreadStore;
   let sequence = 0;
-  const forked = { total: 0, ofForks: 0 };
+  const forked = { total: 0, ofForks: 0, sharedDeleted: 0 };
 
   beforeAll(async () => {
     shared = createPrisma(await backend.freshUrl());
@@ -201,11 +284,12 @@ function forkSharingProperty(backend: Backend, numRuns: number) {
             await reads(copiedQ, copiedStore, threadId),
           );
         }
+        forked.sharedDeleted += await expectNoOrphans(shared, sharedStore);
       }),
       { numRuns },
     );
     console.log(
-      `[${backend.name}] ${numRuns} sequences: ${forked.total} forks checked, ${forked.ofForks} of forks`,
+      `[${backend.name}] ${numRuns} sequences: ${forked.total} forks checked, ${forked.ofForks} of forks, ${forked.sharedDeleted} reading a deleted thread's history`,
     );
     expect(forked.ofForks).toBeGreaterThan(0);
   }, 900_000);

@@ -78,6 +78,7 @@ export function createLogStore(store: ThreadStore, options: LogStoreOptions = {}
     baseThreadId: null,
     baseLogLength: null,
     baseNodeCount: null,
+    deletedAt: null,
     // Unknown: the spend is the thread machine's, and this row is written without one.
     spendInputTokens: null,
     spendOutputTokens: null,

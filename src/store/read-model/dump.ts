@@ -114,7 +114,9 @@ export async function dumpReadModels(
     // Where a thread's rows are is storage, not read model: a copied fork has none of it.
     thread: thread
       .map((t) => {
-        const { baseThreadId, baseLogLength, baseNodeCount, ...row } = plain(openThread(codec, t));
+        const { baseThreadId, baseLogLength, baseNodeCount, deletedAt, ...row } = plain(
+          openThread(codec, t),
+        );
         return row;
       })
       .sort(byKeys('id')),

@@ -7,6 +7,7 @@
  * the bounds (an entry, a node, an edge or a snapshot is never rewritten), so the source may keep
  * growing: its later rows lie above the bounds and no stretch of the fork reaches them.
  */
+import { performance } from 'node:perf_hooks';
 import type { WeftPrisma } from '../prisma/index.js';
 import { thread } from '../tables/index.js';
 import { selectRows } from './select.js';
@@ -26,7 +27,7 @@ export interface Segment {
   toSeq: number;
 }
 
-/** A thread's stretches, oldest first; the last is the thread's own rows. Never empty. */
+/** A thread's stretches, oldest first; the last is the thread's own rows (none: deleted). */
 export type Lineage = readonly Segment[];
 
 export const ownLineage = (threadId: string): Lineage => [
@@ -84,32 +85,55 @@ export interface Lineages {
   forget(threadId: string): void;
 }
 
-/** Lineages cached while their rows exist (the base columns never change); bounded. */
+/**
+ * Lineages cached for a few seconds: the base columns of a row never change but to shrink to
+ * what a deleted thread's forks still read (removal.ts), which no reader goes past; the bound on
+ * age covers an id deleted and created again by another process.
+ */
 const MAX_CACHED = 10_000;
+const MAX_AGE_MS = 5_000;
 
 export function createLineages(weft: WeftPrisma): Lineages {
-  const cache = new Map<string, Lineage>();
+  const cache = new Map<string, { lineage: Lineage; deleted: boolean; at: number }>();
   const T = thread.c;
 
-  async function of(threadId: string, depth = 0): Promise<Lineage> {
+  /** The lineage as the thread's forks follow it (a deleted thread's too). */
+  async function resolve(
+    threadId: string,
+    depth: number,
+  ): Promise<{ lineage: Lineage; deleted: boolean }> {
     const cached = cache.get(threadId);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined && performance.now() - cached.at < MAX_AGE_MS) return cached;
     const [row] = await selectRows(weft, thread, `${T.id} = ?`, [threadId], '', [
       'baseThreadId',
       'baseLogLength',
       'baseNodeCount',
+      'deletedAt',
     ]);
     // An unknown thread is not remembered: it may yet be created as a fork.
-    if (row === undefined) return ownLineage(threadId);
+    if (row === undefined) return { lineage: ownLineage(threadId), deleted: false };
     let lineage = ownLineage(threadId);
     if (row.baseThreadId !== null && row.baseThreadId !== threadId && depth < 10_000) {
-      const base = await of(row.baseThreadId, depth + 1);
-      lineage = extendLineage(threadId, base, row.baseLogLength ?? 0, row.baseNodeCount ?? 0);
+      const base = await resolve(row.baseThreadId, depth + 1);
+      lineage = extendLineage(
+        threadId,
+        base.lineage,
+        row.baseLogLength ?? 0,
+        row.baseNodeCount ?? 0,
+      );
     }
     if (cache.size >= MAX_CACHED) cache.clear();
-    cache.set(threadId, lineage);
-    return lineage;
+    const entry = { lineage, deleted: row.deletedAt !== null, at: performance.now() };
+    cache.set(threadId, entry);
+    return entry;
   }
 
-  return { of: (threadId) => of(threadId), forget: (threadId) => cache.delete(threadId) };
+  return {
+    // A deleted thread reads as empty: its kept rows are its forks' to read.
+    of: async (threadId) => {
+      const found = await resolve(threadId, 0);
+      return found.deleted ? [] : found.lineage;
+    },
+    forget: (threadId) => cache.delete(threadId),
+  };
 }

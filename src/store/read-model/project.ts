@@ -159,6 +159,7 @@ function threadRow(threadId: string, state: ThreadState, entry: LogEntry): Threa
     baseThreadId: null,
     baseLogLength: null,
     baseNodeCount: null,
+    deletedAt: null,
     nodeCount: state.graph.count,
     spendInputTokens: state.spend.inputTokens,
     spendOutputTokens: state.spend.outputTokens,

@@ -265,7 +265,12 @@ export function createReadQueries(
     threads: async (ids) =>
       openThreads(
         await chunked([...new Set(ids)], (chunk) =>
-          selectRows(weft, thread, `${thread.c.id} IN (${marks(chunk.length)})`, chunk),
+          selectRows(
+            weft,
+            thread,
+            `${thread.c.id} IN (${marks(chunk.length)}) AND ${thread.c.deletedAt} IS NULL`,
+            chunk,
+          ),
         ),
       ),
 

@@ -236,7 +236,8 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
   /** The joins and filters both engines share (`t` the node_text row). */
   const scope = (q: NodeSearchQuery, lineage: Lineage | undefined) => {
     const values: unknown[] = [q.tenantId];
-    let where = ` AND h.${H.tenantId} = ?`;
+    // A deleted thread's nodes are found only through the forks still reading them.
+    let where = ` AND h.${H.tenantId} = ?${lineage === undefined ? ` AND h.${H.deletedAt} IS NULL` : ''}`;
     if (lineage !== undefined) {
       // A thread's nodes include those of its shared history, each stretch within its bounds.
       const spans = nodeSpans(lineage).map((span) => {
@@ -254,7 +255,13 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
       ` JOIN ${node.sql} n ON n.${N.threadId} = t.${T.threadId} AND n.${N.sequence} = t.${T.sequence}`;
     return { joins, where, values };
   };
-  const order = (score: string) => ` ORDER BY ${score}, t.${T.threadId}, t.${T.sequence}`;
+  // Within one thread ties go by sequence, whichever thread of its lineage holds the node.
+  const ties = (alias: string, lineage: Lineage | undefined) =>
+    lineage === undefined
+      ? `${alias}.${T.threadId}, ${alias}.${T.sequence}`
+      : `${alias}.${T.sequence}`;
+  const order = (score: string, lineage: Lineage | undefined) =>
+    ` ORDER BY ${score}, ${ties('t', lineage)}`;
 
   const sqlite = (q: NodeSearchQuery, match: string, lineage: Lineage | undefined) => {
     const s = scope(q, lineage);
@@ -264,7 +271,7 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
       `SELECT t.${T.threadId}, t.${T.sequence}, n.${N.id}, -bm25(${fts}) AS score, ` +
         `snippet(${fts}, 0, ?, ?, ?, ?) AS snippet FROM ${fts} ` +
         `JOIN ${nodeText.sql} t ON t.${T.id} = ${fts}.rowid${s.joins} ` +
-        `WHERE ${fts} MATCH ?${s.where}${order(`bm25(${fts})`)} LIMIT ? OFFSET ?`,
+        `WHERE ${fts} MATCH ?${s.where}${order(`bm25(${fts})`, lineage)} LIMIT ? OFFSET ?`,
       [MARK_START, MARK_END, ELLIPSIS, SNIPPET_WORDS, match, ...s.values, q.take, q.offset],
     );
   };
@@ -279,9 +286,9 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
         `ts_headline('simple', hit.${T.body}, q.query, CAST(? AS TEXT)) AS snippet FROM (` +
         `SELECT t.${T.threadId}, t.${T.sequence}, n.${N.id}, t.${T.body}, ` +
         `ts_rank(t.${T.tsv}, q.query) AS score FROM ${nodeText.sql} t${s.joins}, ${tsquery} ` +
-        `WHERE t.${T.tsv} @@ q.query${s.where}${order('score DESC')} LIMIT ? OFFSET ?` +
+        `WHERE t.${T.tsv} @@ q.query${s.where}${order('score DESC', lineage)} LIMIT ? OFFSET ?` +
         `) hit, ${tsquery}` +
-        ` ORDER BY hit.score DESC, hit.${T.threadId}, hit.${T.sequence}`,
+        ` ORDER BY hit.score DESC, ${ties('hit', lineage)}`,
       [HEADLINE_OPTIONS, websearch, ...s.values, q.take, q.offset, websearch],
     );
   };

@@ -5,6 +5,7 @@ import { parseDatabaseUrl } from '../migrate/database-url.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import { rawExecute, rawQuery } from '../prisma/raw.js';
 import {
+  type AuditRow,
   idempotencyRecord,
   logEntry,
   type StoredEntryRow,
@@ -19,6 +20,7 @@ import { type ForkSourceRows, readForkSourceRows } from './fork-rows.js';
 import { createLineages, type Lineage } from './lineage.js';
 import { type LogTexts, type LogWindow, MAX_LOG_INDEX, readLogTexts } from './log-reads.js';
 import { packEntry } from './packed-entry.js';
+import { baseChain, emptyChanges } from './removal.js';
 import type { LogEntryRow, NodeRow, ReadModelChanges, SnapshotRow } from './rows.js';
 import {
   type IdempotencyRecord,
@@ -71,6 +73,16 @@ export interface ThreadStore {
   findSnapshots(threadId: string, atMost: number, limit?: number): Promise<SnapshotRow[]>;
   /** Where the thread's rows are: its own, and the shared history of a fork (lineage.ts). */
   lineage(threadId: string): Promise<Lineage>;
+  /**
+   * Deletes a live thread and everything only it holds, keeping what its forks still read
+   * (removal.ts), with an audit entry and the command's idempotency record, in one transaction.
+   * False when the thread is unknown or already deleted (nothing written).
+   */
+  removeThread(
+    threadId: string,
+    removal: { at: Date; audit: AuditRow },
+    idempotency?: IdempotencyRecord,
+  ): Promise<Result<boolean>>;
   /** What a fork at `upTo` takes over from its source's current-state rows (fork-rows.ts). */
   forkSourceRows(threadId: string, upTo: number): Promise<ForkSourceRows>;
   /** The stored log length; undefined for an unknown thread. */
@@ -255,6 +267,13 @@ function storedEntries(
  * (sealed-rows.ts), the idempotency key hashed. With the plain codec only the packing happens;
  * the caller's objects are never changed.
  */
+/** Two first uses of one idempotency key raced, and this one lost. */
+const keyReused = (key = ''): WeftError => ({
+  code: 'IDEMPOTENCY_KEY_REUSED',
+  message: `idempotency key ${key} was used concurrently`,
+  key,
+});
+
 function storedItem(
   changes: ReadModelChanges,
   record: IdempotencyRecord | undefined,
@@ -313,7 +332,15 @@ function buildThreadStore(
 
   /** One field of a thread's row; undefined for an unknown thread. */
   const threadField = async <F extends 'logLength' | 'tenantId'>(threadId: string, field: F) => {
-    const [row] = await selectRows(weft, thread, `${thread.c.id} = ?`, [threadId], '', [field]);
+    // A deleted thread whose rows its forks still read is not there for anyone else.
+    const [row] = await selectRows(
+      weft,
+      thread,
+      `${thread.c.id} = ? AND ${thread.c.deletedAt} IS NULL`,
+      [threadId],
+      '',
+      [field],
+    );
     return row?.[field] as ThreadRow[F] | undefined;
   };
   const getLogLength = (threadId: string) => threadField(threadId, 'logLength');
@@ -402,10 +429,25 @@ function buildThreadStore(
 
     lineage: (threadId) => lineages.of(threadId),
 
-    async forkSourceRows(threadId, upTo) {
+    async removeThread(threadId, removal, idempotency) {
       await ready();
-      return readForkSourceRows(weft, codec, threadId, upTo);
+      const bases = await baseChain(weft, threadId);
+      if (bases === undefined) return ok(false);
+      const record = idempotency === undefined ? undefined : sealRecord(codec, idempotency);
+      const outcome = await writer.submit({
+        changes: emptyChanges(threadId),
+        entries: [],
+        record,
+        removal: { threadId, bases, at: removal.at, audit: removal.audit },
+      });
+      lineages.forget(threadId);
+      if (outcome === 'written') return ok(true);
+      // Another deletion of the thread committed first (removal.ts).
+      return outcome === 'conflict' ? ok(false) : err(keyReused(idempotency?.key));
     },
+
+    forkSourceRows: (threadId, upTo) =>
+      ready().then(() => readForkSourceRows(weft, codec, threadId, upTo)),
 
     getLogLength,
 
@@ -437,12 +479,7 @@ function buildThreadStore(
       );
       if (outcome === 'written') return ok(undefined);
       if (outcome === 'conflict') return err(await conflict(changes));
-      const key = commitOptions.idempotency?.key ?? '';
-      return err({
-        code: 'IDEMPOTENCY_KEY_REUSED',
-        message: `idempotency key ${key} was used concurrently`,
-        key,
-      });
+      return err(keyReused(commitOptions.idempotency?.key));
     },
 
     dumpReadModels: async (threadIds) => {

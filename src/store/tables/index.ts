@@ -33,6 +33,8 @@ const threadColumns = {
   baseThreadId: { name: 'base_thread_id', type: 'text', nullable: true },
   baseLogLength: { name: 'base_log_length', type: 'integer', nullable: true },
   baseNodeCount: { name: 'base_node_count', type: 'integer', nullable: true },
+  /** Set when the thread is deleted while forks still read its history (read-model/removal.ts). */
+  deletedAt: { name: 'deleted_at', type: 'datetime', nullable: true },
   nodeCount: { name: 'node_count', type: 'integer', default: 0 },
   /** The spend as of `logLength`; null on rows last written before these columns existed. */
   spendInputTokens: { name: 'spend_input_tokens', type: 'integer', nullable: true },
@@ -296,6 +298,20 @@ const migrationColumns = {
 } as const;
 export const migrationLedger = defineTable('_weft_migrations', migrationColumns, ['name']);
 
+/** The tenant's audit trail (deleteThread). */
+const auditColumns = {
+  id: { name: 'id', type: 'text' },
+  tenantId: { name: 'tenant_id', type: 'text' },
+  recordedAt: { name: 'recorded_at', type: 'datetime' },
+  actor: { name: 'actor', type: 'text' },
+  action: { name: 'action', type: 'text' },
+  threadId: { name: 'thread_id', type: 'text' },
+  logLength: { name: 'log_length', type: 'integer' },
+  stateHash: { name: 'state_hash', type: 'text' },
+} as const;
+export const auditEntry = defineTable('audit_entry', auditColumns, ['id']);
+export type AuditRow = RowOf<typeof auditColumns>;
+
 /** Every table of the Prisma schema, by SQL name. */
 export const TABLES = {
   thread,
@@ -313,4 +329,5 @@ export const TABLES = {
   snapshot,
   api_key: apiKey,
   weft_setting: setting,
+  audit_entry: auditEntry,
 } as const;
