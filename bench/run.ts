@@ -13,6 +13,7 @@ const SUITES: Record<string, () => Promise<unknown>> = {
   hostile: () => import('./hostile.js').then((m) => m.runHostileBench()),
   reads: () => import('./reads.js').then((m) => m.runReadsBench()),
   console: () => import('./console.js').then((m) => m.runConsoleBench()),
+  forks: () => import('./forks.js').then((m) => m.runForksBench()),
 };
 
 const requested = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

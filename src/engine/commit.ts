@@ -63,6 +63,10 @@ export interface Committer {
     claim: IdempotencyClaim | undefined,
     step: ThreadStep<T>,
   ): Promise<Result<T>>;
+  /** Tells subscribers the thread was deleted (after commit). */
+  publishDeleted(threadId: string): Promise<void>;
+  /** Runs `work` while no other command of this engine runs on the thread. */
+  exclusive<T>(threadId: string, work: () => Promise<T>): Promise<T>;
   /** Commits precomputed changes of a new thread (create, import, fork). */
   newThread<T>(
     threadId: string,
@@ -184,7 +188,9 @@ export function createCommitter(deps: CommitDeps): Committer {
     });
   }
 
-  return { stamp, onThread, newThread };
+  const publishDeleted = (threadId: string) =>
+    publish({ threadId, entries: [], effects: [], logLength: 0, deleted: true });
+  return { stamp, onThread, newThread, exclusive: withLock, publishDeleted };
 }
 
 /** Sleeps a random 0–2^attempt ms (at most ~100 ms) between attempts of a lost race. */

@@ -34,6 +34,7 @@ import type { Engine, StateAt } from './types.js';
 import {
   type ActivityView,
   type ApprovalView,
+  type AuditView,
   type EventView,
   eventOf,
   type MemoryView,
@@ -87,6 +88,7 @@ export interface WalkKey extends NodeKey {
 export type {
   ActivityView,
   ApprovalView,
+  AuditView,
   EventView,
   MemoryView,
   NodeView,
@@ -158,6 +160,8 @@ export interface Reads {
   ): Promise<Result<NodeSearchView[], SearchDisabled>>;
   /** The tenant's activity feed after number `afterSeq`, in order (threads by storage key). */
   activity(tenantId: string, afterSeq: number, take: number): Promise<ActivityView[]>;
+  /** The tenant's audit trail (thread deletions), newest first; ids as the tenant names them. */
+  auditEntries(tenantId: string, take: number): Promise<AuditView[]>;
   /** The tenant's last activity number (0 before any). */
   lastActivity(tenantId: string): Promise<number>;
   /** Node ids reached by each walk over the stored graph, in walk order (core/graph/walk.ts). */
@@ -386,6 +390,7 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
     },
 
     activity: (tenantId, afterSeq, take) => q.activity(tenantId, afterSeq, take),
+    auditEntries: (tenantId, take) => q.auditEntries(tenantId, take),
     lastActivity: (tenantId) => q.lastActivity(tenantId),
 
     walks: (keys) =>

@@ -207,6 +207,7 @@ export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string)
     activity: async (_tenant, afterSeq, take) =>
       (await reads.activity(tenant, afterSeq, take)).map(named),
     lastActivity: () => reads.lastActivity(tenant),
+    auditEntries: (_tenant, take) => reads.auditEntries(tenant, take),
     walks: (keys) =>
       keyed(
         keys,

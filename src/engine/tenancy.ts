@@ -45,6 +45,8 @@ export interface ThreadTenants {
   ask(key: string): Promise<string | undefined>;
   /** Remembers the owner of a thread this engine just created (no need to ask for it later). */
   remember(key: string, tenant: string): void;
+  /** Forgets a thread (it was deleted). */
+  forget(key: string): void;
 }
 
 /** A tenant directory over `store`, remembering up to `capacity` threads (oldest forgotten). */
@@ -65,6 +67,7 @@ export function createThreadTenants(
       return tenant;
     },
     remember,
+    forget: (key) => owners.delete(key),
   };
 }
 

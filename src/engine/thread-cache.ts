@@ -62,6 +62,8 @@ export interface ThreadCache {
    * is cached (a slower command may finish with an older one).
    */
   set(threadId: string, state: ThreadState, origin: StateOrigin): void;
+  /** Forgets a thread (it was deleted). */
+  delete(threadId: string): void;
   stats(): ThreadCacheStats;
 }
 /** Serialises async work per key. */
@@ -175,6 +177,7 @@ export function createThreadCache(maxBytes: number = DEFAULT_CACHE_BYTES): Threa
         counts.evictions++;
       }
     },
+    delete: drop,
     stats: () => ({ ...counts, maxBytes, threads: held.size }),
   };
 }

@@ -1,6 +1,6 @@
 import { err, ok, type Result } from '../core/errors.js';
 import { exportAgentState, getNode, nodeCount } from '../core/graph/index.js';
-import { type LogEntry, verifyLog } from '../core/log/index.js';
+import { verifyLog } from '../core/log/index.js';
 import {
   type Committed,
   commitEvent,
@@ -10,10 +10,9 @@ import {
   planCreateThread,
   planImportState,
   planRemember,
-  type ThreadEffect,
   type ThreadEvent,
 } from '../core/thread/index.js';
-import { mergeChanges, projectEntry } from '../store/read-model/index.js';
+import { projectEntry } from '../store/read-model/index.js';
 import {
   checkDepth,
   checkId,
@@ -25,22 +24,23 @@ import {
   invalid,
   threadNotFound,
 } from './checks.js';
+import { deleteThread } from './delete.js';
 import type { Runtime } from './engine.js';
-import { projectLog } from './project-log.js';
+import { forkThread } from './fork.js';
 import {
   answeredAs,
   type Located,
   locateThread,
   newThreadKey,
   newThreadTenant,
-  publicThreadId,
   tenantScope,
-  threadTenant,
 } from './tenancy.js';
 import type {
   AppendNodesInput,
   AppendNodesResult,
   CreateThreadInput,
+  DeleteThreadInput,
+  DeleteThreadResult,
   ForkThreadInput,
   ForkThreadResult,
   ImportStateInput,
@@ -229,9 +229,14 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
         return answeredAs(result, at.value);
       }),
 
+    deleteThread: (input: DeleteThreadInput): Promise<Result<DeleteThreadResult>> =>
+      rt.idempotent(scoped('deleteThread'), input.idempotencyKey, request(input), (claim) =>
+        deleteThread(rt, input, claim, tenant, checkRef),
+      ),
+
     forkThread: (input: ForkThreadInput): Promise<Result<ForkThreadResult>> =>
       rt.idempotent(scoped('forkThread'), input.idempotencyKey, request(input), (claim) =>
-        fork(rt, input, claim, tenant, checkRef, place),
+        forkThread(rt, input, claim, tenant, checkRef, place),
       ),
 
     async verify(threadId: string, options: { strict?: boolean } = {}) {
@@ -272,76 +277,4 @@ async function stateOf(rt: Runtime, at: Located, index?: number): Promise<Result
     state: state.value,
     agentState: exportAgentState(state.value.graph),
   });
-}
-
-/**
- * A fork copies the entries `[0, upToIndex)` verbatim under a new thread id and appends
- * `thread_forked`; its read models are the projection of that log, written in one transaction.
- * The fork belongs to its source's tenant (the caller's, for a tenant's call) and is named in
- * that tenant's namespace: `thread_forked` records both ids as the tenant names them.
- */
-async function fork(
-  rt: Runtime,
-  input: ForkThreadInput,
-  claim: Parameters<Runtime['newThread']>[3],
-  tenant: string | undefined,
-  checkRef: (value: unknown, path: string) => Result<string>,
-  place: (threadId: string, owner: string) => Promise<Result<Located>>,
-): Promise<Result<ForkThreadResult>> {
-  const newThreadId = input.newThreadId ?? rt.ids.next();
-  const checked = firstFailure(
-    checkRef(input.threadId, '$.threadId'),
-    checkNewThreadId(newThreadId, '$.newThreadId'),
-    checkIndex(input.upToIndex, '$.upToIndex'),
-  );
-  if (!checked.ok) return checked;
-  const located = await locateThread(rt.tenants, input.threadId, tenant);
-  if (!located.ok) return located;
-  const from = located.value;
-  const source = await rt.load(from.key, true);
-  if (!source.ok) return answeredAs(source, from);
-  const upToIndex = input.upToIndex ?? source.value.length;
-  if (upToIndex < 1 || upToIndex > source.value.length) {
-    return err(
-      invalid(
-        '$.upToIndex',
-        `must be in [1, ${source.value.length}] (the first entry creates the thread)`,
-      ),
-    );
-  }
-  const owner = newThreadTenant(tenant ?? (await threadTenant(rt.tenants, from.key)));
-  const placed = await place(newThreadId, owner);
-  if (!placed.ok) return placed;
-  const to = placed.value;
-  const prefix: LogEntry[] = await rt.store.readEntries(from.key, 0, upToIndex);
-  const projected = projectLog(to.key, prefix, rt.machineOptions, rt.snapshots);
-  if (!projected.ok) return projected;
-  const { state: copied, changes: copiedChanges } = projected.value;
-  const now = rt.clock.now();
-  const event: ThreadEvent = {
-    type: 'thread_forked',
-    threadId: newThreadId,
-    fromThreadId: tenant === undefined ? publicThreadId(from.key) : from.id,
-    upToIndex,
-  };
-  const committed = commitEvent(copied, event, rt.stamp(now), rt.machineOptions);
-  if (!committed.ok) return committed;
-  const { entry, state, effects, text, parts } = committed.value;
-  const changes = mergeChanges([
-    copiedChanges!,
-    projectEntry(copied, state, effects, entry, to.key, text, parts),
-  ]);
-  changes.thread.tenantId = owner;
-  const response: ForkThreadResult = {
-    threadId: to.id,
-    logIndex: entry.index,
-    logLength: state.length,
-    forkedFrom: { threadId: from.id, upToIndex },
-  };
-  const forkEffects: ThreadEffect[] = [{ type: 'thread_created', threadId: newThreadId }];
-  const written = await rt.newThread(to.key, changes, state, claim, response, now, {
-    entries: [...prefix, entry],
-    effects: forkEffects,
-  });
-  return answeredAs(written, to);
 }

@@ -21,6 +21,8 @@ export interface CommittedEvent {
   entries: LogEntry[];
   effects: ThreadEffect[];
   logLength: number;
+  /** The thread was deleted (no entries): its subscribers end. */
+  deleted?: true;
 }
 
 /** The publisher port: called after commit, in commit order per thread. Failures are reported, never undone. */
@@ -220,6 +222,19 @@ export interface ImportStateResult extends Written {
   nodeCount: number;
 }
 
+export interface DeleteThreadInput extends Idempotent {
+  threadId: string;
+  /** Who asked, for the audit entry (an API key id; default `system`). */
+  actor?: string;
+}
+
+export interface DeleteThreadResult {
+  threadId: string;
+  /** The thread's log length and final state hash when it was deleted (also audited). */
+  logLength: number;
+  stateHash: string;
+}
+
 export interface ForkThreadResult extends Written {
   forkedFrom: { threadId: string; upToIndex: number };
 }
@@ -282,6 +297,12 @@ export interface Engine {
   appendNodes(input: AppendNodesInput): Promise<Result<AppendNodesResult>>;
   remember(input: RememberInput): Promise<Result<RememberResult>>;
   forkThread(input: ForkThreadInput): Promise<Result<ForkThreadResult>>;
+  /**
+   * Deletes a thread and everything only it holds; what its forks still read stays until the
+   * last of them is gone. Recorded as a tenant audit entry (who, when, which thread, its final
+   * state hash). NOT_FOUND for an unknown (or already deleted) thread.
+   */
+  deleteThread(input: DeleteThreadInput): Promise<Result<DeleteThreadResult>>;
   startRun(input: StartRunInput): Promise<Result<RunResult>>;
   dispatch(input: DispatchInput): Promise<Result<RunResult>>;
   resolveApproval(input: ResolveApprovalInput): Promise<Result<RunResult>>;

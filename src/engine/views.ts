@@ -9,6 +9,7 @@ import type { WorkflowState } from '../core/run/index.js';
 import type { NodeTaint, NodeUsage, ThreadSpend } from '../core/thread/index.js';
 import type { ActivityRow, ApprovalState, NodeWithParents } from '../store/read-model/queries.js';
 import type { ApprovalRow, LogEntryRow, RunRow, ThreadRow } from '../store/read-model/rows.js';
+import type { AuditRow } from '../store/tables/index.js';
 import { DEFAULT_TENANT } from './tenancy.js';
 
 export interface ThreadView {
@@ -212,3 +213,5 @@ export function toApprovalView(row: ApprovalRow): ApprovalView {
 
 /** One committed entry in the tenant's activity feed, numbered by `seq`. */
 export type ActivityView = ActivityRow;
+/** An entry of a tenant's audit trail (a thread deletion). */
+export type AuditView = AuditRow;

@@ -105,8 +105,21 @@ export function createEventHub(options: EventHubOptions): EventHub {
     }
   }
 
+  /** Tells the thread's listeners it was deleted, after what was delivered before. */
+  function deleted(threadId: string): void {
+    const feed = feedFor(threadId);
+    if (feed === undefined) return;
+    enqueue(feed, async () => {
+      for (const listener of feed.listeners) listener.deleted?.(threadId);
+    });
+  }
+
   function onWake(wake: WakeUp): void {
     if (wake.origin === origin || closed) return;
+    if (wake.deleted === true) {
+      deleted(wake.threadId);
+      return;
+    }
     const feed = feedFor(wake.threadId);
     if (feed === undefined) return;
     enqueue(feed, async () => {
@@ -173,6 +186,11 @@ export function createEventHub(options: EventHubOptions): EventHub {
     },
 
     publish(event: CommittedEvent): void {
+      if (event.deleted === true && !closed) {
+        deleted(event.threadId);
+        fanout?.send({ threadId: event.threadId, first: 0, logLength: 0, origin, deleted: true });
+        return;
+      }
       const first = event.entries[0];
       if (first === undefined || closed) return;
       const { threadId } = event;

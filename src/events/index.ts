@@ -5,7 +5,12 @@
 export { type ActivityFeeds, type ActivitySource, createActivityFeeds } from './activity.js';
 export { createEventHub } from './hub.js';
 export { type EventedEngine, openEngineWithEvents } from './open.js';
-export { type LogStreamOptions, type StreamSource, streamLog } from './stream.js';
+export {
+  type LogStreamOptions,
+  type StreamSource,
+  streamLog,
+  ThreadDeletedError,
+} from './stream.js';
 export {
   type ApprovalRequestedArgs,
   approvalRequested,

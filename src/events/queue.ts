@@ -56,6 +56,8 @@ export class LiveQueue implements HubListener {
   /** More threads dropped than we keep track of: their items are lost to this subscriber. */
   droppedUntracked = 0;
   ended = false;
+  /** Threads deleted while listened to. */
+  readonly deletedThreads = new Set<string>();
 
   constructor(
     private readonly capacity: number,
@@ -79,6 +81,11 @@ export class LiveQueue implements HubListener {
 
   end(): void {
     this.ended = true;
+    this.wake();
+  }
+
+  deleted(threadId: string): void {
+    this.deletedThreads.add(threadId);
     this.wake();
   }
 
@@ -114,7 +121,13 @@ export class LiveQueue implements HubListener {
    * queues, every commit would otherwise add and remove a thousand listeners.
    */
   wait(signal: AbortSignal): Promise<void> {
-    if (this.size() > 0 || this.ended || signal.aborted || this.dropped.size > 0) {
+    if (
+      this.size() > 0 ||
+      this.ended ||
+      signal.aborted ||
+      this.dropped.size > 0 ||
+      this.deletedThreads.size > 0
+    ) {
       return Promise.resolve();
     }
     if (this.watched !== signal) {

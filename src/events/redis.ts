@@ -9,6 +9,8 @@ export interface WakeUp {
   logLength: number;
   /** The sending hub, which has already delivered the commit to its own listeners. */
   origin: string;
+  /** The thread was deleted (first and logLength are 0). */
+  deleted?: true;
 }
 
 /** The cross-instance half of a hub. Redis carries wake-ups only: the log stays the truth. */
@@ -91,6 +93,7 @@ export function createRedisFanout(
         f: wake.first,
         n: wake.logLength,
         o: wake.origin,
+        ...(wake.deleted === true ? { d: 1 } : {}),
       });
       publisher.publish(channel, message).catch(report);
     },
@@ -116,6 +119,7 @@ function parseWakeUp(message: string): WakeUp | undefined {
     const raw = JSON.parse(message) as Record<string, unknown>;
     const { t, f, n, o } = raw;
     if (typeof t !== 'string' || typeof o !== 'string') return undefined;
+    if (raw.d === 1) return { threadId: t, first: 0, logLength: 0, origin: o, deleted: true };
     if (!Number.isSafeInteger(f) || !Number.isSafeInteger(n)) return undefined;
     if ((f as number) < 0 || (n as number) <= (f as number)) return undefined;
     return { threadId: t, first: f as number, logLength: n as number, origin: o };

@@ -89,6 +89,14 @@ export function streamLog(
   };
 }
 
+/** A one-thread stream's thread was deleted: the stream ends with this after what was committed. */
+export class ThreadDeletedError extends Error {
+  readonly code = 'THREAD_DELETED';
+  constructor(readonly threadId: string) {
+    super(`thread ${threadId} was deleted: the subscription ended`);
+  }
+}
+
 async function* oneThread(
   hub: EventHub,
   queue: LiveQueue,
@@ -131,6 +139,7 @@ async function* oneThread(
       }
       const item = queue.shift();
       if (item === undefined) {
+        if (queue.deletedThreads.has(threadId)) throw new ThreadDeletedError(threadId);
         if (queue.ended) return;
         await queue.wait(signal);
         continue;

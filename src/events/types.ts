@@ -138,6 +138,8 @@ export interface HubListener {
   push(item: LogItem): void;
   /** The hub closed: no more items will come. */
   end?(): void;
+  /** The thread was deleted: no more items of it will come. */
+  deleted?(threadId: string): void;
 }
 
 /**

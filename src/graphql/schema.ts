@@ -19,6 +19,7 @@ import './subscription.js';
 import './activity.js';
 import './projection.js';
 import './viewer.js';
+import './audit.js';
 
 // Subscriptions: src/graphql/subscription.ts declares `builder.subscriptionType({ … })` with its
 // fields and is imported here. (A Subscription type without fields is an invalid schema, so it is

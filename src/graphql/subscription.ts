@@ -21,6 +21,7 @@ import {
 } from '../events/index.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
+import { endingOnDeletion, orDeleted } from './deleted-thread.js';
 import { NodeKindEnum, RunStatusEnum } from './enums.js';
 import { badInput, notFound, unwrapResult } from './error-classes.js';
 import { CausalNodeRef, RunRef, ThreadEventRef } from './refs.js';
@@ -161,13 +162,15 @@ builder.subscriptionType({
       },
       subscribe: async (_root, args, ctx) => {
         const thread = await loadThread(ctx, args.threadId);
-        return threadEvents(hubOf(ctx), {
-          ...deliveryOf(ctx),
-          threadId: thread.key,
-          ...(args.afterIndex == null ? {} : { afterIndex: args.afterIndex }),
-        });
+        return endingOnDeletion(
+          threadEvents(hubOf(ctx), {
+            ...deliveryOf(ctx),
+            threadId: thread.key,
+            ...(args.afterIndex == null ? {} : { afterIndex: args.afterIndex }),
+          }),
+        );
       },
-      resolve: (event) => toEventView(event),
+      resolve: orDeleted((event: ThreadEventPayload) => toEventView(event)),
     }),
     nodeAppended: t.field({
       type: CausalNodeRef,
@@ -181,19 +184,23 @@ builder.subscriptionType({
       },
       subscribe: async (_root, args, ctx) => {
         const thread = await loadThread(ctx, args.threadId);
-        return nodeAppended(hubOf(ctx), {
-          ...deliveryOf(ctx),
-          threadId: thread.key,
-          ...(args.afterSequence == null ? {} : { afterSequence: args.afterSequence }),
-          ...(args.kinds == null ? {} : { kinds: args.kinds }),
-        });
+        return endingOnDeletion(
+          nodeAppended(hubOf(ctx), {
+            ...deliveryOf(ctx),
+            threadId: thread.key,
+            ...(args.afterSequence == null ? {} : { afterSequence: args.afterSequence }),
+            ...(args.kinds == null ? {} : { kinds: args.kinds }),
+          }),
+        );
       },
       // The node as the thread's read model has it (committed before the event was published).
-      resolve: async (event: NodeAppendedPayload, _args, ctx) => {
-        const node = await ctx.loaders.node.load({ threadId: event.threadId, id: event.node.id });
-        if (node === undefined) throw notFound('CausalNode', event.node.id);
-        return node;
-      },
+      resolve: orDeleted(
+        async (event: NodeAppendedPayload, _args: unknown, ctx: GraphQLContext) => {
+          const node = await ctx.loaders.node.load({ threadId: event.threadId, id: event.node.id });
+          if (node === undefined) throw notFound('CausalNode', event.node.id);
+          return node;
+        },
+      ),
     }),
     runStatusChanged: t.field({
       type: RunStatusChangeRef,

@@ -286,6 +286,26 @@ const ForkThreadInput = builder.inputType('ForkThreadInput', {
   }),
 });
 
+const DeleteThreadInput = builder.inputType('DeleteThreadInput', {
+  fields: (t) => ({
+    threadId: t.id({ required: true }),
+    idempotencyKey: t.string(idempotencyKeyField),
+  }),
+});
+
+const DeleteThreadSuccess = builder
+  .objectRef<{ threadId: string; logLength: number; stateHash: string }>('DeleteThreadSuccess')
+  .implement({
+    description:
+      'The thread is gone; what its forks read of its history stays until the last of them is ' +
+      'deleted. The deletion is in the tenant audit trail with this final state hash.',
+    fields: (t) => ({
+      threadId: t.exposeID('threadId'),
+      logLength: t.exposeInt('logLength'),
+      stateHash: t.exposeString('stateHash'),
+    }),
+  });
+
 const ThreadSuccess = (name: string) =>
   builder.objectRef<{ threadId: string; logIndex: number }>(name).implement({
     fields: (t) => ({
@@ -339,6 +359,19 @@ builder.mutationFields((t) => ({
         state: input.state,
         ...settingsOf(input),
         ...compact({ threadId: input.threadId, idempotencyKey: input.idempotencyKey }),
+      });
+      return refreshAfterWrite(ctx, unwrapResult(result));
+    },
+  }),
+  deleteThread: t.field({
+    type: DeleteThreadSuccess,
+    args: { input: t.arg({ type: DeleteThreadInput, required: true }) },
+    errors: { types: THREAD_ERRORS, directResult: true, union: { name: 'DeleteThreadResult' } },
+    resolve: async (_r, { input }, ctx) => {
+      const result = await ctx.engine.deleteThread({
+        threadId: input.threadId,
+        actor: ctx.auth.keyId ?? 'open',
+        ...compact({ idempotencyKey: input.idempotencyKey }),
       });
       return refreshAfterWrite(ctx, unwrapResult(result));
     },

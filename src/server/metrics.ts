@@ -213,6 +213,7 @@ const WRITES = [
   'appendNodes',
   'remember',
   'forkThread',
+  'deleteThread',
   'startRun',
   'dispatch',
   'resolveApproval',

@@ -484,6 +484,35 @@ describe('the public contract over HTTP', () => {
       },
     );
     expect(rest.threads.edges).toEqual([{ node: { id: 'copy' } }]);
+
+    const deleted = await ok(
+      `mutation { deleteThread(input: { threadId: "copy", idempotencyKey: "del" }) {
+        ${ERR_T} ... on DeleteThreadSuccess { threadId logLength stateHash } } }`,
+    );
+    expect(deleted.deleteThread).toMatchObject({ threadId: 'copy', logLength: 1 });
+    expect(deleted.deleteThread.stateHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(
+      await typed(
+        `mutation { deleteThread(input: { threadId: "copy" }) { ${ERR_T} } }`,
+        'NotFoundError',
+      ),
+    ).toMatchObject({
+      code: 'NOT_FOUND',
+    });
+    const audit = await ok(
+      '{ auditEntries(first: 5) { id recordedAt actor action threadId logLength stateHash } }',
+    );
+    expect(audit.auditEntries).toEqual([
+      expect.objectContaining({
+        action: 'thread_deleted',
+        actor: 'open',
+        threadId: 'copy',
+        logLength: 1,
+        stateHash: deleted.deleteThread.stateHash,
+      }),
+    ]);
+    const gone = await t.gql('{ thread(id: "copy") { id } }');
+    expect(gone.data?.thread ?? null).toBeNull();
   });
 
   it('queries say NOT_FOUND and BAD_USER_INPUT in extensions.code', async () => {

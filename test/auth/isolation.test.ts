@@ -133,6 +133,12 @@ const QUERIES: Record<string, () => Promise<number>> = {
     expect(byThread.data.searchNodes.edges).toEqual([]);
     return 2;
   },
+  auditEntries: async () => {
+    const r = await t.gql(keyB, '{ auditEntries { threadId } }');
+    expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+    expect(r.data.auditEntries).toEqual([]);
+    return 1;
+  },
   causalNode: async () => {
     const r = (await same((ids) =>
       t.gql(keyB, 'query($t: ID!, $n: ID!) { causalNode(threadId: $t, id: $n) { id payload } }', {
@@ -191,6 +197,7 @@ const MUTATIONS: Record<string, () => Promise<number>> = {
       content: 'b',
     })),
   forkThread: () => mutationNotFound('forkThread', (ids) => ({ threadId: ids.thread })),
+  deleteThread: () => mutationNotFound('deleteThread', (ids) => ({ threadId: ids.thread })),
   startRun: () => mutationNotFound('startRun', (ids) => ({ threadId: ids.thread, goal: 'steal' })),
   dispatch: () =>
     mutationNotFound('dispatch', (ids) => ({

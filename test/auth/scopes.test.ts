@@ -21,6 +21,7 @@ const MUTATIONS: Record<string, string> = {
   remember:
     'remember(input: { threadId: "t", type: "memory", key: "k", content: 1 }) { __typename }',
   forkThread: 'forkThread(input: { threadId: "t", newThreadId: "x-fork" }) { __typename }',
+  deleteThread: 'deleteThread(input: { threadId: "t" }) { __typename }',
   startRun: 'startRun(input: { threadId: "t", goal: "g", runId: "x-run" }) { __typename }',
   dispatch:
     'dispatch(input: { runId: "r", action: { type: UPDATE_MEMORY, payload: { updates: { a: 1 } } } }) { __typename }',

@@ -74,6 +74,11 @@ export function createLogStore(store: ThreadStore, options: LogStoreOptions = {}
     frontier: '[]',
     forkedFromId: fork?.from ?? null,
     forkedUpToIndex: fork?.upTo ?? null,
+    // The event-log contract's fork copies its prefix: every row is the thread's own.
+    baseThreadId: null,
+    baseLogLength: null,
+    baseNodeCount: null,
+    deletedAt: null,
     // Unknown: the spend is the thread machine's, and this row is written without one.
     spendInputTokens: null,
     spendOutputTokens: null,

@@ -5,6 +5,8 @@
 import type { FieldCodec } from '../crypto/index.js';
 import type { WeftPrisma } from '../prisma/index.js';
 import * as tables from '../tables/index.js';
+import { type Lineages, nodeSpans } from './lineage.js';
+import { asSeenBy } from './lineage-nodes.js';
 import { openHead, openNode, openSpend, openThread } from './sealed-rows.js';
 import { marks, selectRows } from './select.js';
 
@@ -47,9 +49,47 @@ async function rowsOf<Row>(
   return out;
 }
 
+/**
+ * The node and edge rows a thread reads from its shared history (lineage.ts), as it sees them:
+ * the rows a fork that copied its prefix would hold.
+ */
+async function sharedRows(
+  weft: WeftPrisma,
+  lineages: Lineages,
+  threads: readonly tables.ThreadRow[],
+): Promise<{ node: tables.NodeRow[]; nodeParent: tables.NodeParentRow[] }> {
+  const out = { node: [] as tables.NodeRow[], nodeParent: [] as tables.NodeParentRow[] };
+  const N = tables.node.c;
+  const E = tables.nodeParent.c;
+  for (const t of threads) {
+    if (t.baseThreadId === null) continue;
+    const lineage = await lineages.of(t.id);
+    for (const span of nodeSpans(lineage).filter((s) => s.threadId !== t.id)) {
+      const bounds = [span.threadId, span.fromSeq, span.toSeq];
+      const nodes = await selectRows(
+        weft,
+        tables.node,
+        `${N.threadId} = ? AND ${N.sequence} > ? AND ${N.sequence} <= ?`,
+        bounds,
+      );
+      out.node.push(...(await asSeenBy(weft, t.id, nodes)));
+      const edges = await selectRows(
+        weft,
+        tables.nodeParent,
+        `${E.threadId} = ? AND ${E.childSeq} > ? AND ${E.childSeq} <= ?`,
+        bounds,
+      );
+      out.nodeParent.push(...edges.map((e) => ({ ...e, threadId: t.id })));
+    }
+  }
+  return out;
+}
+
+/** Every thread's read models as it sees them (its shared history included), by id. */
 export async function dumpReadModels(
   weft: WeftPrisma,
   codec: FieldCodec,
+  lineages: Lineages,
   threadIds?: readonly string[],
 ): Promise<ReadModelDump> {
   const [thread, node, nodeParent, resourceHead, run, runSpend] = await Promise.all([
@@ -60,6 +100,9 @@ export async function dumpReadModels(
     rowsOf(weft, tables.run, 'threadId', threadIds),
     rowsOf(weft, tables.runSpend, 'threadId', threadIds),
   ]);
+  const shared = await sharedRows(weft, lineages, thread);
+  node.push(...shared.node);
+  nodeParent.push(...shared.nodeParent);
   const idOf = new Map(node.map((n) => [`${n.threadId}\u0000${n.sequence}`, n.id]));
   const edges = nodeParent.map((p) => ({
     threadId: p.threadId,
@@ -68,7 +111,15 @@ export async function dumpReadModels(
     position: p.position,
   }));
   return {
-    thread: thread.map((t) => plain(openThread(codec, t))).sort(byKeys('id')),
+    // Where a thread's rows are is storage, not read model: a copied fork has none of it.
+    thread: thread
+      .map((t) => {
+        const { baseThreadId, baseLogLength, baseNodeCount, deletedAt, ...row } = plain(
+          openThread(codec, t),
+        );
+        return row;
+      })
+      .sort(byKeys('id')),
     node: node.map((n) => plain(openNode(codec, n))).sort(byKeys('threadId', 'id')),
     node_parent: edges.sort(byKeys('threadId', 'childId', 'parentId')),
     resource_head: resourceHead

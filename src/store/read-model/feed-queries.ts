@@ -5,7 +5,14 @@
 import type { FieldCodec } from '../crypto/index.js';
 import type { WeftPrisma } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
-import { type ApprovalRow, activity, approval, logEntry } from '../tables/index.js';
+import {
+  type ApprovalRow,
+  type AuditRow,
+  activity,
+  approval,
+  auditEntry,
+  logEntry,
+} from '../tables/index.js';
 import { openApproval } from './sealed-rows.js';
 import { bind, countRows, selectRows, whereBuilder } from './select.js';
 
@@ -40,6 +47,8 @@ export interface FeedQueries {
   countApprovals(query: ApprovalFilterQuery): Promise<number>;
   /** The tenant's activity numbered above `afterSeq`, in order, at most `take`. */
   activity(tenantId: string, afterSeq: number, take: number): Promise<ActivityRow[]>;
+  /** The tenant's audit trail, newest first. */
+  auditEntries(tenantId: string, take: number): Promise<AuditRow[]>;
   /** The tenant's last activity number (0 before any). */
   lastActivity(tenantId: string): Promise<number>;
 }
@@ -88,6 +97,15 @@ export function createFeedQueries(weft: WeftPrisma, codec: FieldCodec): FeedQuer
       const w = conditions(q);
       return w === undefined ? Promise.resolve(0) : countRows(weft, approval, w.where(), w.values);
     },
+
+    auditEntries: (tenantId, take) =>
+      selectRows(
+        weft,
+        auditEntry,
+        `${auditEntry.c.tenantId} = ?`,
+        [tenantId, take],
+        ` ORDER BY ${auditEntry.c.recordedAt} DESC, ${auditEntry.c.id} DESC LIMIT ?`,
+      ),
 
     async activity(tenantId, afterSeq, take) {
       const a = activity.c;

@@ -9,7 +9,13 @@ export {
   type RunKey,
 } from './deadlines.js';
 export { mergeChanges } from './merge.js';
-export { DEFAULT_TENANT, logEntryRow, projectEntry, runRow } from './project.js';
+export {
+  DEFAULT_TENANT,
+  logEntryRow,
+  projectEntry,
+  projectSharedState,
+  runRow,
+} from './project.js';
 export type * from './rows.js';
 export { countTenantThreads } from './select.js';
 export {

@@ -79,6 +79,7 @@ export function createListQueries(
     const T = thread.c;
     const at = (field: 'createdAt' | 'updatedAt', d: Date) => bind(weft, thread, field, d);
     const w = conditions();
+    w.add(`${T.deletedAt} IS NULL`);
     if (q.tenantId !== undefined) w.add(`${T.tenantId} = ?`, q.tenantId);
     if (q.forkedFromId !== undefined) w.add(`${T.forkedFromId} = ?`, q.forkedFromId);
     if (q.createdAfter !== undefined) w.add(`${T.createdAt} > ?`, at('createdAt', q.createdAfter));

@@ -9,6 +9,7 @@ import type { FieldCodec } from '../crypto/index.js';
 import type { WeftPrisma } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
 import { logEntry, node, type StoredEntryRow } from '../tables/index.js';
+import { indexSpans, type Lineage } from './lineage.js';
 import { entryTexts } from './packed-entry.js';
 
 /** Indices in `[from, to)`, at most `limit` of them. */
@@ -83,24 +84,59 @@ async function read(
   return { rows, texts };
 }
 
+/**
+ * The window read stretch by stretch of the thread's lineage (lineage.ts): a shared entry is
+ * read from the thread holding it, and its packed payloads from that thread's node rows.
+ */
+async function readLineage(
+  weft: WeftPrisma,
+  codec: FieldCodec,
+  lineage: Lineage,
+  window: LogWindow,
+  withRows: boolean,
+): Promise<{ rows: StoredEntryRow[]; texts: LogTexts[] }> {
+  const spans = indexSpans(lineage, window.from, Math.min(window.to, MAX_LOG_INDEX));
+  if (spans.length === 1) {
+    const s = spans[0]!;
+    return read(weft, codec, s.threadId, { ...window, from: s.fromIndex, to: s.toIndex }, withRows);
+  }
+  const out: { rows: StoredEntryRow[]; texts: LogTexts[] } = { rows: [], texts: [] };
+  for (const s of spans) {
+    const limit = window.limit - out.texts.length;
+    if (limit <= 0) break;
+    const part = await read(
+      weft,
+      codec,
+      s.threadId,
+      { from: s.fromIndex, to: s.toIndex, limit },
+      withRows,
+    );
+    out.rows.push(...part.rows);
+    out.texts.push(...part.texts);
+    // A stretch shorter than its bounds: the log ends there (nothing later can follow a gap).
+    if (part.texts.length < Math.min(limit, s.toIndex - s.fromIndex)) break;
+  }
+  return out;
+}
+
 /** The texts of the thread's entries in `window`, in index order. */
 export async function readLogTexts(
   weft: WeftPrisma,
   codec: FieldCodec,
-  threadId: string,
+  lineage: Lineage,
   window: LogWindow,
 ): Promise<LogTexts[]> {
-  return (await read(weft, codec, threadId, window, false)).texts;
+  return (await readLineage(weft, codec, lineage, window, false)).texts;
 }
 
 /** The thread's entries in `window` with their row columns, in index order. */
 export async function readLogEntries(
   weft: WeftPrisma,
   codec: FieldCodec,
-  threadId: string,
+  lineage: Lineage,
   window: LogWindow,
 ): Promise<StoredLogEntry[]> {
-  const { rows, texts } = await read(weft, codec, threadId, window, true);
+  const { rows, texts } = await readLineage(weft, codec, lineage, window, true);
   return rows.map((row, i) => ({
     index: row.index,
     entryId: row.entryId,

@@ -3,6 +3,7 @@ import {
   type CausalNode,
   getNode,
   getResourceHead,
+  getResourceHeads,
   isCurrent,
   parseSemanticResourceKey,
 } from '../../core/graph/index.js';
@@ -96,6 +97,30 @@ export function projectEntry(
   };
 }
 
+/**
+ * The current-state rows of a thread whose history is shared (a fork, see lineage.ts): every
+ * resource head, run and spend row of `state`, which its shared node rows do not carry. Runs
+ * take the index of their last change from `runIndex`.
+ */
+export function projectSharedState(
+  threadId: string,
+  state: ThreadState,
+  runIndex: (runId: string) => number,
+): Pick<ReadModelChanges, 'resourceHeads' | 'runs' | 'runSpend'> {
+  const runs: RunRow[] = [];
+  const runSpend: RunSpendRow[] = [];
+  for (const runId of state.runOrder) {
+    const after = state.runs.get(runId)!;
+    runs.push(runRow(threadId, after, runIndex(runId)));
+    spendRows(threadId, runId, 'model', undefined, after.model_breakdown, runSpend);
+    spendRows(threadId, runId, 'node', undefined, after.node_breakdown, runSpend);
+  }
+  const resourceHeads = getResourceHeads(state.graph).map((head) =>
+    headRow(threadId, head.resourceKey!, state),
+  );
+  return { resourceHeads, runs, runSpend };
+}
+
 /** `text`: canonicalJson(entry) when the caller has it already. */
 export function logEntryRow(threadId: string, entry: LogEntry, text?: string) {
   return {
@@ -131,6 +156,10 @@ function threadRow(threadId: string, state: ThreadState, entry: LogEntry): Threa
     frontier: canonicalJson(state.graph.frontier),
     forkedFromId: config.forkedFrom?.threadId ?? null,
     forkedUpToIndex: config.forkedFrom?.upToIndex ?? null,
+    baseThreadId: null,
+    baseLogLength: null,
+    baseNodeCount: null,
+    deletedAt: null,
     nodeCount: state.graph.count,
     spendInputTokens: state.spend.inputTokens,
     spendOutputTokens: state.spend.outputTokens,

@@ -13,6 +13,14 @@ import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
 import { node, nodeParent, resourceHead, run, thread } from '../tables/index.js';
 import { createFeedQueries, type FeedQueries } from './feed-queries.js';
+import { createLineages, isOwn, nodeSpans, type Segment } from './lineage.js';
+import {
+  asSeenBy,
+  childrenInLineage,
+  nodesById,
+  parentIdsInLineage,
+  spanBounds,
+} from './lineage-nodes.js';
 import {
   createListQueries,
   type RunFilterQuery,
@@ -171,6 +179,7 @@ export function createReadQueries(
 ): ReadQueries {
   const N = node.c;
   const E = nodeParent.c;
+  const lineages = createLineages(weft);
   const open = (row: NodeRow, parentIds: string[]): NodeWithParents =>
     codec.encrypted
       ? { ...openNode(codec, row), parentIds }
@@ -181,6 +190,8 @@ export function createReadQueries(
     selectRows(weft, node, where, values, tail);
   /** The parent ids of nodes of one thread, in position order, keyed by child sequence. */
   const parentIdsOf = async (threadId: string, sequences: readonly number[]) => {
+    const lineage = await lineages.of(threadId);
+    if (!isOwn(lineage)) return parentIdsInLineage(weft, lineage, sequences);
     const edges = await chunked(sequences, (chunk) =>
       rawQuery(
         weft,
@@ -214,18 +225,28 @@ export function createReadQueries(
     goal: codec.openText(row.goal),
     state: codec.openText(row.state),
   });
-  const nodesIn = async (threadId: string, ids: readonly string[]) =>
-    withParents(
+  const nodesIn = async (threadId: string, ids: readonly string[]) => {
+    const lineage = await lineages.of(threadId);
+    if (!isOwn(lineage)) {
+      const rows = await nodesById(weft, lineage, ids);
+      return withParents(threadId, await asSeenBy(weft, threadId, rows));
+    }
+    return withParents(
       threadId,
       await chunked([...new Set(ids)], (chunk) =>
         nodeRows(`${N.threadId} = ? AND ${N.id} IN (${marks(chunk.length)})`, [threadId, ...chunk]),
       ),
     );
+  };
   const conditions = whereBuilder;
   /** The WHERE of a node page's filter. */
-  const nodeConditions = (q: NodeFilterQuery) => {
+  const nodeConditions = (q: NodeFilterQuery, span?: Segment) => {
     const w = conditions();
-    w.add(`${N.threadId} = ?`, q.threadId);
+    if (span === undefined) w.add(`${N.threadId} = ?`, q.threadId);
+    else {
+      const bounds = spanBounds(span);
+      w.add(bounds.sql, ...bounds.values);
+    }
     if (q.afterSequence !== undefined) w.add(`${N.sequence} > ?`, q.afterSequence);
     if (q.kinds !== undefined) w.add(`${N.kind} IN (${marks(q.kinds.length)})`, ...q.kinds);
     if (q.tainted !== undefined) w.add(`${N.taint} IS ${q.tainted ? 'NOT ' : ''}NULL`);
@@ -244,13 +265,18 @@ export function createReadQueries(
     threads: async (ids) =>
       openThreads(
         await chunked([...new Set(ids)], (chunk) =>
-          selectRows(weft, thread, `${thread.c.id} IN (${marks(chunk.length)})`, chunk),
+          selectRows(
+            weft,
+            thread,
+            `${thread.c.id} IN (${marks(chunk.length)}) AND ${thread.c.deletedAt} IS NULL`,
+            chunk,
+          ),
         ),
       ),
 
     ...lists,
     ...createFeedQueries(weft, codec),
-    ...createWalkQueries(weft),
+    ...createWalkQueries(weft, lineages),
 
     async nodes(keys) {
       const groups = byThread(keys);
@@ -269,30 +295,41 @@ export function createReadQueries(
       if (q.kinds?.length === 0) return [];
       const rows: NodeRow[] = [];
       const direction = q.descending === true ? 'DESC' : 'ASC';
-      let cursor = q.cursor;
-      while (rows.length < q.take) {
-        if (rows.length > 0) await nextTurn();
-        const take = Math.min(ROWS_PER_STATEMENT, q.take - rows.length);
-        const w = nodeConditions(q);
-        if (cursor !== undefined)
-          w.add(`${N.sequence} ${direction === 'DESC' ? '<' : '>'} ?`, cursor);
-        const slice = await nodeRows(
-          w.where(),
-          [...w.values, take],
-          ` ORDER BY ${N.sequence} ${direction} LIMIT ?`,
-        );
-        rows.push(...slice);
-        if (slice.length < take) break;
-        cursor = slice.at(-1)!.sequence;
+      const lineage = await lineages.of(q.threadId);
+      // The stretches of a shared history in the page's order; a thread's own rows: one pass.
+      const spans: Array<Segment | undefined> = isOwn(lineage) ? [undefined] : nodeSpans(lineage);
+      if (direction === 'DESC') spans.reverse();
+      for (const span of spans) {
+        let cursor = q.cursor;
+        while (rows.length < q.take) {
+          if (rows.length > 0) await nextTurn();
+          const take = Math.min(ROWS_PER_STATEMENT, q.take - rows.length);
+          const w = nodeConditions(q, span);
+          if (cursor !== undefined)
+            w.add(`${N.sequence} ${direction === 'DESC' ? '<' : '>'} ?`, cursor);
+          const slice = await nodeRows(
+            w.where(),
+            [...w.values, take],
+            ` ORDER BY ${N.sequence} ${direction} LIMIT ?`,
+          );
+          rows.push(...slice);
+          if (slice.length < take) break;
+          cursor = slice.at(-1)!.sequence;
+        }
       }
       await nextTurn();
-      return withParents(q.threadId, rows);
+      return withParents(q.threadId, await asSeenBy(weft, q.threadId, rows));
     },
 
-    countNodes: (q) => {
-      if (q.kinds?.length === 0) return Promise.resolve(0);
-      const w = nodeConditions(q);
-      return countRows(weft, node, w.where(), w.values);
+    async countNodes(q) {
+      if (q.kinds?.length === 0) return 0;
+      const lineage = await lineages.of(q.threadId);
+      let total = 0;
+      for (const span of isOwn(lineage) ? [undefined] : nodeSpans(lineage)) {
+        const w = nodeConditions(q, span);
+        total += await countRows(weft, node, w.where(), w.values);
+      }
+      return total;
     },
 
     async nodeCount(threadId) {
@@ -306,6 +343,24 @@ export function createReadQueries(
       const groups = byThread(keys);
       const found = await Promise.all(
         [...groups].map(async ([threadId, group]) => {
+          const lineage = await lineages.of(threadId);
+          if (!isOwn(lineage)) {
+            const found = await childrenInLineage(
+              weft,
+              lineage,
+              threadId,
+              group.map((k) => k.id),
+            );
+            const children = new Map(
+              (
+                await withParents(
+                  threadId,
+                  found.map((f) => f.row),
+                )
+              ).map((n) => [n.sequence, n] as const),
+            );
+            return found.map((f) => ({ ...children.get(f.row.sequence)!, parentId: f.parentId }));
+          }
           const edges = await chunked([...new Set(group.map((k) => k.id))], (chunk) =>
             rawQuery(
               weft,
@@ -344,17 +399,25 @@ export function createReadQueries(
       const groups = byThread(keys);
       const found = await Promise.all(
         [...groups].map(async ([threadId, group]) => {
-          // With a key each key is looked for in two forms: 2 × 400 + 1 values, still under 999.
-          const rows = await chunked([...new Set(group.map((k) => k.resourceKey))], (chunk) => {
-            const forms = codec.encrypted
-              ? chunk.flatMap((key) => codec.equalForms(LABEL.nodeResourceKey, key))
-              : chunk;
-            return nodeRows(`${N.threadId} = ? AND ${N.resourceKey} IN (${marks(forms.length)})`, [
-              threadId,
-              ...forms,
-            ]);
-          });
-          return withParents(threadId, rows.sort(bySequence));
+          const lineage = await lineages.of(threadId);
+          const rows: NodeRow[] = [];
+          for (const span of nodeSpans(lineage)) {
+            const bounds = spanBounds(span);
+            // With a key each key is looked for in two forms: 2 × 400 + 3 values, under 999.
+            const keys = [...new Set(group.map((k) => k.resourceKey))];
+            rows.push(
+              ...(await chunked(keys, (chunk) => {
+                const forms = codec.encrypted
+                  ? chunk.flatMap((key) => codec.equalForms(LABEL.nodeResourceKey, key))
+                  : chunk;
+                return nodeRows(`${bounds.sql} AND ${N.resourceKey} IN (${marks(forms.length)})`, [
+                  ...bounds.values,
+                  ...forms,
+                ]);
+              })),
+            );
+          }
+          return withParents(threadId, await asSeenBy(weft, threadId, rows.sort(bySequence)));
         }),
       );
       return found.flat();
@@ -389,7 +452,7 @@ export function createReadQueries(
 
     entries: async (threadId, afterIndex, take) =>
       (
-        await readLogEntries(weft, codec, threadId, {
+        await readLogEntries(weft, codec, await lineages.of(threadId), {
           from: Math.max(0, afterIndex + 1),
           to: MAX_LOG_INDEX,
           limit: take,

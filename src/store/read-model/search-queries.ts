@@ -14,6 +14,7 @@
 import type { WeftPrisma } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
 import { type NodeTextRow, node, nodeSearch, nodeText, thread } from '../tables/index.js';
+import { type Lineage, type Lineages, nodeSpans } from './lineage.js';
 import type { NodeRow } from './rows.js';
 import { marks } from './select.js';
 
@@ -228,17 +229,22 @@ export interface SearchQueries {
   searchNodes(query: NodeSearchQuery): Promise<NodeSearchHit[]>;
 }
 
-export function createSearchQueries(weft: WeftPrisma): SearchQueries {
+export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): SearchQueries {
   const T = nodeText.c;
   const H = thread.c;
   const N = node.c;
   /** The joins and filters both engines share (`t` the node_text row). */
-  const scope = (q: NodeSearchQuery) => {
+  const scope = (q: NodeSearchQuery, lineage: Lineage | undefined) => {
     const values: unknown[] = [q.tenantId];
-    let where = ` AND h.${H.tenantId} = ?`;
-    if (q.threadId !== undefined) {
-      where += ` AND t.${T.threadId} = ?`;
-      values.push(q.threadId);
+    // A deleted thread's nodes are found only through the forks still reading them.
+    let where = ` AND h.${H.tenantId} = ?${lineage === undefined ? ` AND h.${H.deletedAt} IS NULL` : ''}`;
+    if (lineage !== undefined) {
+      // A thread's nodes include those of its shared history, each stretch within its bounds.
+      const spans = nodeSpans(lineage).map((span) => {
+        values.push(span.threadId, span.fromSeq, span.toSeq);
+        return `(t.${T.threadId} = ? AND t.${T.sequence} > ? AND t.${T.sequence} <= ?)`;
+      });
+      where += ` AND (${spans.join(' OR ')})`;
     }
     if (q.kinds !== undefined) {
       where += ` AND t.${T.kind} IN (${marks(q.kinds.length)})`;
@@ -249,24 +255,30 @@ export function createSearchQueries(weft: WeftPrisma): SearchQueries {
       ` JOIN ${node.sql} n ON n.${N.threadId} = t.${T.threadId} AND n.${N.sequence} = t.${T.sequence}`;
     return { joins, where, values };
   };
-  const order = (score: string) => ` ORDER BY ${score}, t.${T.threadId}, t.${T.sequence}`;
+  // Within one thread ties go by sequence, whichever thread of its lineage holds the node.
+  const ties = (alias: string, lineage: Lineage | undefined) =>
+    lineage === undefined
+      ? `${alias}.${T.threadId}, ${alias}.${T.sequence}`
+      : `${alias}.${T.sequence}`;
+  const order = (score: string, lineage: Lineage | undefined) =>
+    ` ORDER BY ${score}, ${ties('t', lineage)}`;
 
-  const sqlite = (q: NodeSearchQuery, match: string) => {
-    const s = scope(q);
+  const sqlite = (q: NodeSearchQuery, match: string, lineage: Lineage | undefined) => {
+    const s = scope(q, lineage);
     const fts = nodeSearch.sql;
     return rawQuery(
       weft,
       `SELECT t.${T.threadId}, t.${T.sequence}, n.${N.id}, -bm25(${fts}) AS score, ` +
         `snippet(${fts}, 0, ?, ?, ?, ?) AS snippet FROM ${fts} ` +
         `JOIN ${nodeText.sql} t ON t.${T.id} = ${fts}.rowid${s.joins} ` +
-        `WHERE ${fts} MATCH ?${s.where}${order(`bm25(${fts})`)} LIMIT ? OFFSET ?`,
+        `WHERE ${fts} MATCH ?${s.where}${order(`bm25(${fts})`, lineage)} LIMIT ? OFFSET ?`,
       [MARK_START, MARK_END, ELLIPSIS, SNIPPET_WORDS, match, ...s.values, q.take, q.offset],
     );
   };
 
   // The headline is computed for the page's rows only: it re-parses each text.
-  const postgres = (q: NodeSearchQuery, websearch: string) => {
-    const s = scope(q);
+  const postgres = (q: NodeSearchQuery, websearch: string, lineage: Lineage | undefined) => {
+    const s = scope(q, lineage);
     const tsquery = `(SELECT websearch_to_tsquery('simple', CAST(? AS TEXT)) AS query) q`;
     return rawQuery(
       weft,
@@ -274,9 +286,9 @@ export function createSearchQueries(weft: WeftPrisma): SearchQueries {
         `ts_headline('simple', hit.${T.body}, q.query, CAST(? AS TEXT)) AS snippet FROM (` +
         `SELECT t.${T.threadId}, t.${T.sequence}, n.${N.id}, t.${T.body}, ` +
         `ts_rank(t.${T.tsv}, q.query) AS score FROM ${nodeText.sql} t${s.joins}, ${tsquery} ` +
-        `WHERE t.${T.tsv} @@ q.query${s.where}${order('score DESC')} LIMIT ? OFFSET ?` +
+        `WHERE t.${T.tsv} @@ q.query${s.where}${order('score DESC', lineage)} LIMIT ? OFFSET ?` +
         `) hit, ${tsquery}` +
-        ` ORDER BY hit.score DESC, hit.${T.threadId}, hit.${T.sequence}`,
+        ` ORDER BY hit.score DESC, ${ties('hit', lineage)}`,
       [HEADLINE_OPTIONS, websearch, ...s.values, q.take, q.offset, websearch],
     );
   };
@@ -287,11 +299,16 @@ export function createSearchQueries(weft: WeftPrisma): SearchQueries {
       const parsed = parseSearchQuery(q.text);
       const text = weft.provider === 'postgres' ? websearchText(parsed) : ftsMatchText(parsed);
       if (text === undefined) return [];
-      const rows = weft.provider === 'postgres' ? await postgres(q, text) : await sqlite(q, text);
+      const lineage = q.threadId === undefined ? undefined : await lineages.of(q.threadId);
+      const rows =
+        weft.provider === 'postgres'
+          ? await postgres(q, text, lineage)
+          : await sqlite(q, text, lineage);
       return rows.map((raw) => {
         const row = node.decode(raw, weft.provider);
         return {
-          threadId: row.threadId,
+          // A node of a shared stretch is reported in the thread searched.
+          threadId: q.threadId ?? row.threadId,
           sequence: row.sequence,
           nodeId: row.id,
           score: Number(raw.score),

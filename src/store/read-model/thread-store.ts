@@ -5,6 +5,7 @@ import { parseDatabaseUrl } from '../migrate/database-url.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import { rawExecute, rawQuery } from '../prisma/raw.js';
 import {
+  type AuditRow,
   idempotencyRecord,
   logEntry,
   type StoredEntryRow,
@@ -15,8 +16,11 @@ import {
 } from '../tables/index.js';
 import { type DueRun, type DueRunQuery, findDueRuns } from './deadlines.js';
 import { dumpReadModels, type ReadModelDump } from './dump.js';
+import { type ForkSourceRows, readForkSourceRows } from './fork-rows.js';
+import { createLineages, type Lineage } from './lineage.js';
 import { type LogTexts, type LogWindow, MAX_LOG_INDEX, readLogTexts } from './log-reads.js';
 import { packEntry } from './packed-entry.js';
+import { baseChain, emptyChanges } from './removal.js';
 import type { LogEntryRow, NodeRow, ReadModelChanges, SnapshotRow } from './rows.js';
 import {
   type IdempotencyRecord,
@@ -67,6 +71,20 @@ export interface ThreadStore {
    * caller checks them, see src/core/thread/snapshot.ts).
    */
   findSnapshots(threadId: string, atMost: number, limit?: number): Promise<SnapshotRow[]>;
+  /** Where the thread's rows are: its own, and the shared history of a fork (lineage.ts). */
+  lineage(threadId: string): Promise<Lineage>;
+  /**
+   * Deletes a live thread and everything only it holds, keeping what its forks still read
+   * (removal.ts), with an audit entry and the command's idempotency record, in one transaction.
+   * False when the thread is unknown or already deleted (nothing written).
+   */
+  removeThread(
+    threadId: string,
+    removal: { at: Date; audit: AuditRow },
+    idempotency?: IdempotencyRecord,
+  ): Promise<Result<boolean>>;
+  /** What a fork at `upTo` takes over from its source's current-state rows (fork-rows.ts). */
+  forkSourceRows(threadId: string, upTo: number): Promise<ForkSourceRows>;
   /** The stored log length; undefined for an unknown thread. */
   getLogLength(threadId: string): Promise<number | undefined>;
   /** Every thread holding a run with this id (the starting thread and its forks). */
@@ -251,6 +269,13 @@ function storedEntries(
  * (sealed-rows.ts), the idempotency key hashed. With the plain codec only the packing happens;
  * the caller's objects are never changed.
  */
+/** Two first uses of one idempotency key raced, and this one lost. */
+const keyReused = (key = ''): WeftError => ({
+  code: 'IDEMPOTENCY_KEY_REUSED',
+  message: `idempotency key ${key} was used concurrently`,
+  key,
+});
+
 function storedItem(
   changes: ReadModelChanges,
   record: IdempotencyRecord | undefined,
@@ -299,7 +324,8 @@ function buildThreadStore(
   codec: FieldCodec,
   indexed: boolean,
 ): ThreadStore {
-  const search = createSearchQueries(weft);
+  const lineages = createLineages(weft);
+  const search = createSearchQueries(weft, lineages);
   let checked: Promise<void> | undefined;
   const ready = () => {
     checked ??= checkEncryptionMarker(weft, codec);
@@ -308,14 +334,22 @@ function buildThreadStore(
 
   /** One field of a thread's row; undefined for an unknown thread. */
   const threadField = async <F extends 'logLength' | 'tenantId'>(threadId: string, field: F) => {
-    const [row] = await selectRows(weft, thread, `${thread.c.id} = ?`, [threadId], '', [field]);
+    // A deleted thread whose rows its forks still read is not there for anyone else.
+    const [row] = await selectRows(
+      weft,
+      thread,
+      `${thread.c.id} = ? AND ${thread.c.deletedAt} IS NULL`,
+      [threadId],
+      '',
+      [field],
+    );
     return row?.[field] as ThreadRow[F] | undefined;
   };
   const getLogLength = (threadId: string) => threadField(threadId, 'logLength');
 
   const readLog = async (threadId: string, window: LogWindow): Promise<LogTexts[]> => {
     await ready();
-    return readLogTexts(weft, codec, threadId, window);
+    return readLogTexts(weft, codec, await lineages.of(threadId), window);
   };
 
   const readEntryTexts = async (
@@ -358,15 +392,18 @@ function buildThreadStore(
 
     async findEntryIds(threadId, entryIds) {
       const found = new Set<string>();
-      // Chunks well under both providers' bound-parameter limits.
-      for (let i = 0; i < entryIds.length; i += 10_000) {
-        const part = entryIds.slice(i, i + 10_000);
-        const rows = await rawQuery(
-          weft,
-          `SELECT ${logEntry.c.entryId} FROM ${logEntry.sql} WHERE ${logEntry.c.threadId} = ? AND ${logEntry.c.entryId} IN (${marks(part.length)})`,
-          [threadId, ...part],
-        );
-        for (const row of rows) found.add(logEntry.decode(row, weft.provider).entryId);
+      const L = logEntry.c;
+      for (const s of await lineages.of(threadId)) {
+        // Chunks well under both providers' bound-parameter limits.
+        for (let i = 0; i < entryIds.length; i += 10_000) {
+          const part = entryIds.slice(i, i + 10_000);
+          const rows = await rawQuery(
+            weft,
+            `SELECT ${L.entryId} FROM ${logEntry.sql} WHERE ${L.threadId} = ? AND ${L.index} >= ? AND ${L.index} < ? AND ${L.entryId} IN (${marks(part.length)})`,
+            [s.threadId, s.fromIndex, s.toIndex, ...part],
+          );
+          for (const row of rows) found.add(logEntry.decode(row, weft.provider).entryId);
+        }
       }
       return found;
     },
@@ -374,15 +411,45 @@ function buildThreadStore(
     async findSnapshots(threadId, atMost, limit = 1) {
       await ready();
       const S = snapshot.c;
-      const rows = await selectRows(
-        weft,
-        snapshot,
-        `${S.threadId} = ? AND ${S.index} <= ?`,
-        [threadId, atMost, limit],
-        ` ORDER BY ${S.index} DESC LIMIT ?`,
-      );
-      return rows.map((row) => openSnapshot(codec, row));
+      const out: SnapshotRow[] = [];
+      // A snapshot after k entries of a shared stretch is the thread's own state after k.
+      for (const s of [...(await lineages.of(threadId))].reverse()) {
+        if (out.length >= limit) break;
+        const below = Math.min(atMost, s.toIndex);
+        if (below <= s.fromIndex) continue;
+        const rows = await selectRows(
+          weft,
+          snapshot,
+          `${S.threadId} = ? AND ${S.index} <= ? AND ${S.index} > ?`,
+          [s.threadId, below, s.fromIndex, limit - out.length],
+          ` ORDER BY ${S.index} DESC LIMIT ?`,
+        );
+        out.push(...rows.map((row) => ({ ...openSnapshot(codec, row), threadId })));
+      }
+      return out;
     },
+
+    lineage: (threadId) => lineages.of(threadId),
+
+    async removeThread(threadId, removal, idempotency) {
+      await ready();
+      const bases = await baseChain(weft, threadId);
+      if (bases === undefined) return ok(false);
+      const record = idempotency === undefined ? undefined : sealRecord(codec, idempotency);
+      const outcome = await writer.submit({
+        changes: emptyChanges(threadId),
+        entries: [],
+        record,
+        removal: { threadId, bases, at: removal.at, audit: removal.audit },
+      });
+      lineages.forget(threadId);
+      if (outcome === 'written') return ok(true);
+      // Another deletion of the thread committed first (removal.ts).
+      return outcome === 'conflict' ? ok(false) : err(keyReused(idempotency?.key));
+    },
+
+    forkSourceRows: (threadId, upTo) =>
+      ready().then(() => readForkSourceRows(weft, codec, threadId, upTo)),
 
     getLogLength,
 
@@ -414,17 +481,12 @@ function buildThreadStore(
       );
       if (outcome === 'written') return ok(undefined);
       if (outcome === 'conflict') return err(await conflict(changes));
-      const key = commitOptions.idempotency?.key ?? '';
-      return err({
-        code: 'IDEMPOTENCY_KEY_REUSED',
-        message: `idempotency key ${key} was used concurrently`,
-        key,
-      });
+      return err(keyReused(commitOptions.idempotency?.key));
     },
 
     dumpReadModels: async (threadIds) => {
       await ready();
-      return dumpReadModels(weft, codec, threadIds);
+      return dumpReadModels(weft, codec, lineages, threadIds);
     },
 
     codec,

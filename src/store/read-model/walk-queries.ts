@@ -15,6 +15,8 @@ import {
 import type { WeftPrisma } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
 import { node, nodeParent } from '../tables/index.js';
+import { isOwn, type Lineage, type Lineages } from './lineage.js';
+import { edgesOfChildren, edgesToParents, nodesById, nodesBySequence } from './lineage-nodes.js';
 import { marks } from './select.js';
 
 /** Nodes of a level per statement (one bound value each, under the drivers' limits). */
@@ -39,9 +41,37 @@ const bounded = (value: number | undefined, fallback: number, max: number) =>
     ? fallback
     : Math.min(max, Math.max(0, Math.floor(value)));
 
-export function createWalkQueries(weft: WeftPrisma): WalkQueries {
+export function createWalkQueries(weft: WeftPrisma, lineages: Lineages): WalkQueries {
   const N = node.c;
   const E = nodeParent.c;
+
+  /** `step` over a shared history (lineage.ts): edges first, then the nodes they reach. */
+  async function lineageStep(lineage: Lineage, seqs: readonly number[], up: boolean) {
+    const edges = up
+      ? await edgesOfChildren(weft, lineage, seqs)
+      : await edgesToParents(weft, lineage, seqs);
+    const reached = new Map(
+      (
+        await nodesBySequence(
+          weft,
+          lineage,
+          edges.map((e) => (up ? e.parentSeq : e.childSeq)),
+        )
+      ).map((n) => [n.sequence, n] as const),
+    );
+    const out = edges.map((e) => {
+      const target = reached.get(up ? e.parentSeq : e.childSeq)!;
+      return {
+        from: up ? e.childSeq : e.parentSeq,
+        order: up ? e.position : e.childSeq,
+        seq: target.sequence,
+        id: target.id,
+        kind: target.kind,
+      };
+    });
+    const rank = new Map(seqs.map((s, i) => [s, i]));
+    return out.sort((a, b) => rank.get(a.from)! - rank.get(b.from)! || a.order - b.order);
+  }
 
   /** The nodes one step from `seqs` (in their order), as (from, seq, id, kind) in edge order. */
   async function step(threadId: string, seqs: readonly number[], up: boolean) {
@@ -77,13 +107,19 @@ export function createWalkQueries(weft: WeftPrisma): WalkQueries {
 
   return {
     async walk(q) {
-      const [start] = await rawQuery(
-        weft,
-        `SELECT ${N.sequence} FROM ${node.sql} WHERE ${N.threadId} = ? AND ${N.id} = ?`,
-        [q.threadId, q.id],
-      );
+      const lineage = await lineages.of(q.threadId);
+      const own = isOwn(lineage);
+      const [start] = own
+        ? (
+            await rawQuery(
+              weft,
+              `SELECT ${N.sequence} FROM ${node.sql} WHERE ${N.threadId} = ? AND ${N.id} = ?`,
+              [q.threadId, q.id],
+            )
+          ).map((row) => node.decode(row, weft.provider))
+        : await nodesById(weft, lineage, [q.id]);
       if (start === undefined) return [];
-      const startSeq = node.decode(start, weft.provider).sequence;
+      const startSeq = start.sequence;
       const depth = bounded(q.depth, DEFAULT_WALK_DEPTH, MAX_WALK_DEPTH);
       const limit = bounded(q.limit, DEFAULT_WALK_LIMIT, MAX_WALK_LIMIT);
       const kinds = q.kinds === undefined ? undefined : new Set(q.kinds);
@@ -92,7 +128,11 @@ export function createWalkQueries(weft: WeftPrisma): WalkQueries {
       let level = [startSeq];
       for (let d = 1; d <= depth && level.length > 0 && out.length < limit; d++) {
         const next: Array<{ seq: number; id: string; kind: string }> = [];
-        for (const reached of await step(q.threadId, level, q.direction === 'ancestors')) {
+        const up = q.direction === 'ancestors';
+        const reachedNodes = own
+          ? await step(q.threadId, level, up)
+          : await lineageStep(lineage, level, up);
+        for (const reached of reachedNodes) {
           if (visited.has(reached.seq) || visited.size >= MAX_WALK_VISITS) continue;
           visited.add(reached.seq);
           next.push(reached);

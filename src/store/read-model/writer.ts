@@ -7,6 +7,7 @@
 import { isUniqueViolation } from '../prisma/errors.js';
 import type { IdempotencyRow, NodeTextRow, Provider, StoredEntryRow } from '../tables/index.js';
 import { createGroupWriter, type Settled, type WriterStats } from './group-commit.js';
+import { recordRemoval, type ThreadRemoval } from './removal.js';
 import type { ReadModelChanges } from './rows.js';
 import type { PlainTwins } from './sealed-rows.js';
 import {
@@ -48,6 +49,8 @@ export interface WriteItem {
   twins?: PlainTwins | undefined;
   /** The search text of the new nodes (plain), when the store keeps the search index. */
   texts?: NodeTextRow[] | undefined;
+  /** A thread deleted (removal.ts): `changes` is empty, the record its response. */
+  removal?: ThreadRemoval | undefined;
 }
 
 /** What became of one commit inside its transaction (the store turns rejections into errors). */
@@ -90,7 +93,9 @@ export interface WriterOptions {
  * else ran. Those statements are guarded: for a lone commit, their unique violation is its
  * outcome, not an error. The activity feed's numbers are taken last (see appendActivity).
  */
-export function writeItems(script: ScriptRecorder, items: readonly WriteItem[]): void {
+export function writeItems(script: ScriptRecorder, every: readonly WriteItem[]): void {
+  const items = every.filter((i) => i.removal === undefined);
+  const removals = every.flatMap((i) => (i.removal === undefined ? [] : [i]));
   const all = items.map((i) => i.changes);
   const engine = all.filter((c) => c.logOnly === undefined);
   const logOnly = all.filter((c) => c.logOnly !== undefined);
@@ -108,7 +113,7 @@ export function writeItems(script: ScriptRecorder, items: readonly WriteItem[]):
       items.flatMap((i) => i.entries),
     );
   });
-  const records = items.flatMap((i) => (i.record === undefined ? [] : [i.record]));
+  const records = every.flatMap((i) => (i.record === undefined ? [] : [i.record]));
   script.guard('idempotency', () => insertIdempotencyRecords(script, records));
   insertNodes(
     script,
@@ -163,6 +168,7 @@ export function writeItems(script: ScriptRecorder, items: readonly WriteItem[]):
     engine.filter((c) => !c.created).map((c) => c.thread),
   );
   for (const c of logOnly) setLogLength(script, c.thread);
+  for (const item of removals) recordRemoval(script, item.removal!);
   for (const item of items) {
     appendActivity(
       script,

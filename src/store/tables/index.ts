@@ -26,6 +26,15 @@ const threadColumns = {
   frontier: { name: 'frontier', type: 'text' },
   forkedFromId: { name: 'forked_from_id', type: 'text', nullable: true },
   forkedUpToIndex: { name: 'forked_up_to_index', type: 'integer', nullable: true },
+  /**
+   * Shared history (read-model/lineage.ts): the thread whose rows hold this thread's entries
+   * below `baseLogLength` and nodes up to `baseNodeCount`. Written when the row is created.
+   */
+  baseThreadId: { name: 'base_thread_id', type: 'text', nullable: true },
+  baseLogLength: { name: 'base_log_length', type: 'integer', nullable: true },
+  baseNodeCount: { name: 'base_node_count', type: 'integer', nullable: true },
+  /** Set when the thread is deleted while forks still read its history (read-model/removal.ts). */
+  deletedAt: { name: 'deleted_at', type: 'datetime', nullable: true },
   nodeCount: { name: 'node_count', type: 'integer', default: 0 },
   /** The spend as of `logLength`; null on rows last written before these columns existed. */
   spendInputTokens: { name: 'spend_input_tokens', type: 'integer', nullable: true },
@@ -289,6 +298,20 @@ const migrationColumns = {
 } as const;
 export const migrationLedger = defineTable('_weft_migrations', migrationColumns, ['name']);
 
+/** The tenant's audit trail (deleteThread). */
+const auditColumns = {
+  id: { name: 'id', type: 'text' },
+  tenantId: { name: 'tenant_id', type: 'text' },
+  recordedAt: { name: 'recorded_at', type: 'datetime' },
+  actor: { name: 'actor', type: 'text' },
+  action: { name: 'action', type: 'text' },
+  threadId: { name: 'thread_id', type: 'text' },
+  logLength: { name: 'log_length', type: 'integer' },
+  stateHash: { name: 'state_hash', type: 'text' },
+} as const;
+export const auditEntry = defineTable('audit_entry', auditColumns, ['id']);
+export type AuditRow = RowOf<typeof auditColumns>;
+
 /** Every table of the Prisma schema, by SQL name. */
 export const TABLES = {
   thread,
@@ -306,4 +329,5 @@ export const TABLES = {
   snapshot,
   api_key: apiKey,
   weft_setting: setting,
+  audit_entry: auditEntry,
 } as const;

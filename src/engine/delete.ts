@@ -1,0 +1,65 @@
+/**
+ * Deleting a thread. The store removes it and everything only it holds in one transaction,
+ * keeping the rows its forks still read (store/read-model/removal.ts), and writes the tenant's
+ * audit entry; the engine then forgets the thread (state cache, tenant directory).
+ */
+
+import { canonicalJson } from '../core/canonical.js';
+import { err, ok, type Result } from '../core/errors.js';
+import { threadNotFound } from './checks.js';
+import type { Runtime } from './engine.js';
+import type { IdempotencyClaim } from './idempotency.js';
+import { answeredAs, locateThread, threadTenant } from './tenancy.js';
+import type { DeleteThreadInput, DeleteThreadResult } from './types.js';
+
+export async function deleteThread(
+  rt: Runtime,
+  input: DeleteThreadInput,
+  claim: IdempotencyClaim | undefined,
+  tenant: string | undefined,
+  checkRef: (value: unknown, path: string) => Result<string>,
+): Promise<Result<DeleteThreadResult>> {
+  const checked = checkRef(input.threadId, '$.threadId');
+  if (!checked.ok) return checked;
+  const located = await locateThread(rt.tenants, input.threadId, tenant);
+  if (!located.ok) return located;
+  const at = located.value;
+  return rt.exclusive(at.key, async () => {
+    const latest = await rt.load(at.key, true);
+    if (!latest.ok) return answeredAs(latest, at);
+    const owner = tenant ?? (await threadTenant(rt.tenants, at.key)) ?? 'default';
+    const now = rt.clock.now();
+    const response: DeleteThreadResult = {
+      threadId: at.id,
+      logLength: latest.value.length,
+      stateHash: latest.value.stateHash,
+    };
+    const removed = await rt.store.removeThread(
+      at.key,
+      {
+        at: new Date(now),
+        audit: {
+          // One deletion per thread: another one racing this loses at this key (removal.ts).
+          id: `thread_deleted:${at.key}:${latest.value.config?.createdAt ?? ''}`,
+          tenantId: owner,
+          recordedAt: new Date(now),
+          actor: input.actor ?? 'system',
+          action: 'thread_deleted',
+          threadId: at.id,
+          logLength: response.logLength,
+          stateHash: response.stateHash,
+        },
+      },
+      // Not tied to the thread: the records of its commands go with it, this one stays.
+      claim === undefined
+        ? undefined
+        : { ...claim, response: canonicalJson(response), threadId: null, createdAt: new Date(now) },
+    );
+    rt.cache.delete(at.key);
+    rt.tenants.forget(at.key);
+    if (!removed.ok) return removed;
+    if (!removed.value) return err(threadNotFound(at.id));
+    await rt.publishDeleted(at.key);
+    return ok(response);
+  });
+}

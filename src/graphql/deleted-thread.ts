@@ -1,0 +1,57 @@
+/**
+ * A subscription to one thread ends when the thread is deleted: after the events committed
+ * before, one event whose field fails with THREAD_DELETED, then the end (the events layer ends
+ * the stream with ThreadDeletedError).
+ */
+import { GraphQLError } from 'graphql';
+import { ThreadDeletedError } from '../events/index.js';
+
+const DELETED = Symbol('thread deleted');
+type Deleted = { [DELETED]: string };
+
+/**
+ * `source`, with its ThreadDeletedError turned into one last marker event. Not a generator: a
+ * generator parked on an idle source would hold `return()` until the next event, and the
+ * server ends idle subscriptions (revoked keys, slow consumers, disconnects) by `return()`.
+ */
+export function endingOnDeletion<T>(source: AsyncIterable<T>): AsyncIterableIterator<T> {
+  const it = source[Symbol.asyncIterator]();
+  let ended = false;
+  return {
+    async next() {
+      if (ended) return { done: true, value: undefined };
+      try {
+        return await it.next();
+      } catch (error) {
+        if (!(error instanceof ThreadDeletedError)) throw error;
+        ended = true;
+        return { done: false, value: { [DELETED]: error.message } as unknown as T };
+      }
+    },
+    return(value?: unknown) {
+      ended = true;
+      return it.return?.(value) ?? Promise.resolve({ done: true, value: undefined });
+    },
+    throw(error?: unknown) {
+      ended = true;
+      return it.throw?.(error) ?? Promise.reject(error);
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+/** `resolve`, failing with THREAD_DELETED on the marker event. */
+export function orDeleted<T, A extends unknown[], R>(
+  resolve: (event: T, ...rest: A) => R,
+): (event: T, ...rest: A) => R {
+  return (event, ...rest) => {
+    if (typeof event === 'object' && event !== null && DELETED in event) {
+      throw new GraphQLError((event as Deleted)[DELETED], {
+        extensions: { code: 'THREAD_DELETED' },
+      });
+    }
+    return resolve(event, ...rest);
+  };
+}
