@@ -138,11 +138,9 @@ export interface ThreadStoreOptions {
   transaction?: { maxWait?: number; timeout?: number };
   /**
    * Group commit: concurrent commits share one transaction (one fsync), each in its own
-   * SAVEPOINT so that a failing one rolls back alone. Default: on for both. On SQLite every write
-   * of the process goes through one serialised writer anyway; on Postgres every write
-   * transaction of a tenant raises that tenant's activity counter and holds its row until it
-   * commits (threadActivity's order), so one transaction per commit ran a tenant's commits one
-   * fsync at a time (about 140 createThread/s under load, against 340–470/s grouped). `maxBatch` caps the commits per transaction (default 256). `inFlight`
+   * SAVEPOINT so that a failing one rolls back alone. Default: on (on Postgres a tenant's write
+   * transactions hold its activity counter row until they commit, so ungrouped they committed
+   * one fsync at a time). `maxBatch` caps the commits per transaction (default 256). `inFlight`
    * is how many transactions are handed to the writer at once: what is queued is shared among
    * them, so the first commits are acknowledged while the next still run (default 2 on SQLite's
    * writer thread, which runs them one after another; 1 otherwise). On SQLite, `false` still
