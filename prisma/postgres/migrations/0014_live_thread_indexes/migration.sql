@@ -1,5 +1,2 @@
 -- CreateIndex
 CREATE INDEX "thread_tenant_id_deleted_at_updated_at_id_idx" ON "thread"("tenant_id", "deleted_at", "updated_at", "id");
-
--- CreateIndex
-CREATE INDEX "thread_tenant_id_deleted_at_created_at_idx" ON "thread"("tenant_id", "deleted_at", "created_at");
