@@ -70,7 +70,12 @@ export function openPostgresReader(
 ): PostgresReader {
   let pool: pg.Pool | undefined;
   const connection = () => {
-    pool ??= new pg.Pool({ connectionString: url, max, types });
+    if (pool === undefined) {
+      pool = new pg.Pool({ connectionString: url, max, types });
+      // An idle connection the server ends (a restart, a dropped database) is discarded by the
+      // pool and the next read opens another; unheard, its 'error' would end the process.
+      pool.on('error', () => undefined);
+    }
     return pool;
   };
   return {
