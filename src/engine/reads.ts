@@ -19,6 +19,8 @@ import type { ThreadSpend } from '../core/thread/index.js';
 import {
   type ApprovalFilterQuery,
   type ApprovalListQuery,
+  type AuditFilterQuery,
+  type AuditListQuery,
   type NodeFilterQuery,
   type NodePageQuery,
   openReadQueries,
@@ -119,10 +121,7 @@ const SEARCH_DISABLED: SearchDisabled = {
 };
 
 export interface Reads {
-  /**
-   * Whether client-supplied columns are sealed at rest: then they cannot be matched in SQL
-   * (the metadata filter refuses) and plain-text indexes are off unless enabled.
-   */
+  /** Client columns are sealed at rest: no SQL match on them, plain-text indexes off by default. */
   readonly encryptedAtRest: boolean;
   threads(ids: readonly string[]): Promise<Array<ThreadView | undefined>>;
   listThreads(query: ThreadListQuery): Promise<ThreadView[]>;
@@ -160,8 +159,9 @@ export interface Reads {
   ): Promise<Result<NodeSearchView[], SearchDisabled>>;
   /** The tenant's activity feed after number `afterSeq`, in order (threads by storage key). */
   activity(tenantId: string, afterSeq: number, take: number): Promise<ActivityView[]>;
-  /** The tenant's audit trail (thread deletions), newest first; ids as the tenant names them. */
-  auditEntries(tenantId: string, take: number): Promise<AuditView[]>;
+  /** A page of the tenant's audit trail (thread deletions); ids as the tenant names them. */
+  auditEntries(query: AuditListQuery): Promise<AuditView[]>;
+  countAuditEntries(query: AuditFilterQuery): Promise<number>;
   /** The tenant's last activity number (0 before any). */
   lastActivity(tenantId: string): Promise<number>;
   /** Node ids reached by each walk over the stored graph, in walk order (core/graph/walk.ts). */
@@ -181,6 +181,7 @@ export interface Reads {
 }
 
 const nodeKey = (threadId: string, id: string) => `${threadId}\u0000${id}`;
+const storableAudit = (q: AuditFilterQuery) => isStorable(q.threadId) && isStorable(q.action);
 
 /** `read(keys)`, or no rows without a query when no key is left. */
 async function storableOnly<K, R>(
@@ -390,7 +391,8 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
     },
 
     activity: (tenantId, afterSeq, take) => q.activity(tenantId, afterSeq, take),
-    auditEntries: (tenantId, take) => q.auditEntries(tenantId, take),
+    auditEntries: async (query) => (storableAudit(query) ? q.auditEntries(query) : []),
+    countAuditEntries: async (query) => (storableAudit(query) ? q.countAuditEntries(query) : 0),
     lastActivity: (tenantId) => q.lastActivity(tenantId),
 
     walks: (keys) =>

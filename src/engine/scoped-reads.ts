@@ -207,7 +207,8 @@ export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string)
     activity: async (_tenant, afterSeq, take) =>
       (await reads.activity(tenant, afterSeq, take)).map(named),
     lastActivity: () => reads.lastActivity(tenant),
-    auditEntries: (_tenant, take) => reads.auditEntries(tenant, take),
+    auditEntries: (query) => reads.auditEntries({ ...query, tenantId: tenant }),
+    countAuditEntries: (query) => reads.countAuditEntries({ ...query, tenantId: tenant }),
     walks: (keys) =>
       keyed(
         keys,

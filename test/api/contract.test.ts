@@ -500,9 +500,10 @@ describe('the public contract over HTTP', () => {
       code: 'NOT_FOUND',
     });
     const audit = await ok(
-      '{ auditEntries(first: 5) { id recordedAt actor action threadId logLength stateHash } }',
+      '{ auditEntries(first: 5) { totalCount edges { node { id recordedAt actor action threadId logLength stateHash } } } }',
     );
-    expect(audit.auditEntries).toEqual([
+    expect(audit.auditEntries.totalCount).toBe(1);
+    expect(audit.auditEntries.edges.map((e: { node: unknown }) => e.node)).toEqual([
       expect.objectContaining({
         action: 'thread_deleted',
         actor: 'open',

@@ -134,9 +134,21 @@ const QUERIES: Record<string, () => Promise<number>> = {
     return 2;
   },
   auditEntries: async () => {
-    const r = await t.gql(keyB, '{ auditEntries { threadId } }');
-    expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-    expect(r.data.auditEntries).toEqual([]);
+    // A deletes a thread of its own: A's trail shows it, B's stays empty, even filtered by it.
+    await asA('mutation { createThread(input: { threadId: "a-audit" }) { __typename } }');
+    await asA(
+      'mutation { deleteThread(input: { threadId: "a-audit", idempotencyKey: "a-audit" }) { __typename } }',
+    );
+    const mine = await asA('{ auditEntries(filter: { threadId: "a-audit" }) { totalCount } }');
+    expect(mine.auditEntries.totalCount).toBe(1);
+    for (const filter of ['', '(filter: { threadId: "a-audit" })']) {
+      const r = await t.gql(
+        keyB,
+        `{ auditEntries${filter} { totalCount edges { node { threadId } } } }`,
+      );
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      expect(r.data.auditEntries).toEqual({ totalCount: 0, edges: [] });
+    }
     return 1;
   },
   causalNode: async () => {

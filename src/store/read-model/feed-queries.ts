@@ -33,6 +33,21 @@ export interface ApprovalListQuery extends ApprovalFilterQuery {
   after?: { at: Date; threadId: string; runId: string } | undefined;
 }
 
+/** Which audit entries a list holds (and counts). */
+export interface AuditFilterQuery {
+  tenantId: string;
+  threadId?: string | undefined;
+  action?: string | undefined;
+}
+
+export interface AuditListQuery extends AuditFilterQuery {
+  take: number;
+  /** Newest first (the default), or oldest first; ties by id, likewise. */
+  descending?: boolean | undefined;
+  /** Keyset cursor: the entry the page starts after, in the page's direction. */
+  after?: { at: Date; id: string } | undefined;
+}
+
 /** One entry of the activity feed: its number in the tenant's sequence and the entry it names. */
 export interface ActivityRow {
   seq: number;
@@ -47,8 +62,9 @@ export interface FeedQueries {
   countApprovals(query: ApprovalFilterQuery): Promise<number>;
   /** The tenant's activity numbered above `afterSeq`, in order, at most `take`. */
   activity(tenantId: string, afterSeq: number, take: number): Promise<ActivityRow[]>;
-  /** The tenant's audit trail, newest first. */
-  auditEntries(tenantId: string, take: number): Promise<AuditRow[]>;
+  /** A page of the tenant's audit trail. */
+  auditEntries(query: AuditListQuery): Promise<AuditRow[]>;
+  countAuditEntries(query: AuditFilterQuery): Promise<number>;
   /** The tenant's last activity number (0 before any). */
   lastActivity(tenantId: string): Promise<number>;
 }
@@ -63,6 +79,15 @@ export function createFeedQueries(weft: WeftPrisma, codec: FieldCodec): FeedQuer
       if (q.states.length === 0) return undefined;
       w.add(`${A.state} IN (${q.states.map(() => '?').join(', ')})`, ...q.states);
     }
+    return w;
+  };
+
+  const U = auditEntry.c;
+  const auditConditions = (q: AuditFilterQuery) => {
+    const w = whereBuilder();
+    w.add(`${U.tenantId} = ?`, q.tenantId);
+    if (q.threadId !== undefined) w.add(`${U.threadId} = ?`, q.threadId);
+    if (q.action !== undefined) w.add(`${U.action} = ?`, q.action);
     return w;
   };
 
@@ -98,14 +123,32 @@ export function createFeedQueries(weft: WeftPrisma, codec: FieldCodec): FeedQuer
       return w === undefined ? Promise.resolve(0) : countRows(weft, approval, w.where(), w.values);
     },
 
-    auditEntries: (tenantId, take) =>
-      selectRows(
+    auditEntries(q) {
+      const w = auditConditions(q);
+      const direction = q.descending === false ? 'ASC' : 'DESC';
+      if (q.after !== undefined) {
+        const at = bind(weft, auditEntry, 'recordedAt', q.after.at);
+        const beyond = direction === 'DESC' ? '<' : '>';
+        w.add(
+          `(${U.recordedAt} ${beyond} ? OR (${U.recordedAt} = ? AND ${U.id} ${beyond} ?))`,
+          at,
+          at,
+          q.after.id,
+        );
+      }
+      return selectRows(
         weft,
         auditEntry,
-        `${auditEntry.c.tenantId} = ?`,
-        [tenantId, take],
-        ` ORDER BY ${auditEntry.c.recordedAt} DESC, ${auditEntry.c.id} DESC LIMIT ?`,
-      ),
+        w.where(),
+        [...w.values, q.take],
+        ` ORDER BY ${U.recordedAt} ${direction}, ${U.id} ${direction} LIMIT ?`,
+      );
+    },
+
+    countAuditEntries(q) {
+      const w = auditConditions(q);
+      return countRows(weft, auditEntry, w.where(), w.values);
+    },
 
     async activity(tenantId, afterSeq, take) {
       const a = activity.c;

@@ -89,6 +89,8 @@ export type {
   ApprovalFilterQuery,
   ApprovalListQuery,
   ApprovalState,
+  AuditFilterQuery,
+  AuditListQuery,
 } from './feed-queries.js';
 export type { WalkQuery } from './walk-queries.js';
 
