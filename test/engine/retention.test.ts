@@ -141,7 +141,11 @@ function retentionSuite(backend: Backend) {
     ).toEqual(set);
     expect(
       failure(
-        await engine.setThreadExpiry({ threadId: 'default', expiresAt: null, idempotencyKey: 'k1' }),
+        await engine.setThreadExpiry({
+          threadId: 'default',
+          expiresAt: null,
+          idempotencyKey: 'k1',
+        }),
       ).code,
     ).toBe('IDEMPOTENCY_KEY_REUSED');
     must(await engine.setThreadExpiry({ threadId: 'given', expiresAt: null }));
@@ -199,7 +203,13 @@ function retentionSuite(backend: Backend) {
     const sweep = must(await engine.deleteExpiredThreads());
     expect(sweep).toMatchObject({ found: 1, skipped: [], failed: [] });
     expect(sweep.deleted).toEqual([
-      { threadId: 'old', tenantId: 'default', expiresAt: at(1000), logLength: 7, stateHash: oldHash },
+      {
+        threadId: 'old',
+        tenantId: 'default',
+        expiresAt: at(1000),
+        logLength: 7,
+        stateHash: oldHash,
+      },
     ]);
     expect(failure(await engine.getState('old')).code).toBe('NOT_FOUND');
     expect(events.filter((e) => e.deleted).map((e) => e.threadId)).toEqual(['old']);
