@@ -4,6 +4,8 @@
  * their forks kept; the storage no thread needs); `--database` names the database instead of
  * DATABASE_URL.
  */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSequentialIds, createSimulatedClock } from '../../src/core/ports.js';
 import { createEngine, type Engine } from '../../src/engine/index.js';
@@ -13,6 +15,26 @@ import { openThreadStore } from '../../src/store/read-model/index.js';
 import { freshPostgresUrl, freshSqliteUrl } from '../api/support.js';
 import { describeWithPostgres } from '../support/services.js';
 import { weftIn } from './support.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+const TSX = join(ROOT, 'node_modules/.bin/tsx');
+const MAIN = join(ROOT, 'src/cli/main.ts');
+
+/** `weft <args>` in a process of its own. */
+function weftProcess(args: string[], env: Record<string, string>) {
+  return new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+    const child = spawn(TSX, [MAIN, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    child.on('close', (code) => resolve({ code, out, err }));
+  });
+}
 
 const TABLES = [
   'thread',
@@ -128,6 +150,31 @@ function retentionCli(freshUrl: () => Promise<string>) {
       (await weftIn(['retention', '--apply', '--tenant', 'acme'], { DATABASE_URL: url })).code,
     ).toBe(2);
   });
+
+  it('two processes racing weft retention --apply delete each thread once', async () => {
+    const url = await freshUrl();
+    const engine = createEngine({ store: openThreadStore(url) });
+    const weft = createPrisma(url);
+    open.push(engine, { close: () => weft.prisma.$disconnect() });
+    const n = 40;
+    for (let i = 0; i < n; i++) {
+      must(await engine.createThread({ threadId: `t${i}`, expiresAt: '2001-01-01T00:00:00Z' }));
+      await grow(engine, `t${i}`, 1);
+    }
+    must(await engine.forkThread({ threadId: 't7', newThreadId: 'fork' }));
+    const runs = await Promise.all(
+      [1, 2].map(() =>
+        weftProcess(['retention', '--apply', '--batch', '3'], { DATABASE_URL: url }),
+      ),
+    );
+    for (const r of runs) expect(r.code, r.err).toBe(0);
+    const deleted = runs.map((r) => Number(/deleted (\d+) expired thread/.exec(r.out)?.[1]));
+    expect(deleted[0]! + deleted[1]!).toBe(n);
+    const audit = await rawQuery(weft, 'SELECT "thread_id" FROM "audit_entry"');
+    expect(audit).toHaveLength(n);
+    expect(new Set(audit.map((a) => a.thread_id)).size).toBe(n);
+    expect(must(await engine.verify('fork', { strict: true })).ok).toBe(true);
+  }, 60_000);
 
   it('weft gc: reports what no thread needs, changes nothing, and --apply removes it', async () => {
     const { url, engine, weft } = await sample();
