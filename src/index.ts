@@ -24,6 +24,10 @@ export {
   type EngineOptions,
   openEngine,
   type Publisher,
+  type RetentionSweep,
+  type RetentionSweeper,
+  type RetentionSweeperOptions,
   startDeadlineScheduler,
+  startRetentionSweeper,
 } from './engine/index.js';
 export { type EventedEngine, openEngineWithEvents } from './events/index.js';

@@ -4,6 +4,7 @@ import { runExport, runImport, runReplay, runVerify } from './data-commands.js';
 import { configurationFailure } from './failures.js';
 import { runKeys } from './keys-command.js';
 import { runProjection } from './projection-command.js';
+import { runGc, runRetention } from './retention-commands.js';
 import { runMigrate, runServe } from './server-commands.js';
 
 const USAGE = `Usage: weft <command> [options]
@@ -32,6 +33,14 @@ Commands:
              [--tokenizer chars|o200k|cl100k] [--explain [--omitted N]] [--tenant T]
                                  print the thread's prompt view; --explain adds
                                  why each node is in it and the best omitted candidates
+  retention [--apply] [--tenant T] [--limit N] [--batch N] [--database URL]
+                                 list the threads whose expiresAt has passed (a dry run:
+                                 nothing deleted; N listed, 100 by default) and, with
+                                 WEFT_RETENTION_DAYS, those older than it without one;
+                                 --apply deletes the expired ones as the server's sweeper
+                                 does (one audit entry each), N per batch (100)
+  gc [--apply] [--database URL]  report the storage no thread needs (rows of deleted threads
+                                 no fork reads, orphaned rows; a dry run); --apply removes it
 
 Thread ids are per tenant: two tenants may each have a thread t1. A thread id on the command
 line names a thread of tenant T (--tenant T; default: default, the tenant of open mode). A
@@ -39,6 +48,7 @@ thread id may not contain control characters (U+0000 to U+001F).
 
 Environment (serve uses all of these; the other commands DATABASE_URL and WEFT_ENCRYPTION_KEY):
   DATABASE_URL            file:./data/weft.db by default; a postgres:// URL selects Postgres
+                          (retention and gc also take --database URL)
   WEFT_ENCRYPTION_KEY     encrypt payloads and memory at rest: 32 bytes as 64 hex digits or
                           base64 (openssl rand -base64 32); a database written with a key
                           needs that same key in every command
@@ -60,6 +70,10 @@ Environment (serve uses all of these; the other commands DATABASE_URL and WEFT_E
   WEFT_METRICS            Prometheus metrics on /metrics (true)
   WEFT_REQUEST_LOG        one JSON line per request on stdout (true)
   WEFT_SHUTDOWN_GRACE_MS  how long SIGTERM waits for in-flight requests (8000)
+  WEFT_RETENTION_DAYS     new threads created without expiresAt expire this many days after
+                          creation (unset: never); existing threads keep theirs
+  WEFT_RETENTION_SWEEP_MS time between retention sweeps deleting expired threads (60000; 0: off)
+  WEFT_RETENTION_BATCH    expired threads one sweep deletes at most (100)
   WEFT_CACHE_BYTES        bound on the estimated memory of the thread states kept (268435456)
   WEFT_HEAP_GROWTH_PERCENT
                           heap growth past the last full collection before the next (20; 0: V8's)
@@ -83,6 +97,8 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   verify: runVerify,
   replay: runReplay,
   projection: runProjection,
+  retention: runRetention,
+  gc: runGc,
 };
 
 /** Runs one `weft` command; resolves with its exit code. */

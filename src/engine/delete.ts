@@ -1,7 +1,9 @@
 /**
  * Deleting a thread. The store removes it and everything only it holds in one transaction,
  * keeping the rows its forks still read (store/read-model/removal.ts), and writes the tenant's
- * audit entry; the engine then forgets the thread (state cache, tenant directory).
+ * audit entry; the engine then forgets the thread (state cache, tenant directory). The retention
+ * sweeper (retention.ts) deletes expired threads here too, with `expiredBy`: the store deletes
+ * only while the thread's expiry is at or before it (NOT_FOUND otherwise, nothing written).
  */
 
 import { canonicalJson } from '../core/canonical.js';
@@ -18,6 +20,7 @@ export async function deleteThread(
   claim: IdempotencyClaim | undefined,
   tenant: string | undefined,
   checkRef: (value: unknown, path: string) => Result<string>,
+  expiredBy?: Date,
 ): Promise<Result<DeleteThreadResult>> {
   const checked = checkRef(input.threadId, '$.threadId');
   if (!checked.ok) return checked;
@@ -38,6 +41,7 @@ export async function deleteThread(
       at.key,
       {
         at: new Date(now),
+        expiredBy,
         audit: {
           // One deletion per thread: another one racing this loses at this key (removal.ts).
           id: `thread_deleted:${at.key}:${latest.value.config?.createdAt ?? ''}`,

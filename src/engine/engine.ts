@@ -48,6 +48,8 @@ export interface Runtime extends Committer {
   idempotent: Idempotent;
   /** Which tenant owns each thread, remembered for this runtime (see tenancy.ts). */
   tenants: ThreadTenants;
+  /** The retention default in days (retention.ts); undefined: none. */
+  retentionDays: number | undefined;
 }
 
 /**
@@ -64,6 +66,10 @@ export function createRuntime(options: EngineOptions): Runtime {
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? uuids;
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  const retentionDays = options.retentionDays;
+  if (retentionDays !== undefined && !(Number.isFinite(retentionDays) && retentionDays > 0)) {
+    throw new RangeError(`createEngine: retentionDays must be a number > 0, not ${retentionDays}`);
+  }
   const machineOptions: ThreadMachineOptions = {
     ...options.machineOptions,
     importLimits: { maxPayloadBytes, ...options.machineOptions?.importLimits },
@@ -109,6 +115,7 @@ export function createRuntime(options: EngineOptions): Runtime {
     snapshots,
     idempotent: createIdempotent(store),
     tenants,
+    retentionDays,
     ...committer,
   };
 }

@@ -12,6 +12,7 @@ import { commitEvent, type ThreadEvent } from '../core/thread/index.js';
 import { projectEntry, projectSharedState } from '../store/read-model/index.js';
 import { checkIndex, checkNewThreadId, firstFailure, invalid } from './checks.js';
 import type { Runtime } from './engine.js';
+import { defaultExpiry } from './retention.js';
 import {
   answeredAs,
   type Located,
@@ -90,6 +91,8 @@ export async function forkThread(
     baseThreadId: from.key,
     baseLogLength: upToIndex,
     baseNodeCount: copied.graph.count,
+    // A fork is a new thread: the retention default applies to it, not its source's expiry.
+    expiresAt: defaultExpiry(rt, now),
   };
   const response: ForkThreadResult = {
     threadId: to.id,

@@ -6,6 +6,7 @@ import { migrate } from '../store/migrate/index.js';
 import { createCheckpointCommands } from './checkpoint-commands.js';
 import { createDeadlineCommands } from './deadlines.js';
 import { createRuntime } from './engine.js';
+import { createRetentionCommands } from './retention.js';
 import { createRunCommands } from './run-commands.js';
 import { runsAt } from './runs-at.js';
 import { answeredAs, locateThread } from './tenancy.js';
@@ -23,6 +24,14 @@ export {
 } from './deadlines.js';
 export { type ProjectedLog, projectLog } from './project-log.js';
 export { createReads, type Reads } from './reads.js';
+export {
+  DEFAULT_RETENTION_BATCH,
+  MAX_RETENTION_BATCH,
+  type RetentionSweeper,
+  type RetentionSweeperOptions,
+  type RetentionSweeperStats,
+  startRetentionSweeper,
+} from './retention.js';
 export {
   canSee,
   createThreadTenants,
@@ -46,6 +55,7 @@ export type * from './types.js';
 export function createEngine(options: EngineOptions): Engine {
   const rt = createRuntime(options);
   const deadlines = createDeadlineCommands(rt);
+  const retention = createRetentionCommands(rt);
   const close = () => rt.store.close();
   const scopes = new Map<string, Engine>();
   const engineFor = (tenant: string | undefined): Engine => ({
@@ -53,6 +63,7 @@ export function createEngine(options: EngineOptions): Engine {
     ...createRunCommands(rt, tenant),
     ...createCheckpointCommands(rt, tenant),
     ...deadlines.commands,
+    ...retention.commands,
     async getState(threadId: string) {
       const at = await locateThread(rt.tenants, threadId, tenant);
       return at.ok ? answeredAs(await rt.load(at.value.key, true), at.value) : at;

@@ -27,6 +27,7 @@ import {
 import { deleteThread } from './delete.js';
 import type { Runtime } from './engine.js';
 import { forkThread } from './fork.js';
+import { newThreadExpiry, setThreadExpiry } from './retention.js';
 import {
   answeredAs,
   type Located,
@@ -47,6 +48,8 @@ import type {
   ImportStateResult,
   RememberInput,
   RememberResult,
+  SetThreadExpiryInput,
+  SetThreadExpiryResult,
   StateAt,
   Written,
 } from './types.js';
@@ -122,6 +125,8 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
       if (!event.ok) return event;
       const initial = createThreadMachine().initial;
       const now = rt.clock.now();
+      const expiresAt = newThreadExpiry(rt, input.expiresAt, now);
+      if (!expiresAt.ok) return expiresAt;
       const committed = commitEvent(initial, event.value, rt.stamp(now), rt.machineOptions);
       if (!committed.ok) return committed;
       const owner = newThreadTenant(tenant);
@@ -131,6 +136,7 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
       const { entry, state, effects, text, parts } = committed.value;
       const changes = projectEntry(initial, state, effects, entry, key, text, parts);
       changes.thread.tenantId = owner;
+      changes.thread.expiresAt = expiresAt.value;
       const response = respond(committed.value, id);
       const written = await rt.newThread(key, changes, state, claim, response, now, {
         entries: [entry],
@@ -232,6 +238,11 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
     deleteThread: (input: DeleteThreadInput): Promise<Result<DeleteThreadResult>> =>
       rt.idempotent(scoped('deleteThread'), input.idempotencyKey, request(input), (claim) =>
         deleteThread(rt, input, claim, tenant, checkRef),
+      ),
+
+    setThreadExpiry: (input: SetThreadExpiryInput): Promise<Result<SetThreadExpiryResult>> =>
+      rt.idempotent(scoped('setThreadExpiry'), input.idempotencyKey, request(input), (claim) =>
+        setThreadExpiry(rt, input, claim, tenant, checkRef),
       ),
 
     forkThread: (input: ForkThreadInput): Promise<Result<ForkThreadResult>> =>

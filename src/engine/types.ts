@@ -55,6 +55,12 @@ export interface EngineOptions {
   snapshots?: SnapshotPolicy | false;
   /** Called when a stored snapshot fails its checks and is ignored. Default: console.warn. */
   onSnapshotRejected?: (threadId: string, index: number, reason: string) => void;
+  /**
+   * Retention default: a thread created (or forked, or imported) without `expiresAt` expires
+   * this many days after its creation (see retention.ts). Threads that exist already keep
+   * theirs. Default: none (threads never expire unless given an expiry).
+   */
+  retentionDays?: number;
 }
 
 /**
@@ -83,14 +89,62 @@ export interface ThreadSettingsInput {
   allowDynamicNodeTypes?: boolean;
 }
 
-export interface CreateThreadInput extends ThreadSettingsInput, Idempotent {
+/** When a new thread expires (retention.ts). */
+interface Expiring {
+  /**
+   * An RFC 3339 date-time (one in the past: at the next sweep), or null: never, even with the
+   * engine's `retentionDays`. Default: `retentionDays` after creation, if set.
+   */
+  expiresAt?: string | null;
+}
+
+export interface CreateThreadInput extends ThreadSettingsInput, Idempotent, Expiring {
   /** Default: a fresh id from the id source. */
   threadId?: string;
 }
 
-export interface ImportStateInput extends ThreadSettingsInput, Idempotent {
+export interface ImportStateInput extends ThreadSettingsInput, Idempotent, Expiring {
   threadId?: string;
   state: unknown;
+}
+
+export interface SetThreadExpiryInput extends Idempotent {
+  threadId: string;
+  /** An RFC 3339 date-time (one in the past: the thread goes at the next sweep), or null: never. */
+  expiresAt: string | null;
+}
+
+export interface SetThreadExpiryResult {
+  threadId: string;
+  /** The expiry now set (ISO 8601, UTC), or null. */
+  expiresAt: string | null;
+}
+
+export interface RetentionSweepInput {
+  /** At most this many expired threads (default 100, at most 10,000); `next` then continues. */
+  limit?: number;
+  /** Only threads after this one in `(expiresAt, threadId)` order: the `next` of the previous page. */
+  after?: { expiresAt: string; threadId: string } | undefined;
+}
+
+/** An expired thread the sweep deleted (named by storage key, like every system answer). */
+export interface ExpiredThreadDeleted extends DeleteThreadResult {
+  tenantId: string;
+  expiresAt: string;
+}
+
+/** What one retention sweep did. */
+export interface RetentionSweep {
+  /** The engine clock's time: expiries at or before it had passed. */
+  now: string;
+  /** Expired threads the read model named. */
+  found: number;
+  deleted: ExpiredThreadDeleted[];
+  /** Threads gone meanwhile (another sweep, a deleteThread) or whose expiry moved. */
+  skipped: string[];
+  failed: Array<{ threadId: string; error: WeftError }>;
+  /** Set when the page was full: pass it as `after` to continue. */
+  next?: { expiresAt: string; threadId: string };
 }
 
 export interface AppendNodesInput extends Idempotent {
@@ -303,6 +357,17 @@ export interface Engine {
    * state hash). NOT_FOUND for an unknown (or already deleted) thread.
    */
   deleteThread(input: DeleteThreadInput): Promise<Result<DeleteThreadResult>>;
+  /**
+   * Sets (null: clears) when a live thread expires; not a log entry (its state hash stays).
+   * NOT_FOUND for an unknown or deleted thread.
+   */
+  setThreadExpiry(input: SetThreadExpiryInput): Promise<Result<SetThreadExpiryResult>>;
+  /**
+   * Deletes live threads whose expiry has passed by the engine clock (one page of them), each
+   * as deleteThread does with the actor `retention`: once, also with other engines and
+   * processes sweeping the same database (one audit entry per thread).
+   */
+  deleteExpiredThreads(input?: RetentionSweepInput): Promise<Result<RetentionSweep>>;
   startRun(input: StartRunInput): Promise<Result<RunResult>>;
   dispatch(input: DispatchInput): Promise<Result<RunResult>>;
   resolveApproval(input: ResolveApprovalInput): Promise<Result<RunResult>>;

@@ -34,6 +34,8 @@ export interface ThreadView {
   stateHash: string;
   frontier: string[];
   forkedFrom: { threadId: string; upToIndex: number } | null;
+  /** When the retention sweeper deletes the thread; null: never. */
+  expiresAt: Date | null;
 }
 
 export interface NodeView {
@@ -118,6 +120,7 @@ export function toThreadView(row: ThreadRow): ThreadView {
       row.forkedFromId === null
         ? null
         : { threadId: row.forkedFromId, upToIndex: row.forkedUpToIndex ?? 0 },
+    expiresAt: row.expiresAt ?? null,
   };
 }
 

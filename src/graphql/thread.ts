@@ -96,6 +96,14 @@ ThreadRef.implement({
       resolve: (th) => th.stateHash,
     }),
     forkedFrom: t.field({ type: ThreadForkRef, nullable: true, resolve: (th) => th.forkedFrom }),
+    expiresAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description:
+        'When retention deletes the thread (at the first sweep after it; as deleteThread does, ' +
+        'with an audit entry); null: never. Set at creation or with setThreadExpiry.',
+      resolve: (th) => th.expiresAt,
+    }),
     state: t.field({
       type: 'JSON',
       description: 'The AgentState v1 export; with atIndex, as of that log length (time travel).',
@@ -256,12 +264,20 @@ export const pageSizeHint = (first: unknown): number =>
 
 // Mutations ---------------------------------------------------------------------------------
 
+const expiresAtField = {
+  type: 'DateTime',
+  description:
+    'When retention deletes the thread (a time in the past: at the next sweep); null: never. ' +
+    "Omitted: the server's default (WEFT_RETENTION_DAYS after creation), if it has one.",
+} as const;
+
 const CreateThreadInput = builder.inputType('CreateThreadInput', {
   fields: (t) => ({
     threadId: t.id({ description: 'Choose the id (default: a generated one).' }),
     metadata: t.field({ type: 'JSON' }),
     nodeTypes: t.field({ type: [SemanticNodeTypeInput] }),
     allowDynamicNodeTypes: t.boolean(),
+    expiresAt: t.field(expiresAtField),
     idempotencyKey: t.string(idempotencyKeyField),
   }),
 });
@@ -273,6 +289,7 @@ const ImportStateInput = builder.inputType('ImportStateInput', {
     metadata: t.field({ type: 'JSON' }),
     nodeTypes: t.field({ type: [SemanticNodeTypeInput] }),
     allowDynamicNodeTypes: t.boolean(),
+    expiresAt: t.field(expiresAtField),
     idempotencyKey: t.string(idempotencyKeyField),
   }),
 });
@@ -305,6 +322,35 @@ const DeleteThreadSuccess = builder
       stateHash: t.exposeString('stateHash'),
     }),
   });
+
+const SetThreadExpiryInput = builder.inputType('SetThreadExpiryInput', {
+  fields: (t) => ({
+    threadId: t.id({ required: true }),
+    expiresAt: t.field({
+      type: 'DateTime',
+      required: false,
+      description:
+        'When retention deletes the thread (a time in the past: at the next sweep); null clears ' +
+        'it (never). Required: pass null explicitly to clear.',
+    }),
+    idempotencyKey: t.string(idempotencyKeyField),
+  }),
+});
+
+const SetThreadExpirySuccess = builder
+  .objectRef<{ threadId: string; expiresAt: string | null }>('SetThreadExpirySuccess')
+  .implement({
+    description: "The expiry now set (not a log entry: the thread's log and state hash stay).",
+    fields: (t) => ({
+      threadId: t.exposeID('threadId'),
+      expiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (s) => s.expiresAt }),
+      thread: t.field({ type: ThreadRef, resolve: (s, _a, ctx) => loadThread(ctx, s.threadId) }),
+    }),
+  });
+
+/** An input's expiry for the engine: omitted stays omitted, null stays null. */
+const expiryOf = (value: Date | null | undefined) =>
+  value === undefined ? {} : { expiresAt: value === null ? null : value.toISOString() };
 
 const ThreadSuccess = (name: string) =>
   builder.objectRef<{ threadId: string; logIndex: number }>(name).implement({
@@ -345,6 +391,7 @@ builder.mutationFields((t) => ({
     resolve: async (_r, { input }, ctx) => {
       const result = await ctx.engine.createThread({
         ...settingsOf(input),
+        ...expiryOf(input.expiresAt),
         ...compact({ threadId: input.threadId, idempotencyKey: input.idempotencyKey }),
       });
       return refreshAfterWrite(ctx, unwrapResult(result));
@@ -358,6 +405,7 @@ builder.mutationFields((t) => ({
       const result = await ctx.engine.importState({
         state: input.state,
         ...settingsOf(input),
+        ...expiryOf(input.expiresAt),
         ...compact({ threadId: input.threadId, idempotencyKey: input.idempotencyKey }),
       });
       return refreshAfterWrite(ctx, unwrapResult(result));
@@ -371,6 +419,25 @@ builder.mutationFields((t) => ({
       const result = await ctx.engine.deleteThread({
         threadId: input.threadId,
         actor: ctx.auth.keyId ?? 'open',
+        ...compact({ idempotencyKey: input.idempotencyKey }),
+      });
+      return refreshAfterWrite(ctx, unwrapResult(result));
+    },
+  }),
+  setThreadExpiry: t.field({
+    type: SetThreadExpirySuccess,
+    description:
+      'Sets or clears when retention deletes a thread. Scope write; not a log entry. A missing ' +
+      'expiresAt is refused: pass null to clear.',
+    args: { input: t.arg({ type: SetThreadExpiryInput, required: true }) },
+    errors: { types: THREAD_ERRORS, directResult: true, union: { name: 'SetThreadExpiryResult' } },
+    resolve: async (_r, { input }, ctx) => {
+      if (input.expiresAt === undefined) {
+        throw badInput('$.expiresAt', 'is required: a date-time, or null to clear the expiry');
+      }
+      const result = await ctx.engine.setThreadExpiry({
+        threadId: input.threadId,
+        expiresAt: input.expiresAt === null ? null : input.expiresAt.toISOString(),
         ...compact({ idempotencyKey: input.idempotencyKey }),
       });
       return refreshAfterWrite(ctx, unwrapResult(result));

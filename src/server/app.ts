@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { WebSocketServer } from 'ws';
-import type { Engine } from '../engine/index.js';
+import type { Engine, RetentionSweeperStats } from '../engine/index.js';
 import { createReads, type Reads } from '../engine/reads.js';
 import { createContext, type GraphQLContext } from '../graphql/context.js';
 import { schema as defaultSchema } from '../graphql/schema.js';
@@ -80,6 +80,8 @@ export interface AppDeps {
   log?: (line: string) => void;
   /** Live subscription counts for /metrics (the event hub's `stats`). */
   subscriptionStats?: () => { listeners: number; threads: number };
+  /** The retention sweeper's running totals for /metrics (RetentionSweeper.stats). */
+  retentionStats?: () => RetentionSweeperStats | undefined;
   /** Where request log lines go (when config.requestLog). Default: one JSON line on stdout. */
   logRequest?: (line: RequestLogLine) => void;
   /**
@@ -133,6 +135,7 @@ export function buildApp(deps: AppDeps): App {
         ...(deps.subscriptionStats === undefined ? {} : { subscriptions: deps.subscriptionStats }),
         websockets: () => wss?.clients.size ?? 0,
         threadCache: () => deps.engine.cacheStats(),
+        ...(deps.retentionStats === undefined ? {} : { retention: deps.retentionStats }),
         slowConsumers: () => sendBuffers.closed,
       })
     : undefined;

@@ -62,6 +62,14 @@ export const REFUSAL_DEFAULTS = {
   delayMs: 250,
 } as const;
 
+/** Defaults of the retention sweeper (each has a WEFT_RETENTION_* variable). */
+export const RETENTION_DEFAULTS = {
+  /** Time between sweeps (a full batch is followed by the next at once). */
+  sweepMs: 60_000,
+  /** Threads one sweep deletes at most. */
+  batch: 100,
+} as const;
+
 /** An integer variable from `min` to `max`, `fallback` when unset. */
 const int = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
@@ -260,6 +268,30 @@ const EnvSchema = z.object({
       return v;
     }),
   WEFT_REQUEST_LOG: flag('WEFT_REQUEST_LOG', true),
+  // Retention (src/engine/retention.ts): the default expiry of new threads, in days (unset: none).
+  WEFT_RETENTION_DAYS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return undefined;
+      const n = Number(v);
+      if (!/^\d+(\.\d+)?$/.test(v) || !(n > 0) || n > 1_000_000) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `WEFT_RETENTION_DAYS must be a number of days above 0 (got "${v}")`,
+        });
+        return z.NEVER;
+      }
+      return n;
+    }),
+  // Time between retention sweeps; 0 turns the sweeper off (e.g. for `weft retention --apply`).
+  WEFT_RETENTION_SWEEP_MS: int(
+    'WEFT_RETENTION_SWEEP_MS',
+    RETENTION_DEFAULTS.sweepMs,
+    0,
+    86_400_000,
+  ),
+  WEFT_RETENTION_BATCH: int('WEFT_RETENTION_BATCH', RETENTION_DEFAULTS.batch, 1, 10_000),
   WEFT_SHUTDOWN_GRACE_MS: int('WEFT_SHUTDOWN_GRACE_MS', 8_000, 0, 600_000),
 });
 
@@ -316,6 +348,13 @@ export interface ServerConfig {
   metricsToken?: string | undefined;
   /** One JSON line per request on stdout. */
   requestLog: boolean;
+  /**
+   * Retention: WEFT_RETENTION_DAYS, the expiry of new threads created without one (createdAt +
+   * days; threads that exist already keep theirs); undefined: none. The sweeper runs every
+   * `sweepMs` (WEFT_RETENTION_SWEEP_MS; 0: off) and deletes at most `batch` threads per sweep
+   * (WEFT_RETENTION_BATCH).
+   */
+  retention: { days: number | undefined; sweepMs: number; batch: number };
   /**
    * How long a SIGTERM waits for in-flight queries and mutations before closing connections
    * (default 8 s: inside Docker's 10 s between SIGTERM and SIGKILL).
@@ -396,6 +435,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metrics: e.WEFT_METRICS,
     metricsToken: e.WEFT_METRICS_TOKEN,
     requestLog: e.WEFT_REQUEST_LOG,
+    retention: {
+      days: e.WEFT_RETENTION_DAYS,
+      sweepMs: e.WEFT_RETENTION_SWEEP_MS,
+      batch: e.WEFT_RETENTION_BATCH,
+    },
     shutdownGraceMs: e.WEFT_SHUTDOWN_GRACE_MS,
     encryptionKey: e.WEFT_ENCRYPTION_KEY,
     searchPlaintextIndex: e.WEFT_SEARCH_PLAINTEXT_INDEX,

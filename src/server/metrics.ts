@@ -7,7 +7,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Engine, ThreadCacheStats } from '../engine/index.js';
+import type { Engine, RetentionSweeperStats, ThreadCacheStats } from '../engine/index.js';
 import type { AuthInfo } from '../graphql/context.js';
 
 /** The routes requests are counted under (anything else is `other`). */
@@ -39,6 +39,8 @@ export interface MetricsSources {
   threadCache?: () => ThreadCacheStats;
   /** Subscriber connections closed as slow consumers so far, per transport. */
   slowConsumers?: () => Readonly<Record<'websocket' | 'sse', number>>;
+  /** The retention sweeper's running totals (undefined while none runs). */
+  retention?: () => RetentionSweeperStats | undefined;
 }
 
 export function createMetrics(sources: MetricsSources = {}): Metrics {
@@ -70,6 +72,7 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
     },
   });
   threadCacheMetrics(registers, sources.threadCache);
+  retentionMetrics(registers, sources.retention);
   new Counter({
     name: 'weft_slow_consumers_closed_total',
     help: 'Subscriber connections closed for holding more unsent bytes than WEFT_MAX_SEND_BUFFER_BYTES',
@@ -207,6 +210,40 @@ function threadCacheMetrics(
   );
 }
 
+/** The retention sweeper's series, read from its running totals at each scrape. */
+function retentionMetrics(
+  registers: Registry[],
+  stats: (() => RetentionSweeperStats | undefined) | undefined,
+): void {
+  const counter = (name: string, help: string, read: (s: RetentionSweeperStats) => number) =>
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        const now = stats?.();
+        this.inc(now === undefined ? 0 : read(now));
+      },
+    });
+  counter(
+    'weft_retention_threads_deleted_total',
+    'Expired threads the retention sweeper of this instance deleted (each with an audit entry)',
+    (s) => s.deleted,
+  );
+  counter(
+    'weft_retention_threads_skipped_total',
+    'Expired threads another instance, a deleteThread or a new expiry took first',
+    (s) => s.skipped,
+  );
+  counter('weft_retention_sweeps_total', 'Retention sweeps run by this instance', (s) => s.sweeps);
+  counter(
+    'weft_retention_sweep_errors_total',
+    'Retention sweeps that failed, and expired threads that could not be deleted',
+    (s) => s.errors,
+  );
+}
+
 const WRITES = [
   'createThread',
   'importState',
@@ -214,6 +251,7 @@ const WRITES = [
   'remember',
   'forkThread',
   'deleteThread',
+  'setThreadExpiry',
   'startRun',
   'dispatch',
   'resolveApproval',

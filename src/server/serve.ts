@@ -3,12 +3,26 @@
  * the default SQLite database), opens the engine with its event hub and deadline scheduler, and
  * serves until SIGINT/SIGTERM.
  */
-import { startDeadlineScheduler } from '../engine/index.js';
+import {
+  type RetentionSweeper,
+  startDeadlineScheduler,
+  startRetentionSweeper,
+} from '../engine/index.js';
 import { openEngineWithEvents } from '../events/index.js';
 import { parseDatabaseUrl } from '../store/migrate/index.js';
 import { type App, buildApp } from './app.js';
 import { serverAuth } from './auth/startup.js';
 import type { ServerConfig } from './config.js';
+
+/** A sweep's failure as one log line: an engine error's code and message, else the error. */
+const describe = (error: unknown): string => {
+  if (typeof error !== 'object' || error === null) return String(error);
+  const e = error as { code?: unknown; message?: unknown; threadId?: unknown; error?: unknown };
+  if (e.threadId !== undefined && e.error !== undefined) {
+    return `thread ${String(e.threadId)}: ${describe(e.error)}`;
+  }
+  return typeof e.code === 'string' ? `${e.code}: ${String(e.message)}` : String(error);
+};
 
 export class StartupRefused extends Error {
   override name = 'StartupRefused';
@@ -35,6 +49,7 @@ export async function startServer(
           searchPlaintextIndex: config.searchPlaintextIndex,
         },
         cacheBytes: config.cacheBytes,
+        ...(config.retention.days === undefined ? {} : { retentionDays: config.retention.days }),
         maxPayloadBytes: config.limits.maxPayloadBytes,
         machineOptions: {
           importLimits: {
@@ -51,6 +66,7 @@ export async function startServer(
     throw error;
   }
   const { engine, hub, close: closeEngine } = opened;
+  let retention: RetentionSweeper | undefined;
   const app = buildApp({
     config,
     engine,
@@ -58,11 +74,20 @@ export async function startServer(
     auth: auth.authenticator,
     extendContext: () => ({ events: hub }),
     subscriptionStats: () => hub.stats(),
+    retentionStats: () => retention?.stats(),
   });
   const deadlines = startDeadlineScheduler(engine, {
     intervalMs: 1000,
     onError: (error) => log(`weft: deadline sweep failed: ${String(error)}`),
   });
+  // Expired threads go as deleteThread removes them, once, whichever instance sweeps first.
+  if (config.retention.sweepMs > 0) {
+    retention = startRetentionSweeper(engine, {
+      intervalMs: config.retention.sweepMs,
+      batchSize: config.retention.batch,
+      onError: (error) => log(`weft: retention sweep failed: ${describe(error)}`),
+    });
+  }
   // Graceful shutdown: stop accepting and answer every in-flight query and mutation, stop the
   // deadline scheduler (its sweep in progress finishes), end subscriptions (their streams
   // complete; WebSockets close with 1001), close the connections, then the database.
@@ -73,6 +98,7 @@ export async function startServer(
       if (!drained)
         log(`weft: in-flight requests still running after ${config.shutdownGraceMs} ms`);
       await deadlines.stop();
+      await retention?.stop();
       await hub.close(); // ends open streams first, so SSE responses finish within the grace period
       await app.stop(1000); // only streams remain, and the hub has just ended them
       await closeEngine();

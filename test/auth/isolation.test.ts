@@ -210,6 +210,8 @@ const MUTATIONS: Record<string, () => Promise<number>> = {
     })),
   forkThread: () => mutationNotFound('forkThread', (ids) => ({ threadId: ids.thread })),
   deleteThread: () => mutationNotFound('deleteThread', (ids) => ({ threadId: ids.thread })),
+  setThreadExpiry: () =>
+    mutationNotFound('setThreadExpiry', (ids) => ({ threadId: ids.thread, expiresAt: null })),
   startRun: () => mutationNotFound('startRun', (ids) => ({ threadId: ids.thread, goal: 'steal' })),
   dispatch: () =>
     mutationNotFound('dispatch', (ids) => ({

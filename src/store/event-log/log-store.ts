@@ -79,6 +79,7 @@ export function createLogStore(store: ThreadStore, options: LogStoreOptions = {}
     baseLogLength: null,
     baseNodeCount: null,
     deletedAt: null,
+    expiresAt: null,
     // Unknown: the spend is the thread machine's, and this row is written without one.
     spendInputTokens: null,
     spendOutputTokens: null,

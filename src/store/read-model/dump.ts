@@ -114,7 +114,8 @@ export async function dumpReadModels(
     // Where a thread's rows are is storage, not read model: a copied fork has none of it.
     thread: thread
       .map((t) => {
-        const { baseThreadId, baseLogLength, baseNodeCount, deletedAt, ...row } = plain(
+        // Nor is retention: it is not in the log, so a rebuilt row has none.
+        const { baseThreadId, baseLogLength, baseNodeCount, deletedAt, expiresAt, ...row } = plain(
           openThread(codec, t),
         );
         return row;

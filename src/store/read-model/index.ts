@@ -16,6 +16,14 @@ export {
   projectSharedState,
   runRow,
 } from './project.js';
+export {
+  countExpiredThreads,
+  countUnexpiringSince,
+  type ExpiredCursor,
+  type ExpiredThread,
+  type ExpiredThreadQuery,
+  findExpiredThreads,
+} from './retention.js';
 export type * from './rows.js';
 export { countTenantThreads } from './select.js';
 export {

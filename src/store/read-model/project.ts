@@ -160,6 +160,8 @@ function threadRow(threadId: string, state: ThreadState, entry: LogEntry): Threa
     baseLogLength: null,
     baseNodeCount: null,
     deletedAt: null,
+    // Retention is not in the log: the engine sets it on a new thread's row (retention.ts).
+    expiresAt: null,
     nodeCount: state.graph.count,
     spendInputTokens: state.spend.inputTokens,
     spendOutputTokens: state.spend.outputTokens,

@@ -33,6 +33,8 @@ export interface ThreadRemoval {
   bases: string[];
   at: Date;
   audit: AuditRow;
+  /** Retention: remove only while the thread's expiry is at or before this instant. */
+  expiredBy?: Date | undefined;
 }
 
 const T = thread.c;
@@ -45,7 +47,7 @@ const least = (provider: Provider, a: string, b: string) =>
   provider === 'postgres' ? `LEAST(${a}, ${b})` : `MIN(${a}, ${b})`;
 
 /** Trims deleted thread `id` to what its forks read, and removes its row when none is left. */
-function trim(script: ScriptRecorder, id: string): void {
+export function trim(script: ScriptRecorder, id: string): void {
   const deleted = `EXISTS (SELECT 1 FROM ${thread.sql} h WHERE h.${T.id} = ? AND h.${T.deletedAt} IS NOT NULL)`;
   // What its own history must still cover is what its forks read of it.
   script.add(
@@ -77,20 +79,38 @@ function trim(script: ScriptRecorder, id: string): void {
  * The removal's statements. The audit entry goes first, guarded: its id names the thread and its
  * creation, so of two deletions of one thread racing (two processes, two sweeps) exactly one
  * commits and the other finds it `conflict`, having written nothing.
+ *
+ * A retention removal (`expiredBy`) marks the thread deleted first, only if it is live and its
+ * expiry has passed — on Postgres that UPDATE waits for a concurrent setThreadExpiry or deletion
+ * of the row and then re-checks its condition — and then makes sure it did: if the thread is not
+ * marked deleted now, the audit row just written is inserted a second time, and that unique
+ * violation ends the transaction as the same `conflict` as a lost race, with nothing written.
  */
 export function recordRemoval(script: ScriptRecorder, removal: ThreadRemoval): void {
   const id = removal.threadId;
   const a: AuditRow = removal.audit;
-  script.guard('conflict', () =>
+  const at = thread.encodeField('deletedAt', removal.at, script.provider);
+  if (removal.expiredBy !== undefined) {
+    script.add(
+      `UPDATE ${thread.sql} SET ${T.deletedAt} = ? WHERE ${T.id} = ? AND ${T.deletedAt} IS NULL AND ${T.expiresAt} <= ?`,
+      [at, id, thread.encodeField('expiresAt', removal.expiredBy, script.provider)],
+    );
+  }
+  script.guard('conflict', () => {
     script.add(
       `${auditEntry.insertHead} VALUES ${auditEntry.tuple}`,
       auditEntry.encode(a, script.provider),
-    ),
-  );
-  script.add(`UPDATE ${thread.sql} SET ${T.deletedAt} = ? WHERE ${T.id} = ?`, [
-    thread.encodeField('deletedAt', removal.at, script.provider),
-    id,
-  ]);
+    );
+    if (removal.expiredBy === undefined) return;
+    const columns = auditEntry.fields.map((f) => auditEntry.c[f]).join(', ');
+    script.add(
+      `INSERT INTO ${auditEntry.sql} (${columns}) SELECT ${columns} FROM ${auditEntry.sql} WHERE ${auditEntry.c.id} = ? AND NOT EXISTS (SELECT 1 FROM ${thread.sql} WHERE ${T.id} = ? AND ${T.deletedAt} IS NOT NULL)`,
+      [a.id, id],
+    );
+  });
+  if (removal.expiredBy === undefined) {
+    script.add(`UPDATE ${thread.sql} SET ${T.deletedAt} = ? WHERE ${T.id} = ?`, [at, id]);
+  }
   for (const table of [approval, run, resourceHead, activity, idempotencyRecord]) {
     script.add(`DELETE FROM ${table.sql} WHERE ${table.c.threadId} = ?`, [id]);
   }

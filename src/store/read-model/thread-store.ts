@@ -5,7 +5,6 @@ import { parseDatabaseUrl } from '../migrate/database-url.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import { rawExecute, rawQuery } from '../prisma/raw.js';
 import {
-  type AuditRow,
   idempotencyRecord,
   logEntry,
   type StoredEntryRow,
@@ -20,7 +19,6 @@ import { type ForkSourceRows, readForkSourceRows } from './fork-rows.js';
 import { createLineages, type Lineage } from './lineage.js';
 import { type LogTexts, type LogWindow, MAX_LOG_INDEX, readLogTexts } from './log-reads.js';
 import { packEntry } from './packed-entry.js';
-import { baseChain, emptyChanges } from './removal.js';
 import type { LogEntryRow, NodeRow, ReadModelChanges, SnapshotRow } from './rows.js';
 import {
   type IdempotencyRecord,
@@ -38,6 +36,7 @@ import {
 } from './search-queries.js';
 import { findRunLocations, marks, type RunLocation, selectRows } from './select.js';
 import { openSqliteWriteConnection } from './sqlite-writer.js';
+import { createThreadRemovalStore, keyReused, type ThreadRemovalStore } from './thread-removal.js';
 import { prismaScriptRunner, type RawClient } from './write-script.js';
 import { createWriter, type StoreWriterStats, type WriteItem, type Writer } from './writer.js';
 
@@ -56,7 +55,7 @@ export type { StoreWriterStats } from './writer.js';
  * - IDEMPOTENCY_KEY_REUSED {key} when the idempotency record's (scope, key) is taken — the
  *   caller re-reads the record to tell a retry from a reuse.
  */
-export interface ThreadStore {
+export interface ThreadStore extends ThreadRemovalStore {
   readonly provider: 'sqlite' | 'postgres';
   /** Entries with index in `[from, to)` in index order; `[]` for an unknown thread. */
   readEntries(threadId: string, from?: number, to?: number): Promise<LogEntry[]>;
@@ -73,16 +72,6 @@ export interface ThreadStore {
   findSnapshots(threadId: string, atMost: number, limit?: number): Promise<SnapshotRow[]>;
   /** Where the thread's rows are: its own, and the shared history of a fork (lineage.ts). */
   lineage(threadId: string): Promise<Lineage>;
-  /**
-   * Deletes a live thread and everything only it holds, keeping what its forks still read
-   * (removal.ts), with an audit entry and the command's idempotency record, in one transaction.
-   * False when the thread is unknown or already deleted (nothing written).
-   */
-  removeThread(
-    threadId: string,
-    removal: { at: Date; audit: AuditRow },
-    idempotency?: IdempotencyRecord,
-  ): Promise<Result<boolean>>;
   /** What a fork at `upTo` takes over from its source's current-state rows (fork-rows.ts). */
   forkSourceRows(threadId: string, upTo: number): Promise<ForkSourceRows>;
   /** The stored log length; undefined for an unknown thread. */
@@ -267,13 +256,6 @@ function storedEntries(
  * (sealed-rows.ts), the idempotency key hashed. With the plain codec only the packing happens;
  * the caller's objects are never changed.
  */
-/** Two first uses of one idempotency key raced, and this one lost. */
-const keyReused = (key = ''): WeftError => ({
-  code: 'IDEMPOTENCY_KEY_REUSED',
-  message: `idempotency key ${key} was used concurrently`,
-  key,
-});
-
 function storedItem(
   changes: ReadModelChanges,
   record: IdempotencyRecord | undefined,
@@ -429,22 +411,7 @@ function buildThreadStore(
 
     lineage: (threadId) => lineages.of(threadId),
 
-    async removeThread(threadId, removal, idempotency) {
-      await ready();
-      const bases = await baseChain(weft, threadId);
-      if (bases === undefined) return ok(false);
-      const record = idempotency === undefined ? undefined : sealRecord(codec, idempotency);
-      const outcome = await writer.submit({
-        changes: emptyChanges(threadId),
-        entries: [],
-        record,
-        removal: { threadId, bases, at: removal.at, audit: removal.audit },
-      });
-      lineages.forget(threadId);
-      if (outcome === 'written') return ok(true);
-      // Another deletion of the thread committed first (removal.ts).
-      return outcome === 'conflict' ? ok(false) : err(keyReused(idempotency?.key));
-    },
+    ...createThreadRemovalStore({ weft, writer, codec, lineages, ready }),
 
     forkSourceRows: (threadId, upTo) =>
       ready().then(() => readForkSourceRows(weft, codec, threadId, upTo)),

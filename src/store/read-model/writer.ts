@@ -8,6 +8,7 @@ import { isUniqueViolation } from '../prisma/errors.js';
 import type { IdempotencyRow, NodeTextRow, Provider, StoredEntryRow } from '../tables/index.js';
 import { createGroupWriter, type Settled, type WriterStats } from './group-commit.js';
 import { recordRemoval, type ThreadRemoval } from './removal.js';
+import { recordExpiry } from './retention.js';
 import type { ReadModelChanges } from './rows.js';
 import type { PlainTwins } from './sealed-rows.js';
 import {
@@ -51,6 +52,8 @@ export interface WriteItem {
   texts?: NodeTextRow[] | undefined;
   /** A thread deleted (removal.ts): `changes` is empty, the record its response. */
   removal?: ThreadRemoval | undefined;
+  /** A thread's expiry set (retention.ts): `changes` is empty, the record its response. */
+  expiry?: { threadId: string; expiresAt: Date | null } | undefined;
 }
 
 /** What became of one commit inside its transaction (the store turns rejections into errors). */
@@ -94,7 +97,7 @@ export interface WriterOptions {
  * outcome, not an error. The activity feed's numbers are taken last (see appendActivity).
  */
 export function writeItems(script: ScriptRecorder, every: readonly WriteItem[]): void {
-  const items = every.filter((i) => i.removal === undefined);
+  const items = every.filter((i) => i.removal === undefined && i.expiry === undefined);
   const removals = every.flatMap((i) => (i.removal === undefined ? [] : [i]));
   const all = items.map((i) => i.changes);
   const engine = all.filter((c) => c.logOnly === undefined);
@@ -168,6 +171,7 @@ export function writeItems(script: ScriptRecorder, every: readonly WriteItem[]):
     engine.filter((c) => !c.created).map((c) => c.thread),
   );
   for (const c of logOnly) setLogLength(script, c.thread);
+  for (const item of every) if (item.expiry !== undefined) recordExpiry(script, item.expiry);
   for (const item of removals) recordRemoval(script, item.removal!);
   for (const item of items) {
     appendActivity(

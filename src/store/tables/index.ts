@@ -35,6 +35,11 @@ const threadColumns = {
   baseNodeCount: { name: 'base_node_count', type: 'integer', nullable: true },
   /** Set when the thread is deleted while forks still read its history (read-model/removal.ts). */
   deletedAt: { name: 'deleted_at', type: 'datetime', nullable: true },
+  /**
+   * Retention (read-model/retention.ts): when the sweeper deletes the thread; null never. Not
+   * from the log: written at creation and by setThreadExpiry only.
+   */
+  expiresAt: { name: 'expires_at', type: 'datetime', nullable: true },
   nodeCount: { name: 'node_count', type: 'integer', default: 0 },
   /** The spend as of `logLength`; null on rows last written before these columns existed. */
   spendInputTokens: { name: 'spend_input_tokens', type: 'integer', nullable: true },
