@@ -87,8 +87,10 @@ function retentionApi(backend: 'sqlite' | 'postgres') {
     expect(sweep.ok && sweep.value.deleted.map((d) => d.threadId)).toEqual(['default']);
     const gone = await t.gql('{ thread(id: "default") { id } }');
     expect(gone.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
-    const audit = await t.gql('{ auditEntries(first: 5) { actor action threadId } }');
-    expect(audit.data.auditEntries).toEqual([
+    const audit = await t.gql(
+      '{ auditEntries(first: 5) { edges { node { actor action threadId } } } }',
+    );
+    expect(audit.data.auditEntries.edges.map((e: { node: unknown }) => e.node)).toEqual([
       { actor: 'retention', action: 'thread_deleted', threadId: 'default' },
     ]);
   });
