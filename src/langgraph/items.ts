@@ -86,6 +86,31 @@ export class ItemCache {
     return unchanged(object as object, known) ? known : undefined;
   }
 
+  /**
+   * How many leading `items` are `held`'s own objects at the same positions, unchanged (with
+   * `hashes` instead: whose held hash is the same). A grown list is checked this way with plain
+   * comparisons, no lookup per item; what follows the shared part is looked at item by item.
+   */
+  static sharedPrefix(
+    held: HeldList | undefined,
+    items?: readonly unknown[],
+    hashes?: readonly string[],
+  ): number {
+    const objects = held?.objects;
+    const knowns = held?.knowns;
+    if (objects === undefined || knowns === undefined) return 0;
+    const end = Math.min(objects.length, knowns.length, (items ?? hashes ?? []).length);
+    let i = 0;
+    for (; i < end; i++) {
+      const known = knowns[i];
+      if (known === undefined) break;
+      const object = objects[i] as object;
+      if (items !== undefined ? items[i] !== object : hashes![i] !== known.hash) break;
+      if (!unchanged(object, known)) break;
+    }
+    return i;
+  }
+
   /** The decoded item under `hash` when this process has it unchanged; `MISS` otherwise. */
   decodedItem(hash: string): unknown {
     if (!this.decoded.has(hash)) return MISS;

@@ -69,9 +69,9 @@ export function weftThreadId(threadId: string, checkpointNs: string): string {
 
 const sameVersion = (a: ChannelVersion, b: ChannelVersion) => typeof a === typeof b && a === b;
 
-function isPrefix(base: readonly string[], items: readonly string[]): boolean {
+function isPrefix(base: readonly string[], items: readonly string[], from = 0): boolean {
   if (base.length > items.length) return false;
-  for (let i = 0; i < base.length; i++) if (base[i] !== items[i]) return false;
+  for (let i = from; i < base.length; i++) if (base[i] !== items[i]) return false;
   return true;
 }
 
@@ -212,9 +212,14 @@ export class WeftSaver extends BaseCheckpointSaver {
           const list = await this.storeItems(index, value, values, held);
           const hashes = list.hashes;
           lists.push([versionKey(channel, version), list]);
-          if (base !== undefined && isPrefix(base, hashes)) {
-            blobs.push({ c: channel, v: version, b: baseVersion!, a: hashes.slice(base.length) });
-            nodes.push(...messageNodes(value, base.length, channel, maps));
+          // The shared part was checked against the base's own list (its hashes by position).
+          const grew =
+            base !== undefined &&
+            base.length <= hashes.length &&
+            (list.shared >= base.length || isPrefix(base, hashes, list.shared));
+          if (grew) {
+            blobs.push({ c: channel, v: version, b: baseVersion!, a: hashes.slice(base!.length) });
+            nodes.push(...messageNodes(value, base!.length, channel, maps));
           } else {
             blobs.push({ c: channel, v: version, l: hashes });
             nodes.push(...messageNodes(value, 0, channel, maps));
@@ -398,10 +403,17 @@ export class WeftSaver extends BaseCheckpointSaver {
     values: Record<string, Encoded>,
     /** The list this one grew from (its parent's version), checked position by position. */
     base?: HeldList,
-  ): Promise<HeldList & { hashes: string[] }> {
-    const hashes: string[] = [];
-    const knowns: Array<Known | undefined> = [];
-    for (let i = 0; i < items.length; i++) {
+  ): Promise<HeldList & { hashes: string[]; shared: number }> {
+    // The items the base holds at the same positions were stored with it: no hash to look up.
+    const shared = ItemCache.sharedPrefix(base, items);
+    const hashes: string[] = new Array(items.length);
+    const knowns: Array<Known | undefined> = new Array(items.length);
+    for (let i = 0; i < shared; i++) {
+      const known = base!.knowns![i]!;
+      hashes[i] = known.hash;
+      knowns[i] = known;
+    }
+    for (let i = shared; i < items.length; i++) {
       const item = items[i];
       let known = ItemCache.heldAt(base, i, item) ?? index.items.knownOf(item);
       if (known === undefined || !(index.values.has(known.hash) || known.hash in values)) {
@@ -409,13 +421,13 @@ export class WeftSaver extends BaseCheckpointSaver {
         const hash = contentHash(encoded);
         if (!index.values.has(hash)) values[hash] = encoded;
         known = index.items.remember(item, hash);
-        hashes.push(hash);
+        hashes[i] = hash;
       } else {
-        hashes.push(known.hash);
+        hashes[i] = known.hash;
       }
-      knowns.push(known);
+      knowns[i] = known;
     }
-    return { hashes, objects: items.slice(), knowns };
+    return { hashes, objects: items.slice(), knowns, shared };
   }
 
   /** The thread's folded checkpoints, caught up with its log; undefined when it has none. */
