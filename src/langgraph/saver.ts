@@ -29,9 +29,10 @@ import { requestApproval, settleFromResume } from './approvals.js';
 import { contentHash, decode, type Encoded, encode } from './codec.js';
 import { Directory } from './directory.js';
 import { fromEngine, WeftSaverError } from './errors.js';
-import { type HeldList, ItemCache, type Known } from './items.js';
+import type { HeldList } from './items.js';
 import { messageNodes, overlay } from './messages.js';
 import { itemHashes, readTuple } from './reads.js';
+import { isPrefix, storeItems } from './store-items.js';
 import {
   type BlobRecord,
   type ChannelVersion,
@@ -68,12 +69,6 @@ export function weftThreadId(threadId: string, checkpointNs: string): string {
 }
 
 const sameVersion = (a: ChannelVersion, b: ChannelVersion) => typeof a === typeof b && a === b;
-
-function isPrefix(base: readonly string[], items: readonly string[], from = 0): boolean {
-  if (base.length > items.length) return false;
-  for (let i = from; i < base.length; i++) if (base[i] !== items[i]) return false;
-  return true;
-}
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
@@ -209,7 +204,7 @@ export class WeftSaver extends BaseCheckpointSaver {
               : itemHashes(index, channel, baseVersion);
           const held =
             base === undefined ? undefined : index.items.list(versionKey(channel, baseVersion!));
-          const list = await this.storeItems(index, value, values, held);
+          const list = await storeItems(this.serde, index, value, values, held);
           const hashes = list.hashes;
           lists.push([versionKey(channel, version), list]);
           // The shared part was checked against the base's own list (its hashes by position).
@@ -281,7 +276,7 @@ export class WeftSaver extends BaseCheckpointSaver {
         if (Array.isArray(value)) {
           // Item by item, as checkpoints keep lists: the messages a task writes are the ones
           // the next checkpoint adds, stored once.
-          const { hashes } = await this.storeItems(index, value, values);
+          const { hashes } = await storeItems(this.serde, index, value, values);
           records.push({ i: idx, c: channel, l: hashes });
           continue;
         }
@@ -391,43 +386,6 @@ export class WeftSaver extends BaseCheckpointSaver {
   weftThreadId(config: RunnableConfig): string {
     const { threadId, ns } = required(config, 'name its Weft thread');
     return weftThreadId(threadId, ns);
-  }
-
-  /**
-   * The hashes of a list's items, adding to `values` those the thread does not hold; the items
-   * this process read or wrote before (and did not change since) are not encoded again.
-   */
-  private async storeItems(
-    index: ThreadIndex,
-    items: readonly unknown[],
-    values: Record<string, Encoded>,
-    /** The list this one grew from (its parent's version), checked position by position. */
-    base?: HeldList,
-  ): Promise<HeldList & { hashes: string[]; shared: number }> {
-    // The items the base holds at the same positions were stored with it: no hash to look up.
-    const shared = ItemCache.sharedPrefix(base, items);
-    const hashes: string[] = new Array(items.length);
-    const knowns: Array<Known | undefined> = new Array(items.length);
-    for (let i = 0; i < shared; i++) {
-      const known = base!.knowns![i]!;
-      hashes[i] = known.hash;
-      knowns[i] = known;
-    }
-    for (let i = shared; i < items.length; i++) {
-      const item = items[i];
-      let known = ItemCache.heldAt(base, i, item) ?? index.items.knownOf(item);
-      if (known === undefined || !(index.values.has(known.hash) || known.hash in values)) {
-        const encoded = await encode(this.serde, item);
-        const hash = contentHash(encoded);
-        if (!index.values.has(hash)) values[hash] = encoded;
-        known = index.items.remember(item, hash);
-        hashes[i] = hash;
-      } else {
-        hashes[i] = known.hash;
-      }
-      knowns[i] = known;
-    }
-    return { hashes, objects: items.slice(), knowns, shared };
   }
 
   /** The thread's folded checkpoints, caught up with its log; undefined when it has none. */
