@@ -15,6 +15,11 @@
  * `--langgraph-full` writes every size turn by turn; `--langgraph-turns=N` moves the limit.
  * Beside them, "LangGraph on WeftSaver": the same LangGraph graph and calls with WeftSaver as its
  * checkpointer, written turn by turn up to `--weftsaver-turns=N` (default 1,000).
+ * `--only=weftsaver` runs only that side (and the floor below), not Weft's engine nor
+ * LangGraph's savers. Each turn-by-turn run also reports its write time per turn (wall and
+ * process CPU) over its second and its last tenth of the turns (at most 100 each; the first is
+ * the warm-up); LangGraph's own share of it is measured on the same graph with a checkpointer
+ * that stores nothing (peers/reference-saver.ts), the floor any saver's figure stands on.
  * Other options: `--postgres-turns=100,1000` (sizes also run on Postgres), `--langgraph-read-cap=ms`
  * (see READ_EXTRAPOLATE_MS), `--langgraph-durability=exit|sync|async` (default: LangGraph's own).
  */
@@ -35,9 +40,10 @@ import {
   formatMs,
   type GrowthSample,
   growthTable,
+  perTurnTable,
   type SideResult,
 } from './peers/report.js';
-import { type Backend, ON_WEFT_SAVER, type Side } from './peers/side.js';
+import { type Backend, NO_STORAGE, ON_WEFT_SAVER, type Side } from './peers/side.js';
 import { openWeft } from './peers/weft.js';
 import {
   type ConversationView,
@@ -82,6 +88,8 @@ interface Options {
   durability?: 'async' | 'sync' | 'exit';
   /** Largest size the LangGraph-on-WeftSaver side writes (turn by turn; --weftsaver-turns=N). */
   weftSaverTurns: number;
+  /** --only=weftsaver: only the LangGraph-on-WeftSaver side and its floor (no Weft, no LangGraph savers). */
+  onlyWeftSaver: boolean;
 }
 
 function parseOptions(argv: readonly string[]): Options {
@@ -92,6 +100,9 @@ function parseOptions(argv: readonly string[]): Options {
   let postgresSizes: number[] | undefined;
   let weftSaverTurns = WEFT_SAVER_TURN_LIMIT;
   for (const arg of argv) {
+    if (arg.startsWith('--only=') && arg !== '--only=weftsaver') {
+      throw new Error(`--only takes weftsaver, got ${arg}`);
+    }
     if (arg.startsWith('--weftsaver-turns=')) {
       weftSaverTurns = Number(arg.slice('--weftsaver-turns='.length).replaceAll('_', ''));
       if (!Number.isInteger(weftSaverTurns) || weftSaverTurns < 0) {
@@ -145,6 +156,7 @@ function parseOptions(argv: readonly string[]): Options {
     langgraphTurns,
     readCap,
     weftSaverTurns,
+    onlyWeftSaver: argv.includes('--only=weftsaver'),
     ...(postgresSizes === undefined ? {} : { postgresSizes }),
     ...(durability === undefined ? {} : { durability }),
   };
@@ -180,27 +192,32 @@ interface RunOutcome {
 }
 
 /** Writes the workload into one side and takes every measure and the content check. */
+interface Expected {
+  latest: ConversationView;
+  middle: ConversationView;
+  samples: number[];
+  midSamples: number[];
+}
+
 async function measureSide(
   side: Side,
   turns: readonly Turn[],
   history: 'turns' | 'compacted',
-  expected: {
-    latest: ConversationView;
-    middle: ConversationView;
-    samples: number[];
-    midSamples: number[];
-  },
+  expected: Expected,
 ): Promise<RunOutcome> {
   const label = `${side.system}/${side.backend} ${turns.length} turns`;
   const mid = Math.floor(turns.length / 2);
   const growth: GrowthSample[] = [];
   let writeMs = 0;
   /**
-   * Per turn: [write ms, of which a checkpointer call was pending], for the first and last tenth
-   * of the turns (LangGraph runs its next step while a put is pending: the saver's share is less).
+   * Per turn: [write ms, of which a checkpointer call was pending, CPU ms], for the first and last
+   * SPAN turns (LangGraph runs its next step while a put is pending: the saver's share is less).
    */
-  const tenth = Math.max(1, Math.floor(turns.length / 10));
-  const ends: Record<'first' | 'last', [number, number]> = { first: [0, 0], last: [0, 0] };
+  const tenth = spanOf(turns.length);
+  const ends: Record<'first' | 'last', [number, number, number]> = {
+    first: [0, 0, 0],
+    last: [0, 0, 0],
+  };
   let mark: unknown;
   const started = performance.now();
   if (history === 'turns') {
@@ -209,15 +226,17 @@ async function measureSide(
     let lastProgress = started;
     for (const turn of turns) {
       const start = performance.now();
+      const cpu = process.cpuUsage();
       const saverBefore = side.saverMs?.() ?? 0;
       await side.writeTurn(turn);
       const ms = performance.now() - start;
       writeMs += ms;
-      const end =
-        turn.n <= tenth ? ends.first : turn.n > turns.length - tenth ? ends.last : undefined;
+      const end = endOf(turn.n, turns.length, ends);
       if (end !== undefined) {
+        const used = process.cpuUsage(cpu);
         end[0] += ms;
         end[1] += (side.saverMs?.() ?? 0) - saverBefore;
+        end[2] += (used.user + used.system) / 1000;
       }
       if (turn.n === mid) mark = await side.mark();
       if (side.system === 'LangGraph' && turn.n % every === 0) {
@@ -268,10 +287,10 @@ async function measureSide(
       `content ${mismatches.length === 0 ? 'ok' : 'MISMATCH'}`,
   );
   if (history === 'turns') {
-    const perTurn = ([ms, saver]: [number, number]) =>
-      `${formatMs(ms / tenth)}${side.saverMs === undefined ? '' : ` (a checkpointer call pending ${formatMs(saver / tenth)})`}`;
+    const perTurn = ([ms, saver, cpu]: [number, number, number]) =>
+      `${formatMs(ms / tenth)} (CPU ${formatMs(cpu / tenth)}${side.saverMs === undefined ? '' : `; a checkpointer call pending ${formatMs(saver / tenth)}`})`;
     log(
-      `${label}: write per turn over the first ${tenth} turns ${perTurn(ends.first)}, over the last ${tenth} ${perTurn(ends.last)}`,
+      `${label}: write per turn over turns ${spanLabel(tenth, turns.length)}: ${perTurn(ends.first)} / ${perTurn(ends.last)}`,
     );
   }
   const measured = (value: number): Figure => ({ value });
@@ -287,10 +306,73 @@ async function measureSide(
       coldLatestMs: measured(cold.ms),
       timeTravelMs: measured(at.ms),
       forkMs: measured(fork.ms),
+      ...(history === 'turns'
+        ? {
+            perTurn: {
+              span: tenth,
+              first: { wallMs: ends.first[0], cpuMs: ends.first[2] },
+              last: { wallMs: ends.last[0], cpuMs: ends.last[2] },
+            },
+          }
+        : {}),
     },
     growth,
     mismatches,
     latest: latestView,
+  };
+}
+
+/**
+ * The turns at each end of a run whose write time per turn is compared: a tenth, at most 100.
+ * The first tenth is the warm-up (the JIT, connections, first allocations); "first" is the tenth
+ * after it (turns 101–200 of 1,000), "last" the last tenth (901–1,000).
+ */
+const spanOf = (turns: number) => Math.max(1, Math.min(100, Math.floor(turns / 10)));
+const spanLabel = (span: number, total: number) =>
+  `${fmtInt(span + 1)}–${fmtInt(2 * span)} / ${fmtInt(total - span + 1)}–${fmtInt(total)}`;
+function endOf<T>(n: number, total: number, ends: { first: T; last: T }): T | undefined {
+  const span = spanOf(total);
+  if (n > span && n <= 2 * span) return ends.first;
+  return n > total - span ? ends.last : undefined;
+}
+
+/**
+ * LangGraph's own work per turn on this workload: the same graph and turns with a checkpointer
+ * that stores nothing (peers/reference-saver.ts), only the write time per turn at both ends.
+ */
+async function measureFloor(turns: readonly Turn[]): Promise<SideResult> {
+  const side = await openLangGraph({ backend: 'sqlite', location: '', referenceSaver: true });
+  const span = spanOf(turns.length);
+  const ends = { first: { wallMs: 0, cpuMs: 0 }, last: { wallMs: 0, cpuMs: 0 } };
+  for (const turn of turns) {
+    const start = performance.now();
+    const cpu = process.cpuUsage();
+    await side.writeTurn(turn);
+    const end = endOf(turn.n, turns.length, ends);
+    if (end === undefined) continue;
+    const used = process.cpuUsage(cpu);
+    end.wallMs += performance.now() - start;
+    end.cpuMs += (used.user + used.system) / 1000;
+  }
+  await side.close();
+  const perTurn = (t: { wallMs: number; cpuMs: number }) =>
+    `${formatMs(t.wallMs / span)} (CPU ${formatMs(t.cpuMs / span)})`;
+  log(
+    `${NO_STORAGE} ${turns.length} turns: write per turn over turns ${spanLabel(span, turns.length)}: ${perTurn(ends.first)} / ${perTurn(ends.last)}`,
+  );
+  const none = undefined;
+  return {
+    system: NO_STORAGE,
+    backend: 'sqlite',
+    turns: turns.length,
+    history: 'turns',
+    writeMs: none,
+    bytes: none,
+    latestMs: none,
+    coldLatestMs: none,
+    timeTravelMs: none,
+    forkMs: none,
+    perTurn: { span, ...ends },
   };
 }
 
@@ -330,8 +412,28 @@ export async function runPeersBench(
   const lastPeer = new Map<Backend, SideResult>();
   let readsScaled = false;
 
+  const onWeftSaver = async (backend: Backend, turns: Turn[], expected: Expected) => {
+    const onWeft = await withScratch(backend, 'weftsaver', async (s) => {
+      const side = await openLangGraph({
+        backend,
+        location: s.location,
+        durability: options.durability,
+        weftSaver: true,
+      });
+      try {
+        return await measureSide(side, turns, 'turns', expected);
+      } finally {
+        await side.close();
+      }
+    });
+    results.push(onWeft.result);
+    mismatches.push(...onWeft.mismatches);
+  };
+  const floors: SideResult[] = [];
+
   for (const size of options.sizes) {
     const turns = all.slice(0, size);
+    if (size <= options.weftSaverTurns) floors.push(await measureFloor(turns));
     const mid = Math.floor(size / 2);
     payloadPerTurn.set(size, turns.reduce((sum, t) => sum + turnContentBytes(t), 0) / size);
     const expected = {
@@ -343,6 +445,10 @@ export async function runPeersBench(
     for (const backend of backends) {
       if (backend === 'postgres' && options.postgresSizes?.includes(size) === false) {
         log(`Postgres ${fmtInt(size)} turns SKIPPED: not in --postgres-turns`);
+        continue;
+      }
+      if (options.onlyWeftSaver) {
+        if (size <= options.weftSaverTurns) await onWeftSaver(backend, turns, expected);
         continue;
       }
       const weft = await withScratch(backend, 'weft', async (s) => {
@@ -450,21 +556,7 @@ export async function runPeersBench(
       mismatches.push(...peer.mismatches);
 
       if (size <= options.weftSaverTurns) {
-        const onWeft = await withScratch(backend, 'weftsaver', async (s) => {
-          const side = await openLangGraph({
-            backend,
-            location: s.location,
-            durability: options.durability,
-            weftSaver: true,
-          });
-          try {
-            return await measureSide(side, turns, 'turns', expected);
-          } finally {
-            await side.close();
-          }
-        });
-        results.push(onWeft.result);
-        mismatches.push(...onWeft.mismatches);
+        await onWeftSaver(backend, turns, expected);
       } else {
         log(`${ON_WEFT_SAVER}/${backend} ${fmtInt(size)} turns SKIPPED: above --weftsaver-turns`);
       }
@@ -498,6 +590,11 @@ export async function runPeersBench(
   console.log(comparisonTable(results));
   console.log('\nDatabase bytes per turn as the conversation grows\n');
   console.log(growthTable(results, payloadPerTurn));
+  console.log(
+    '\nWrite time per turn at the start and at the end of each turn-by-turn run (both ends measured' +
+      ' in the same run; CPU: the process, all its threads — not the Postgres server)\n',
+  );
+  console.log(perTurnTable([...results, ...floors]));
   const extrapolated = results.some((r) => r.writeMs?.extrapolated);
   if (extrapolated) {
     console.log(

@@ -18,7 +18,8 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { openEngine } from '../../src/engine/index.js';
 import { WeftSaver } from '../../src/langgraph/index.js';
-import { type Backend, ON_WEFT_SAVER, type Side, type Snapshot } from './side.js';
+import { ReferenceSaver } from './reference-saver.js';
+import { type Backend, NO_STORAGE, ON_WEFT_SAVER, type Side, type Snapshot } from './side.js';
 import type { ConversationView, Turn, ViewMessage } from './workload.js';
 
 export const PeerState = Annotation.Root({
@@ -30,7 +31,7 @@ export const PeerState = Annotation.Root({
 });
 
 type PeerValues = typeof PeerState.State;
-type Checkpointer = SqliteSaver | PostgresSaver | WeftSaver;
+type Checkpointer = SqliteSaver | PostgresSaver | WeftSaver | ReferenceSaver;
 
 const THREAD_ID = 'bench-thread';
 
@@ -124,13 +125,17 @@ export interface LangGraphTarget {
   durability?: 'async' | 'sync' | 'exit' | undefined;
   /** Checkpoint with WeftSaver (on a Weft engine over `location`) instead of LangGraph's saver. */
   weftSaver?: boolean;
+  /** Checkpoint with ReferenceSaver (nothing stored): LangGraph's own work, the floor. */
+  referenceSaver?: boolean;
 }
 
 export async function openLangGraph(target: LangGraphTarget): Promise<Side> {
   const script = new Map<string, Turn>();
   const open = async (): Promise<{ saver: Checkpointer; graph: Agent }> => {
     let saver: Checkpointer;
-    if (target.weftSaver === true) {
+    if (target.referenceSaver === true) {
+      saver = new ReferenceSaver();
+    } else if (target.weftSaver === true) {
       const url = target.backend === 'sqlite' ? `file:${target.location}` : target.location;
       saver = new WeftSaver({ engine: await openEngine(url) });
     } else if (target.backend === 'sqlite') {
@@ -142,6 +147,7 @@ export async function openLangGraph(target: LangGraphTarget): Promise<Side> {
     return { saver, graph: compileAgent(saver, script) };
   };
   const closeSaver = async (saver: Checkpointer) => {
+    if (saver instanceof ReferenceSaver) return;
     if (saver instanceof WeftSaver) await saver.engine.close();
     else if (saver instanceof SqliteSaver) saver.db.close();
     else await saver.end();
@@ -153,7 +159,12 @@ export async function openLangGraph(target: LangGraphTarget): Promise<Side> {
   const baseline = target.backend === 'postgres' ? await postgresBytes(target.location) : 0;
 
   const side: Side = {
-    system: target.weftSaver === true ? ON_WEFT_SAVER : 'LangGraph',
+    system:
+      target.referenceSaver === true
+        ? NO_STORAGE
+        : target.weftSaver === true
+          ? ON_WEFT_SAVER
+          : 'LangGraph',
     backend: target.backend,
     async writeTurn(turn) {
       const goalId = `t${turn.n}-goal`;
@@ -196,6 +207,7 @@ export async function openLangGraph(target: LangGraphTarget): Promise<Side> {
     saverMs: inSaver,
     view: (snapshot: Snapshot) => langGraphView((snapshot as { values: PeerValues }).values),
     async bytes() {
+      if (saver instanceof ReferenceSaver) return 0;
       if (saver instanceof SqliteSaver) return sqliteBytes(saver.db, target.location);
       if (target.backend === 'sqlite') return measureSqliteFile(target.location);
       return (await postgresBytes(target.location)) - baseline;

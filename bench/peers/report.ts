@@ -1,12 +1,29 @@
 /** Figures, the growth fit and the printed tables of the peer benchmark. */
 import { fmt } from '../harness.js';
-import { type Backend, ON_WEFT_SAVER } from './side.js';
+import { type Backend, NO_STORAGE, ON_WEFT_SAVER } from './side.js';
 
 /** A figure that was measured, extrapolated from the measured growth, or not taken. */
 export type Figure = { value: number; extrapolated?: boolean } | undefined;
 
+/** Time spent writing a span of turns: wall clock, and the process's CPU time (all its threads). */
+export interface SpanTime {
+  wallMs: number;
+  cpuMs: number;
+}
+
+/**
+ * Write time per turn over two spans of `span` turns of one turn-by-turn run: the second (the
+ * first is the warm-up) and the last (both in the same run, so the machine's load weighs on both
+ * alike).
+ */
+export interface PerTurn {
+  span: number;
+  first: SpanTime;
+  last: SpanTime;
+}
+
 export interface SideResult {
-  system: 'Weft' | 'LangGraph' | typeof ON_WEFT_SAVER;
+  system: 'Weft' | 'LangGraph' | typeof ON_WEFT_SAVER | typeof NO_STORAGE;
   backend: Backend;
   turns: number;
   /** How the history was written: turn by turn, or compacted into two invokes (LangGraph). */
@@ -17,6 +34,7 @@ export interface SideResult {
   coldLatestMs: Figure;
   timeTravelMs: Figure;
   forkMs: Figure;
+  perTurn?: PerTurn;
 }
 
 /** Cumulative write time and database bytes after `n` turns, sampled during a turn-by-turn run. */
@@ -172,4 +190,63 @@ export function growthTable(
     }),
   ]);
   return table(['turns', 'payload/turn', ...columns], rows);
+}
+
+const spans = (span: number, turns: number) =>
+  `${fmt(span + 1)}–${fmt(2 * span)} / ${fmt(turns - span + 1)}–${fmt(turns)}`;
+
+const growthRatio = (first: number, last: number) => (first > 0 ? `${fmt(last / first, 2)}×` : '—');
+
+/**
+ * Write time per turn at the start and at the end of each turn-by-turn run, wall and CPU, with
+ * last/first; and, where the run without storage was taken at the same size, the CPU per turn
+ * WeftSaver adds above it (LangGraph's own work per turn being what that run costs).
+ */
+export function perTurnTable(results: readonly SideResult[]): string {
+  const rows: string[][] = [];
+  const perTurn = (ms: number, span: number) => formatMs(ms / span);
+  for (const r of results) {
+    const p = r.perTurn;
+    if (p === undefined) continue;
+    rows.push([
+      fmt(r.turns),
+      r.system === NO_STORAGE ? '—' : r.backend,
+      r.system,
+      spans(p.span, r.turns),
+      `${perTurn(p.first.wallMs, p.span)} → ${perTurn(p.last.wallMs, p.span)}`,
+      growthRatio(p.first.wallMs, p.last.wallMs),
+      `${perTurn(p.first.cpuMs, p.span)} → ${perTurn(p.last.cpuMs, p.span)}`,
+      growthRatio(p.first.cpuMs, p.last.cpuMs),
+    ]);
+  }
+  for (const r of results) {
+    const floor = results.find((f) => f.system === NO_STORAGE && f.turns === r.turns)?.perTurn;
+    const p = r.perTurn;
+    if (r.system !== ON_WEFT_SAVER || p === undefined || floor?.span !== p.span) continue;
+    const first = p.first.cpuMs - floor.first.cpuMs;
+    const last = p.last.cpuMs - floor.last.cpuMs;
+    rows.push([
+      fmt(r.turns),
+      r.backend,
+      `WeftSaver's own (${ON_WEFT_SAVER} − ${NO_STORAGE})`,
+      spans(p.span, r.turns),
+      '',
+      '',
+      `${perTurn(first, p.span)} → ${perTurn(last, p.span)}`,
+      growthRatio(first, last),
+    ]);
+  }
+  return table(
+    [
+      'turns',
+      'backend',
+      'system',
+      'turns compared',
+      'wall per turn',
+      'last/first',
+      'CPU per turn',
+      'last/first',
+    ],
+    rows,
+  );
 }

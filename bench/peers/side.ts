@@ -10,6 +10,9 @@ export type Backend = 'sqlite' | 'postgres';
 /** LangGraph's own graph and API, checkpointed by WeftSaver (src/langgraph) instead of its savers. */
 export const ON_WEFT_SAVER = 'LangGraph on WeftSaver';
 
+/** LangGraph's graph and calls with a checkpointer that stores nothing (peers/reference-saver.ts). */
+export const NO_STORAGE = 'LangGraph, nothing stored';
+
 /** A point in a side's history a user would remember (a log index, a checkpoint config). */
 export type Mark = unknown;
 
@@ -17,7 +20,7 @@ export type Mark = unknown;
 export type Snapshot = unknown;
 
 export interface Side {
-  readonly system: 'Weft' | 'LangGraph' | typeof ON_WEFT_SAVER;
+  readonly system: 'Weft' | 'LangGraph' | typeof ON_WEFT_SAVER | typeof NO_STORAGE;
   readonly backend: Backend;
   /** Stores one turn the way this system records a turn. */
   writeTurn(turn: Turn): Promise<void>;

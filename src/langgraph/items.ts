@@ -16,9 +16,61 @@
  * message fields they are compared by name (a few plain property reads per message, which keeps
  * a check of a long conversation well under a millisecond); any other object by its own keys.
  */
-export type Known =
-  | { hash: string; fields: unknown[] }
-  | { hash: string; keys: string[]; values: unknown[] };
+export type Known = MessagePrint | { hash: string; keys: string[]; values: unknown[] };
+
+/**
+ * A message's fields as they were, held in the one object with its hash: the check of a long
+ * list is bound by memory (the messages are spread over the heap), so each message costs the
+ * reads of two objects, its own and this one, and no third.
+ */
+class MessagePrint {
+  readonly hash: string;
+  readonly lcKwargs: unknown;
+  readonly content: unknown;
+  readonly id: unknown;
+  readonly name: unknown;
+  readonly toolCalls: unknown;
+  readonly toolCallId: unknown;
+  readonly additionalKwargs: unknown;
+  readonly responseMetadata: unknown;
+  readonly usageMetadata: unknown;
+  readonly invalidToolCalls: unknown;
+  readonly status: unknown;
+  readonly artifact: unknown;
+
+  constructor(hash: string, m: MessageLike) {
+    this.hash = hash;
+    this.lcKwargs = m.lc_kwargs;
+    this.content = m.content;
+    this.id = m.id;
+    this.name = m.name;
+    this.toolCalls = m.tool_calls;
+    this.toolCallId = m.tool_call_id;
+    this.additionalKwargs = m.additional_kwargs;
+    this.responseMetadata = m.response_metadata;
+    this.usageMetadata = m.usage_metadata;
+    this.invalidToolCalls = m.invalid_tool_calls;
+    this.status = m.status;
+    this.artifact = m.artifact;
+  }
+
+  matches(m: MessageLike): boolean {
+    return (
+      m.lc_kwargs === this.lcKwargs &&
+      m.content === this.content &&
+      m.id === this.id &&
+      m.name === this.name &&
+      m.tool_calls === this.toolCalls &&
+      m.tool_call_id === this.toolCallId &&
+      m.additional_kwargs === this.additionalKwargs &&
+      m.response_metadata === this.responseMetadata &&
+      m.usage_metadata === this.usageMetadata &&
+      m.invalid_tool_calls === this.invalidToolCalls &&
+      m.status === this.status &&
+      m.artifact === this.artifact
+    );
+  }
+}
 
 /**
  * A list value as this process last held it: its item hashes, and (when it was read or written
@@ -65,7 +117,7 @@ export class ItemCache {
     if (typeof item !== 'object' || item === null) return undefined;
     let known: Known;
     if (isPlainMessage(item)) {
-      known = { hash, fields: messageFields(item) };
+      known = new MessagePrint(hash, item);
     } else {
       const keys = Object.keys(item);
       known = { hash, keys, values: keys.map((k) => (item as Record<string, unknown>)[k]) };
@@ -84,6 +136,31 @@ export class ItemCache {
     const object = held!.objects![i];
     if (item !== undefined && object !== item) return undefined;
     return unchanged(object as object, known) ? known : undefined;
+  }
+
+  /**
+   * How many leading `items` are `held`'s own objects at the same positions, unchanged (with
+   * `hashes` instead: whose held hash is the same). A grown list is checked this way with plain
+   * comparisons, no lookup per item; what follows the shared part is looked at item by item.
+   */
+  static sharedPrefix(
+    held: HeldList | undefined,
+    items?: readonly unknown[],
+    hashes?: readonly string[],
+  ): number {
+    const objects = held?.objects;
+    const knowns = held?.knowns;
+    if (objects === undefined || knowns === undefined) return 0;
+    const end = Math.min(objects.length, knowns.length, (items ?? hashes ?? []).length);
+    let i = 0;
+    for (; i < end; i++) {
+      const known = knowns[i];
+      if (known === undefined) break;
+      const object = objects[i] as object;
+      if (items !== undefined ? items[i] !== object : hashes![i] !== known.hash) break;
+      if (!unchanged(object, known)) break;
+    }
+    return i;
   }
 
   /** The decoded item under `hash` when this process has it unchanged; `MISS` otherwise. */
@@ -139,42 +216,8 @@ function isPlainMessage(item: object): item is MessageLike {
   return true;
 }
 
-function messageFields(m: MessageLike): unknown[] {
-  return [
-    m.lc_kwargs,
-    m.content,
-    m.id,
-    m.name,
-    m.tool_calls,
-    m.tool_call_id,
-    m.additional_kwargs,
-    m.response_metadata,
-    m.usage_metadata,
-    m.invalid_tool_calls,
-    m.status,
-    m.artifact,
-  ];
-}
-
 function unchanged(item: object, known: Known): boolean {
-  if ('fields' in known) {
-    const m = item as MessageLike;
-    const f = known.fields;
-    return (
-      m.lc_kwargs === f[0] &&
-      m.content === f[1] &&
-      m.id === f[2] &&
-      m.name === f[3] &&
-      m.tool_calls === f[4] &&
-      m.tool_call_id === f[5] &&
-      m.additional_kwargs === f[6] &&
-      m.response_metadata === f[7] &&
-      m.usage_metadata === f[8] &&
-      m.invalid_tool_calls === f[9] &&
-      m.status === f[10] &&
-      m.artifact === f[11]
-    );
-  }
+  if (known instanceof MessagePrint) return known.matches(item as MessageLike);
   const record = item as Record<string, unknown>;
   let count = 0;
   for (const key in record) {

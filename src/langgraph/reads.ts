@@ -124,7 +124,12 @@ async function decodeItems(
   // first by position from the list as last held, then by hash.
   const out: unknown[] = new Array(hashes.length);
   const missing: number[] = [];
-  for (let i = 0; i < hashes.length; i++) {
+  const shared = ItemCache.sharedPrefix(held, undefined, hashes);
+  for (let i = 0; i < shared; i++) {
+    out[i] = held!.objects![i];
+    knowns[i] = held!.knowns![i];
+  }
+  for (let i = shared; i < hashes.length; i++) {
     const hash = hashes[i]!;
     const at = ItemCache.heldAt(held, i);
     if (at !== undefined && at.hash === hash) {

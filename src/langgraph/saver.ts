@@ -29,9 +29,10 @@ import { requestApproval, settleFromResume } from './approvals.js';
 import { contentHash, decode, type Encoded, encode } from './codec.js';
 import { Directory } from './directory.js';
 import { fromEngine, WeftSaverError } from './errors.js';
-import { type HeldList, ItemCache, type Known } from './items.js';
+import type { HeldList } from './items.js';
 import { messageNodes, overlay } from './messages.js';
 import { itemHashes, readTuple } from './reads.js';
+import { isPrefix, storeItems } from './store-items.js';
 import {
   type BlobRecord,
   type ChannelVersion,
@@ -68,12 +69,6 @@ export function weftThreadId(threadId: string, checkpointNs: string): string {
 }
 
 const sameVersion = (a: ChannelVersion, b: ChannelVersion) => typeof a === typeof b && a === b;
-
-function isPrefix(base: readonly string[], items: readonly string[]): boolean {
-  if (base.length > items.length) return false;
-  for (let i = 0; i < base.length; i++) if (base[i] !== items[i]) return false;
-  return true;
-}
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
@@ -209,12 +204,17 @@ export class WeftSaver extends BaseCheckpointSaver {
               : itemHashes(index, channel, baseVersion);
           const held =
             base === undefined ? undefined : index.items.list(versionKey(channel, baseVersion!));
-          const list = await this.storeItems(index, value, values, held);
+          const list = await storeItems(this.serde, index, value, values, held);
           const hashes = list.hashes;
           lists.push([versionKey(channel, version), list]);
-          if (base !== undefined && isPrefix(base, hashes)) {
-            blobs.push({ c: channel, v: version, b: baseVersion!, a: hashes.slice(base.length) });
-            nodes.push(...messageNodes(value, base.length, channel, maps));
+          // The shared part was checked against the base's own list (its hashes by position).
+          const grew =
+            base !== undefined &&
+            base.length <= hashes.length &&
+            (list.shared >= base.length || isPrefix(base, hashes, list.shared));
+          if (grew) {
+            blobs.push({ c: channel, v: version, b: baseVersion!, a: hashes.slice(base!.length) });
+            nodes.push(...messageNodes(value, base!.length, channel, maps));
           } else {
             blobs.push({ c: channel, v: version, l: hashes });
             nodes.push(...messageNodes(value, 0, channel, maps));
@@ -276,7 +276,7 @@ export class WeftSaver extends BaseCheckpointSaver {
         if (Array.isArray(value)) {
           // Item by item, as checkpoints keep lists: the messages a task writes are the ones
           // the next checkpoint adds, stored once.
-          const { hashes } = await this.storeItems(index, value, values);
+          const { hashes } = await storeItems(this.serde, index, value, values);
           records.push({ i: idx, c: channel, l: hashes });
           continue;
         }
@@ -386,36 +386,6 @@ export class WeftSaver extends BaseCheckpointSaver {
   weftThreadId(config: RunnableConfig): string {
     const { threadId, ns } = required(config, 'name its Weft thread');
     return weftThreadId(threadId, ns);
-  }
-
-  /**
-   * The hashes of a list's items, adding to `values` those the thread does not hold; the items
-   * this process read or wrote before (and did not change since) are not encoded again.
-   */
-  private async storeItems(
-    index: ThreadIndex,
-    items: readonly unknown[],
-    values: Record<string, Encoded>,
-    /** The list this one grew from (its parent's version), checked position by position. */
-    base?: HeldList,
-  ): Promise<HeldList & { hashes: string[] }> {
-    const hashes: string[] = [];
-    const knowns: Array<Known | undefined> = [];
-    for (let i = 0; i < items.length; i++) {
-      const item = items[i];
-      let known = ItemCache.heldAt(base, i, item) ?? index.items.knownOf(item);
-      if (known === undefined || !(index.values.has(known.hash) || known.hash in values)) {
-        const encoded = await encode(this.serde, item);
-        const hash = contentHash(encoded);
-        if (!index.values.has(hash)) values[hash] = encoded;
-        known = index.items.remember(item, hash);
-        hashes.push(hash);
-      } else {
-        hashes.push(known.hash);
-      }
-      knowns.push(known);
-    }
-    return { hashes, objects: items.slice(), knowns };
   }
 
   /** The thread's folded checkpoints, caught up with its log; undefined when it has none. */
