@@ -44,10 +44,10 @@ const TABLES = [
   'run',
   'audit_entry',
   'idempotency_record',
-];
+] as const;
 
 async function counts(weft: WeftPrisma) {
-  const out: Record<string, number> = {};
+  const out: Record<(typeof TABLES)[number], number> = {} as never;
   for (const table of TABLES) {
     const [row] = await rawQuery(weft, `SELECT COUNT(*) AS n FROM "${table}"`);
     out[table] = Number(row?.n ?? 0);
