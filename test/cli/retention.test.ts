@@ -47,7 +47,7 @@ const TABLES = [
 ] as const;
 
 async function counts(weft: WeftPrisma) {
-  const out = {} as Record<(typeof TABLES)[number], number>;
+  const out: Record<(typeof TABLES)[number], number> = {} as never;
   for (const table of TABLES) {
     const [row] = await rawQuery(weft, `SELECT COUNT(*) AS n FROM "${table}"`);
     out[table] = Number(row?.n ?? 0);
