@@ -11,7 +11,7 @@ import { err, ok, type Result } from '../core/errors.js';
 import { threadNotFound } from './checks.js';
 import type { Runtime } from './engine.js';
 import type { IdempotencyClaim } from './idempotency.js';
-import { answeredAs, locateThread, threadTenant } from './tenancy.js';
+import { answeredAs, locateThread, publicThreadId, threadTenant } from './tenancy.js';
 import type { DeleteThreadInput, DeleteThreadResult } from './types.js';
 
 export async function deleteThread(
@@ -49,7 +49,8 @@ export async function deleteThread(
           recordedAt: new Date(now),
           actor: input.actor ?? 'system',
           action: 'thread_deleted',
-          threadId: at.id,
+          // The owner reads its trail by its own ids, whoever deleted (the sweeper holds keys).
+          threadId: publicThreadId(at.key),
           logLength: response.logLength,
           stateHash: response.stateHash,
         },

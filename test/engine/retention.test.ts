@@ -237,6 +237,17 @@ function retentionSuite(backend: Backend) {
     expect(failure(await engine.deleteExpiredThreads({ limit: 0 })).code).toBe('VALIDATION_FAILED');
   });
 
+  it("a tenant's expired thread is in that tenant's audit trail under the tenant's id", async () => {
+    const { engine, clock, weft } = await open();
+    const acme = engine.forTenant('acme');
+    must(await acme.createThread({ threadId: 'mine', expiresAt: at(1000) }));
+    clock.set(at(60_000));
+    expect(must(await engine.deleteExpiredThreads())).toMatchObject({ found: 1, failed: [] });
+    expect(await auditRows(weft)).toEqual([
+      { thread_id: 'mine', actor: 'retention', action: 'thread_deleted', tenant_id: 'acme' },
+    ]);
+  });
+
   it('a removal for retention re-checks the expiry in its transaction', async () => {
     const { engine, weft } = await open();
     must(await engine.createThread({ threadId: 't', expiresAt: at(10) }));
