@@ -17,6 +17,7 @@ import { type DeadlineFiredEvent, dueDeadlines, type ThreadState } from '../core
 import type { DueRun, RunKey } from '../store/read-model/deadlines.js';
 import { checkId, checkThreadKey, firstFailure, invalid } from './checks.js';
 import type { Runtime } from './engine.js';
+import { startSweepLoop } from './sweep-loop.js';
 import type { DeadlineSweep, DeadlineSweepInput, Engine, FiredDeadline } from './types.js';
 
 /** Runs read per page of a sweep. */
@@ -196,59 +197,32 @@ export function startDeadlineScheduler(
     }
   };
 
-  let stopped = false;
-  let woken = false;
-  let interrupt: (() => void) | undefined;
-
-  const pause = () =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, intervalMs);
-      timer.unref();
-      function done() {
-        clearTimeout(timer);
-        interrupt = undefined;
-        resolve();
-      }
-      interrupt = done;
-    });
-
-  async function sweep(): Promise<void> {
+  /** Every page of due deadlines; the loop then rests. */
+  async function sweep(): Promise<boolean> {
     let after: RunKey | undefined;
     do {
       const result = await engine.fireDueDeadlines({ limit: pageSize, after });
       if (!result.ok) {
         report(result.error);
-        return;
+        return false;
       }
       for (const failure of result.value.failed) {
         if (failure.error.code !== 'CONFLICT') report(failure);
       }
       options.onSweep?.(result.value);
       after = result.value.next;
-    } while (after !== undefined && !stopped);
+    } while (after !== undefined && !stopping);
+    return false;
   }
 
-  const loop = (async () => {
-    while (!stopped) {
-      woken = false;
-      try {
-        await sweep();
-      } catch (error) {
-        report(error);
-      }
-      if (!stopped && !woken) await pause();
-    }
-  })();
-
+  // A stop ends the sweep in progress after its current page.
+  let stopping = false;
+  const sweeps = startSweepLoop(sweep, intervalMs, report);
   return {
-    wake() {
-      woken = true;
-      interrupt?.();
-    },
-    async stop() {
-      stopped = true;
-      interrupt?.();
-      await loop;
+    wake: sweeps.wake,
+    stop() {
+      stopping = true;
+      return sweeps.stop();
     },
   };
 }

@@ -22,6 +22,7 @@ import { checkThreadKey, invalid, threadNotFound } from './checks.js';
 import { deleteThread } from './delete.js';
 import type { Runtime } from './engine.js';
 import type { IdempotencyClaim } from './idempotency.js';
+import { startSweepLoop } from './sweep-loop.js';
 import { answeredAs, locateThread } from './tenancy.js';
 import type {
   Engine,
@@ -266,22 +267,7 @@ export function startRetentionSweeper(
     }
   };
 
-  let stopped = false;
-  let woken = false;
-  let interrupt: (() => void) | undefined;
   let after: RetentionSweep['next'];
-
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      timer.unref();
-      function done() {
-        clearTimeout(timer);
-        interrupt = undefined;
-        resolve();
-      }
-      interrupt = done;
-    });
 
   /** One sweep; true when its batch was full (more may be waiting). */
   async function sweep(): Promise<boolean> {
@@ -302,33 +288,9 @@ export function startRetentionSweeper(
     return done.next !== undefined;
   }
 
-  const loop = (async () => {
-    while (!stopped) {
-      woken = false;
-      let more = false;
-      try {
-        more = await sweep();
-      } catch (error) {
-        report(error);
-        after = undefined;
-      }
-      if (stopped) break;
-      // A full batch: the next at once, but after what the event loop has waiting.
-      if (more && !woken) await new Promise<void>((resolve) => setImmediate(resolve));
-      else if (!woken) await pause(intervalMs);
-    }
-  })();
-
-  return {
-    wake() {
-      woken = true;
-      interrupt?.();
-    },
-    async stop() {
-      stopped = true;
-      interrupt?.();
-      await loop;
-    },
-    stats: () => ({ ...stats }),
-  };
+  const sweeps = startSweepLoop(sweep, intervalMs, (error) => {
+    report(error);
+    after = undefined;
+  });
+  return { wake: sweeps.wake, stop: sweeps.stop, stats: () => ({ ...stats }) };
 }
