@@ -150,6 +150,26 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
   };
 }
 
+/** A counter set at each scrape to a running total kept elsewhere (0 while there is none). */
+function totalCounter<S>(
+  registers: Registry[],
+  stats: (() => S | undefined) | undefined,
+  name: string,
+  help: string,
+  read: (s: S) => number,
+): Counter {
+  return new Counter({
+    name,
+    help,
+    registers,
+    collect() {
+      this.reset();
+      const now = stats?.();
+      this.inc(now === undefined ? 0 : read(now));
+    },
+  });
+}
+
 /**
  * The thread cache's series, read from the engine at each scrape: the engine counts, these only
  * report (a counter is set to the engine's running total, so they restart with the process).
@@ -168,15 +188,7 @@ function threadCacheMetrics(
       },
     });
   const counter = (name: string, help: string, read: (s: ThreadCacheStats) => number) =>
-    new Counter({
-      name,
-      help,
-      registers,
-      collect() {
-        this.reset();
-        this.inc(stats === undefined ? 0 : read(stats()));
-      },
-    });
+    totalCounter(registers, stats, name, help, read);
   gauge(
     'weft_thread_cache_bytes',
     'Estimated heap bytes of the thread states the engine keeps in memory',
@@ -216,16 +228,7 @@ function retentionMetrics(
   stats: (() => RetentionSweeperStats | undefined) | undefined,
 ): void {
   const counter = (name: string, help: string, read: (s: RetentionSweeperStats) => number) =>
-    new Counter({
-      name,
-      help,
-      registers,
-      collect() {
-        this.reset();
-        const now = stats?.();
-        this.inc(now === undefined ? 0 : read(now));
-      },
-    });
+    totalCounter(registers, stats, name, help, read);
   counter(
     'weft_retention_threads_deleted_total',
     'Expired threads the retention sweeper of this instance deleted (each with an audit entry)',
