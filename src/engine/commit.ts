@@ -65,6 +65,10 @@ export interface Committer {
   ): Promise<Result<T>>;
   /** Tells subscribers the thread was deleted (after commit). */
   publishDeleted(threadId: string): Promise<void>;
+  /** Tells subscribers of entries committed outside onThread (after commit). */
+  publish(event: CommittedEvent): Promise<void>;
+  /** Attempts of a command that keeps losing races (CommitDeps.maxAttempts). */
+  readonly maxAttempts: number;
   /** Runs `work` while no other command of this engine runs on the thread. */
   exclusive<T>(threadId: string, work: () => Promise<T>): Promise<T>;
   /** Commits precomputed changes of a new thread (create, import, fork). */
@@ -190,7 +194,7 @@ export function createCommitter(deps: CommitDeps): Committer {
 
   const publishDeleted = (threadId: string) =>
     publish({ threadId, entries: [], effects: [], logLength: 0, deleted: true });
-  return { stamp, onThread, newThread, exclusive: withLock, publishDeleted };
+  return { stamp, onThread, newThread, exclusive: withLock, publishDeleted, publish, maxAttempts };
 }
 
 /** Sleeps a random 0–2^attempt ms (at most ~100 ms) between attempts of a lost race. */

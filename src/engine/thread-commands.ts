@@ -3,6 +3,7 @@ import { exportAgentState, getNode, nodeCount } from '../core/graph/index.js';
 import { verifyLog } from '../core/log/index.js';
 import {
   type Committed,
+  checkRedactions,
   commitEvent,
   createThreadMachine,
   type NodesAppendedEvent,
@@ -27,6 +28,7 @@ import {
 import { deleteThread } from './delete.js';
 import type { Runtime } from './engine.js';
 import { forkThread } from './fork.js';
+import { redactNodes } from './redact.js';
 import { newThreadExpiry, setThreadExpiry } from './retention.js';
 import {
   answeredAs,
@@ -46,6 +48,8 @@ import type {
   ForkThreadResult,
   ImportStateInput,
   ImportStateResult,
+  RedactNodesInput,
+  RedactNodesResult,
   RememberInput,
   RememberResult,
   SetThreadExpiryInput,
@@ -240,6 +244,11 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
         deleteThread(rt, input, claim, tenant, checkRef),
       ),
 
+    redactNodes: (input: RedactNodesInput): Promise<Result<RedactNodesResult>> =>
+      rt.idempotent(scoped('redactNodes'), input.idempotencyKey, request(input), (claim) =>
+        redactNodes(rt, input, claim, tenant, checkRef),
+      ),
+
     setThreadExpiry: (input: SetThreadExpiryInput): Promise<Result<SetThreadExpiryResult>> =>
       rt.idempotent(scoped('setThreadExpiry'), input.idempotencyKey, request(input), (claim) =>
         setThreadExpiry(rt, input, claim, tenant, checkRef),
@@ -256,7 +265,21 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
       const entries = await rt.store.readEntries(at.value.key);
       if (entries.length === 0) return err(threadNotFound(at.value.id));
       const machine = createThreadMachine(rt.machineOptions);
-      return ok(verifyLog(machine, entries, { strict: options.strict ?? true }));
+      const report = verifyLog(machine, entries, { strict: options.strict ?? true });
+      const redactions = checkRedactions(entries);
+      if (redactions.redacted.length === 0) return ok(report);
+      const { bad } = redactions;
+      if (!report.ok || bad === undefined) {
+        return ok({ ...report, redactedNodes: redactions.redacted });
+      }
+      return ok({
+        ok: false,
+        checkedEntries: bad.index,
+        firstBadIndex: bad.index,
+        entryId: entries[bad.index]!.id,
+        message: bad.message,
+        redactedNodes: redactions.redacted,
+      });
     },
 
     async stateAt(threadId: string, index?: number): Promise<Result<StateAt>> {

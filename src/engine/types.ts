@@ -282,6 +282,27 @@ export interface DeleteThreadInput extends Idempotent {
   actor?: string;
 }
 
+export interface RedactNodesInput extends Idempotent {
+  threadId: string;
+  /** The nodes whose payloads are withheld (at most 1,000; repeats count once). */
+  nodeIds: string[];
+  /** Why, kept in each tombstone and in the log (at most 1,000 characters). */
+  reason: string;
+  /** Who asked, for the log (an API key id). */
+  actor?: string;
+}
+
+export interface RedactNodesResult {
+  threadId: string;
+  /** The nodes redacted now. */
+  redactedNodeIds: string[];
+  /** The nodes named that were already redacted (nothing written for them). */
+  alreadyRedactedNodeIds: string[];
+  /** The thread's log length and state hash after the redaction's entry (unchanged when none). */
+  logLength: number;
+  stateHash: string;
+}
+
 export interface DeleteThreadResult {
   threadId: string;
   /** The thread's log length and final state hash when it was deleted (also audited). */
@@ -357,6 +378,13 @@ export interface Engine {
    * state hash). NOT_FOUND for an unknown (or already deleted) thread.
    */
   deleteThread(input: DeleteThreadInput): Promise<Result<DeleteThreadResult>>;
+  /**
+   * Withholds the payloads of nodes for good (engine/redact.ts): in this thread, the thread
+   * holding them and every fork sharing them, each live one recording a `nodes_redacted`
+   * entry. NOT_FOUND for an unknown thread or node; nodes already redacted are reported, not
+   * written again.
+   */
+  redactNodes(input: RedactNodesInput): Promise<Result<RedactNodesResult>>;
   /**
    * Sets (null: clears) when a live thread expires; not a log entry (its state hash stays).
    * NOT_FOUND for an unknown or deleted thread.

@@ -106,6 +106,14 @@ function everyEventLog(): LogEntry[] {
     ),
   );
   must(s.tryCommit({ type: 'checkpoints_cleared' }));
+  const system = (s.entries[1]!.event as unknown as { nodes: Array<{ id: string }> }).nodes[0]!;
+  must(
+    s.tryCommit({
+      type: 'nodes_redacted',
+      reason: 'erasure',
+      nodes: [{ id: system.id, index: 1, digest: '0'.repeat(64) }],
+    }),
+  );
   must(
     s.tryCommit({
       type: 'thread_forked',

@@ -7,9 +7,10 @@ import { err, type ImportRuleCode, ok, type Result, type ValidationIssue } from 
 import { isNodeKind, type NodeKind } from '../identity.js';
 import type { JsonValue } from '../json.js';
 import { findJsonProblem, NOT_JSON, tryFrozenJsonCopy } from './json-value.js';
-import { type NodeProblem, type NodeRule, nodeProblem } from './node-rules.js';
+import { type NodeProblem, type NodeRule, nodeProblem, resourceKeyProblem } from './node-rules.js';
 import { resolveSemantic } from './semantic.js';
 import type { GraphState } from './store.js';
+import { isReservedPayload, isTombstone, TOMBSTONE_KEY } from './tombstone.js';
 import type { NodeDraft } from './types.js';
 
 /**
@@ -93,13 +94,11 @@ export function prepareDraft(
   const recordedId = (draft as { id?: unknown }).id;
   if (recorded !== undefined && isNodeKind(d.kind) && copy !== NOT_JSON) {
     // Checked as recorded, before the draft checks, so a recorded node gets the rule's own code.
-    const broken = nodeProblem(
-      graph.config,
-      d.kind,
-      copy,
-      d.resourceKey,
-      d.resourceKey !== undefined,
-    );
+    // A redacted node's payload is withheld: only the rules that do not read it still apply.
+    const present = d.resourceKey !== undefined;
+    const broken = isTombstone(copy)
+      ? resourceKeyProblem(d.kind, d.resourceKey, present)
+      : nodeProblem(graph.config, d.kind, copy, d.resourceKey, present);
     if (broken !== undefined) {
       return recordedFailure(recorded, index, recordedId, RECORDED_CODES[broken.rule], broken);
     }
@@ -123,6 +122,14 @@ export function prepareDraft(
       advance: d.advance !== false,
       ...(typeof recordedId === 'string' ? { recordedId } : {}),
     });
+  }
+  if (isReservedPayload(copy)) {
+    return invalid([
+      {
+        path: `$[${index}].payload`,
+        message: `a payload whose only key is "${TOMBSTONE_KEY}" is reserved for redacted nodes`,
+      },
+    ]);
   }
   if (typeof d.resourceKey === 'string' && utf8Length(d.resourceKey) > MAX_RESOURCE_KEY_BYTES) {
     return invalid([

@@ -99,6 +99,11 @@ export interface VerifyReport {
   firstBadIndex?: number;
   entryId?: string;
   message?: string;
+  /**
+   * Nodes whose payloads were redacted (a thread log's machine reports them): their entries are
+   * checked against the digest the redaction recorded instead of their withheld content.
+   */
+  redactedNodes?: Array<{ nodeId: string; index: number; recorded: boolean }>;
 }
 
 /**

@@ -61,6 +61,11 @@ export interface ApplyContext {
   touchedRuns: string[];
   /** The reducer's events per touched run, in order: part of the state-hash delta. Lazy. */
   runEvents: Map<string, RunEvent[]> | undefined;
+  /**
+   * Set when a node of the entry is redacted (its payload a tombstone): the entry's text is no
+   * longer the one its state hash was computed over, so the hash it records is taken as given.
+   */
+  withheld?: boolean;
 }
 
 export const runNotFound = (runId: string): WeftError => ({

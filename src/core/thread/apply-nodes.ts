@@ -7,6 +7,7 @@ import { err, ok, type Result } from '../errors.js';
 // Internal to the core (not re-exported): the append of recorded nodes, checked as recorded.
 import { appendRecordedNodes } from '../graph/append.js';
 import { type CausalNode, type GraphState, getNode } from '../graph/index.js';
+import { isTombstone } from '../graph/tombstone.js';
 import { type ApplyContext, addCreated, runNotFound } from './apply-context.js';
 import { chargeUsage } from './apply-runs.js';
 import type { NodeTaint, NodeUsage, RecordedNode } from './events.js';
@@ -30,10 +31,15 @@ export function appendRecorded(
     const { runId } = recorded[i]!;
     if (runId !== undefined && !state.runs.has(runId)) return err(runNotFound(runId));
   }
+  // A redacted node's id cannot be recomputed from its withheld content: it is taken as recorded
+  // (the redaction's record in the log commits to the entry as it now reads, see redaction.ts).
+  for (let i = 0; i < recorded.length; i++) {
+    if (isTombstone(recorded[i]!.payload)) ctx.withheld = true;
+  }
   // A recorded node is a draft with extra fields (id, runId, taint, usage) that append ignores.
   const list = field !== '$.event.goalNode';
   const appended = appendRecordedNodes(state.graph, recorded, ctx.entry.recordedAt, {
-    trustIds: ctx.options.trustRecordedIds === true,
+    trustIds: ctx.options.trustRecordedIds === true || ctx.withheld === true,
     label: (i) => `entry ${ctx.entry.index}, ${list ? `${field}[${i}]` : field}`,
   });
   if (!appended.ok) return appended;

@@ -21,6 +21,7 @@ import {
 } from './apply-runs.js';
 import { checkEventShape } from './event-shape.js';
 import type { RecordedNode, ThreadEvent } from './events.js';
+import { applyRedaction } from './redaction.js';
 import { copyThreadState, createEmptyThreadState, type ThreadState } from './state.js';
 import { runDeltasText, unsignedEntryText } from './state-delta.js';
 import { vecPush } from './vec.js';
@@ -84,7 +85,11 @@ export function applyThreadEntry(
   if (!result.ok) return result;
   // chainStateHash(previous, {created, entry, runs}) written out, the entry rendered directly.
   const delta = `{"created":[${ctx.created}],"entry":${unsignedEntryText(entry, text)},"runs":${runDeltasText(result.value, ctx.touchedRuns, ctx)}}`;
-  const stateHash = chainStateHashText(state.stateHash, delta);
+  const recordedHash = entry.verification?.stateHash;
+  const stateHash =
+    ctx.withheld === true && recordedHash !== undefined
+      ? recordedHash
+      : chainStateHashText(state.stateHash, delta);
   // Every dispatch path that changes something returns a fresh object no one else has seen yet,
   // so it is finished in place; only an unchanged `state` must be copied.
   const next = result.value === state ? copyThreadState(state) : result.value;
@@ -161,6 +166,8 @@ function dispatchEvent(
       return appendRecorded(state, event.nodes, ctx, '$.event.nodes');
     case 'checkpoints_cleared':
       return ok(state);
+    case 'nodes_redacted':
+      return applyRedaction(state, event, ctx);
     default: {
       const unknownType = (event as { type?: unknown }).type;
       return err(invalid(`unknown thread event type ${JSON.stringify(unknownType)}`));

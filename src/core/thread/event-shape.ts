@@ -165,4 +165,17 @@ const CHECKS: Record<ThreadEventType, Check> = {
     need(issues, e, 'taskId', isString, 'a string');
   },
   checkpoints_cleared: () => {},
+  nodes_redacted: (e, issues) => {
+    need(issues, e, 'reason', isString, 'a string');
+    need(issues, e, 'actor', isOptionalString, 'a string when present');
+    need(issues, e, 'nodes', isRedactedList, 'a non-empty list of {id, index, digest}');
+  },
 };
+
+const isRedactedList = (v: unknown) =>
+  Array.isArray(v) &&
+  v.length > 0 &&
+  v.every(
+    (n) =>
+      isObject(n) && typeof n.id === 'string' && isIndex(n.index) && typeof n.digest === 'string',
+  );

@@ -148,6 +148,20 @@ export interface CheckpointsClearedEvent {
   type: 'checkpoints_cleared';
 }
 
+/**
+ * Payloads withheld: each node keeps its id, edges and place, its payload (in the entry that
+ * created it, and in the node's row) replaced by a tombstone (graph/tombstone.ts). `digest`, per
+ * node: SHA-256 of the unsigned text of the entry that created it as it reads after this
+ * redaction, which strict verification checks that entry against instead of its state hash.
+ */
+export interface NodesRedactedEvent {
+  type: 'nodes_redacted';
+  reason: string;
+  /** Who asked (an API key id), when known. */
+  actor?: string;
+  nodes: { id: string; index: number; digest: string }[];
+}
+
 export type ThreadEvent =
   | ThreadCreatedEvent
   | StateImportedEvent
@@ -162,7 +176,8 @@ export type ThreadEvent =
   | WorkflowStateImportedEvent
   | CheckpointSavedEvent
   | CheckpointWritesSavedEvent
-  | CheckpointsClearedEvent;
+  | CheckpointsClearedEvent
+  | NodesRedactedEvent;
 
 export type ThreadEventType = ThreadEvent['type'];
 
@@ -181,4 +196,5 @@ export const THREAD_EVENT_TYPES: readonly ThreadEventType[] = [
   'checkpoint_saved',
   'checkpoint_writes_saved',
   'checkpoints_cleared',
+  'nodes_redacted',
 ];

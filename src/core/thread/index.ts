@@ -40,6 +40,12 @@ export {
   planSaveCheckpointWrites,
 } from './plan-checkpoints.js';
 export {
+  checkRedactions,
+  type RedactedNodeReport,
+  redactEntryText,
+  redactionDigest,
+} from './redaction.js';
+export {
   createEmptyThreadState,
   type NodeMeta,
   type ThreadConfig,

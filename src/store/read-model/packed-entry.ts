@@ -47,10 +47,13 @@ export function packEntry(
   text: string,
   created: readonly CreatedPayload[],
   parts?: EntryTextParts,
+  /** Pack whatever the payloads' size (a redaction's entry, see redaction.ts). */
+  always = false,
 ): Uint8Array | null {
   let payloadChars = 0;
   for (const node of created) payloadChars += node.payload.length;
-  if (payloadChars < PACK_FROM_PAYLOAD_CHARS) return null;
+  if (payloadChars < PACK_FROM_PAYLOAD_CHARS && !always) return null;
+  if (created.length === 0) return null;
   const cut = parts === undefined ? cutText(text, created) : cutParts(parts, created);
   if (cut === null) return null;
   const body = Buffer.from(

@@ -19,6 +19,7 @@ import { type ForkSourceRows, readForkSourceRows } from './fork-rows.js';
 import { createLineages, type Lineage } from './lineage.js';
 import { type LogTexts, type LogWindow, MAX_LOG_INDEX, readLogTexts } from './log-reads.js';
 import { packEntry } from './packed-entry.js';
+import { createRedactionStore, type RedactionStore } from './redaction.js';
 import type { LogEntryRow, NodeRow, ReadModelChanges, SnapshotRow } from './rows.js';
 import {
   type IdempotencyRecord,
@@ -55,7 +56,7 @@ export type { StoreWriterStats } from './writer.js';
  * - IDEMPOTENCY_KEY_REUSED {key} when the idempotency record's (scope, key) is taken — the
  *   caller re-reads the record to tell a retry from a reuse.
  */
-export interface ThreadStore extends ThreadRemovalStore {
+export interface ThreadStore extends ThreadRemovalStore, RedactionStore {
   readonly provider: 'sqlite' | 'postgres';
   /** Entries with index in `[from, to)` in index order; `[]` for an unknown thread. */
   readEntries(threadId: string, from?: number, to?: number): Promise<LogEntry[]>;
@@ -412,6 +413,13 @@ function buildThreadStore(
     lineage: (threadId) => lineages.of(threadId),
 
     ...createThreadRemovalStore({ weft, writer, codec, lineages, ready }),
+    ...createRedactionStore({
+      weft,
+      writer,
+      codec,
+      ready,
+      stored: (changes) => storedItem(changes, undefined, codec, indexed),
+    }),
 
     forkSourceRows: (threadId, upTo) =>
       ready().then(() => readForkSourceRows(weft, codec, threadId, upTo)),

@@ -7,6 +7,7 @@
 import { isUniqueViolation } from '../prisma/errors.js';
 import type { IdempotencyRow, NodeTextRow, Provider, StoredEntryRow } from '../tables/index.js';
 import { createGroupWriter, type Settled, type WriterStats } from './group-commit.js';
+import { recordRedaction, type StoredRedaction } from './redaction.js';
 import { recordRemoval, type ThreadRemoval } from './removal.js';
 import { recordExpiry } from './retention.js';
 import type { ReadModelChanges } from './rows.js';
@@ -54,6 +55,11 @@ export interface WriteItem {
   removal?: ThreadRemoval | undefined;
   /** A thread's expiry set (retention.ts): `changes` is empty, the record its response. */
   expiry?: { threadId: string; expiresAt: Date | null } | undefined;
+  /**
+   * Nodes redacted (redaction.ts): the commits of the other threads recording it, written in the
+   * same transaction after this one's, then the rewritten rows.
+   */
+  redaction?: { others: readonly WriteItem[]; rows: StoredRedaction } | undefined;
 }
 
 /** What became of one commit inside its transaction (the store turns rejections into errors). */
@@ -96,7 +102,10 @@ export interface WriterOptions {
  * else ran. Those statements are guarded: for a lone commit, their unique violation is its
  * outcome, not an error. The activity feed's numbers are taken last (see appendActivity).
  */
-export function writeItems(script: ScriptRecorder, every: readonly WriteItem[]): void {
+export function writeItems(script: ScriptRecorder, submitted: readonly WriteItem[]): void {
+  const every = submitted.flatMap((i) =>
+    i.redaction === undefined ? [i] : [i, ...i.redaction.others],
+  );
   const items = every.filter((i) => i.removal === undefined && i.expiry === undefined);
   const removals = every.flatMap((i) => (i.removal === undefined ? [] : [i]));
   const all = items.map((i) => i.changes);
@@ -173,6 +182,7 @@ export function writeItems(script: ScriptRecorder, every: readonly WriteItem[]):
   for (const c of logOnly) setLogLength(script, c.thread);
   for (const item of every) if (item.expiry !== undefined) recordExpiry(script, item.expiry);
   for (const item of removals) recordRemoval(script, item.removal!);
+  for (const item of submitted) if (item.redaction) recordRedaction(script, item.redaction.rows);
   for (const item of items) {
     appendActivity(
       script,
@@ -213,7 +223,10 @@ export function createWriter(runner: ScriptRunner, options: WriterOptions): Writ
   const transact = async (items: readonly WriteItem[]): Promise<Settled<WriteOutcome>[]> => {
     transactions++;
     const alone = items.length === 1;
-    if (alone || new Set(items.map((i) => i.changes.threadId)).size === items.length) {
+    const threads = items
+      .flatMap((i) => [i, ...(i.redaction?.others ?? [])])
+      .map((i) => i.changes.threadId);
+    if (alone || new Set(threads).size === threads.length) {
       const script = scriptOf(items);
       try {
         await runner.runAll(script);

@@ -1,0 +1,274 @@
+/**
+ * Redacting nodes: their payloads withheld for good, their ids, edges and places in the log kept.
+ *
+ * A node's payload is stored once for every thread whose history holds it (a fork shares its
+ * source's rows), so redacting it is redacting it for all of them: the thread asked, the thread
+ * whose rows hold the node, and every fork that reads those rows. Each of them that is live gets
+ * a `nodes_redacted` entry, and the rows are rewritten (store/read-model/redaction.ts), in one
+ * transaction; subscribers of each see the entry. See core/thread/redaction.ts for how the
+ * entries that created the nodes stay verifiable.
+ */
+import { canonicalJson } from '../core/canonical.js';
+import { err, ok, type Result, type WeftError } from '../core/errors.js';
+import { getNode } from '../core/graph/index.js';
+import { isTombstone, tombstone } from '../core/graph/tombstone.js';
+import type { LogEntry } from '../core/log/index.js';
+import {
+  commitEvent,
+  getNodeMeta,
+  type NodesRedactedEvent,
+  redactEntryText,
+  redactionDigest,
+  type ThreadState,
+} from '../core/thread/index.js';
+import { projectEntry, type ReadModelChanges } from '../store/read-model/index.js';
+import { segmentOfSequence } from '../store/read-model/lineage.js';
+import type { RedactionRows } from '../store/read-model/redaction.js';
+import { invalid } from './checks.js';
+import type { Runtime } from './engine.js';
+import { type IdempotencyClaim, idempotencyRecord } from './idempotency.js';
+import { answeredAs, locateThread } from './tenancy.js';
+import type { RedactNodesInput, RedactNodesResult } from './types.js';
+
+/** Nodes one redaction may name. */
+export const MAX_REDACT_NODES = 1000;
+/** Characters of a reason (it is stored in every tombstone). */
+export const MAX_REDACT_REASON = 1000;
+
+export async function redactNodes(
+  rt: Runtime,
+  input: RedactNodesInput,
+  claim: IdempotencyClaim | undefined,
+  tenant: string | undefined,
+  checkRef: (value: unknown, path: string) => Result<string>,
+): Promise<Result<RedactNodesResult>> {
+  const checked = checkRef(input.threadId, '$.threadId');
+  if (!checked.ok) return checked;
+  const shape = checkInput(input);
+  if (shape !== undefined) return err(shape);
+  const located = await locateThread(rt.tenants, input.threadId, tenant);
+  if (!located.ok) return located;
+  const at = located.value;
+  const ids = [...new Set(input.nodeIds)];
+  return rt.exclusive(at.key, async () => {
+    for (let attempt = 1; ; attempt++) {
+      const latest = await rt.load(at.key, true);
+      if (!latest.ok) return answeredAs(latest, at);
+      const state = latest.value;
+      const unknown = ids.filter((id) => getNode(state.graph, id) === undefined);
+      if (unknown.length > 0) {
+        return err({
+          code: 'NOT_FOUND',
+          message: `thread ${at.id} has no node ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ` (and ${unknown.length - 5} more)` : ''}`,
+          entity: 'Node',
+          id: unknown[0]!,
+        });
+      }
+      const pending = ids.filter((id) => !isTombstone(getNode(state.graph, id)!.payload));
+      const already = ids.filter((id) => !pending.includes(id));
+      if (pending.length === 0) {
+        return ok({
+          threadId: at.id,
+          redactedNodeIds: [],
+          alreadyRedactedNodeIds: already,
+          logLength: state.length,
+          stateHash: state.stateHash,
+        });
+      }
+      const planned = await plan(rt, at.key, state, pending, input);
+      if (!planned.ok) return answeredAs(planned, at);
+      const { commits, rows, states } = planned.value;
+      const mine = states.get(at.key)!;
+      const response: RedactNodesResult = {
+        threadId: at.id,
+        redactedNodeIds: pending,
+        alreadyRedactedNodeIds: already,
+        logLength: mine.next.length,
+        stateHash: mine.next.stateHash,
+      };
+      const written = await rt.store.commitRedaction(
+        commits,
+        rows,
+        idempotencyRecord(claim, at.key, response, planned.value.now),
+      );
+      if (!written.ok) return written;
+      if (written.value === 'written') {
+        for (const [threadId, s] of states) {
+          rt.cache.set(threadId, s.next, { from: s.prev, texts: [s.text] });
+        }
+        // Threads holding the rows that got no entry (deleted ones) are not cached anyway.
+        for (const row of rows.entries)
+          if (!states.has(row.threadId)) rt.cache.delete(row.threadId);
+        for (const [threadId, s] of states) {
+          await rt.publish({
+            threadId,
+            entries: [s.entry],
+            effects: [],
+            logLength: s.next.length,
+          });
+        }
+        return ok(response);
+      }
+      if (attempt >= rt.maxAttempts) {
+        return err({
+          code: 'CONFLICT',
+          message: `thread ${at.id} (or a fork sharing its nodes) kept changing while its nodes were redacted: retry`,
+          threadId: at.id,
+          expectedIndex: state.length,
+          actualIndex: (await rt.store.getLogLength(at.key)) ?? state.length,
+        });
+      }
+    }
+  });
+}
+
+function checkInput(input: RedactNodesInput): WeftError | undefined {
+  const { nodeIds, reason } = input;
+  if (!Array.isArray(nodeIds) || nodeIds.length === 0) {
+    return invalid('$.nodeIds', 'name at least one node');
+  }
+  if (nodeIds.length > MAX_REDACT_NODES) {
+    return invalid(
+      '$.nodeIds',
+      `at most ${MAX_REDACT_NODES} nodes per redaction (got ${nodeIds.length})`,
+    );
+  }
+  for (let i = 0; i < nodeIds.length; i++) {
+    const id = nodeIds[i];
+    if (typeof id !== 'string' || id.length === 0 || id.length > 256) {
+      return invalid(
+        `$.nodeIds[${i}]`,
+        'a node id is a non-empty string of at most 256 characters',
+      );
+    }
+  }
+  if (typeof reason !== 'string' || reason.trim().length === 0) {
+    return invalid('$.reason', 'say why the nodes are redacted (a non-empty reason)');
+  }
+  if (reason.length > MAX_REDACT_REASON) {
+    return invalid(
+      '$.reason',
+      `a reason is at most ${MAX_REDACT_REASON} characters (got ${reason.length})`,
+    );
+  }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(reason)) {
+    return invalid('$.reason', 'a reason may not contain control characters');
+  }
+  return undefined;
+}
+
+interface ThreadRedaction {
+  prev: ThreadState;
+  next: ThreadState;
+  entry: LogEntry;
+  text: string;
+}
+
+interface Planned {
+  now: string;
+  commits: ReadModelChanges[];
+  rows: RedactionRows;
+  states: Map<string, ThreadRedaction>;
+}
+
+/** The rows to rewrite and the entry of every live thread holding the nodes. */
+async function plan(
+  rt: Runtime,
+  key: string,
+  state: ThreadState,
+  pending: readonly string[],
+  input: RedactNodesInput,
+): Promise<Result<Planned>> {
+  const now = rt.clock.now();
+  const payload = tombstone({ reason: input.reason, redactedAt: now });
+  const payloadText = canonicalJson(payload);
+  const lineage = await rt.store.lineage(key);
+  // The nodes by the entry that created them, and the thread whose rows hold that entry.
+  const groups = new Map<string, { holder: string; index: number; ids: string[] }>();
+  for (const id of pending) {
+    const node = getNode(state.graph, id)!;
+    const index = getNodeMeta(state, id)!.logIndex;
+    const holder = segmentOfSequence(lineage, node.sequence).threadId;
+    const group = groups.get(`${index}`) ?? { holder, index, ids: [] };
+    group.ids.push(id);
+    groups.set(`${index}`, group);
+  }
+  const rows: RedactionRows = { nodes: [], entries: [], snapshots: [] };
+  /** Per live thread: the redacted nodes its history holds. */
+  const holders = new Map<string, NodesRedactedEvent['nodes']>([[key, []]]);
+  const firstIndex = new Map<string, number>();
+  const touch = (threadId: string, index: number) =>
+    firstIndex.set(threadId, Math.min(firstIndex.get(threadId) ?? index, index));
+  for (const group of groups.values()) {
+    const [text] = await rt.store.readEntryTexts(key, group.index, group.index + 1);
+    if (text === undefined) return err(invalid('$.nodeIds', `entry ${group.index} is missing`));
+    const entry = JSON.parse(text) as LogEntry;
+    if (entry.event.type === 'state_imported') {
+      return err(
+        invalid(
+          '$.nodeIds',
+          `node ${group.ids[0]} was imported with the thread's first entry (state_imported); imported nodes cannot be redacted — delete the thread instead`,
+        ),
+      );
+    }
+    const redacted = redactEntryText(text, new Set(group.ids), payload);
+    if (redacted.replaced < group.ids.length) {
+      return err(invalid('$.nodeIds', `entry ${group.index} does not hold all of its nodes`));
+    }
+    const digest = redactionDigest(redacted.text);
+    const created = await rt.store.createdPayloads(group.holder, group.index);
+    const sequences = new Set(group.ids.map((id) => getNode(state.graph, id)!.sequence));
+    rows.entries.push({
+      threadId: group.holder,
+      index: group.index,
+      recordedAt: new Date(entry.recordedAt),
+      text: redacted.text,
+      created: created.map((c) =>
+        sequences.has(c.sequence) ? { sequence: c.sequence, payload: payloadText } : c,
+      ),
+      nodeIds: group.ids,
+    });
+    for (const sequence of sequences) {
+      rows.nodes.push({ threadId: group.holder, sequence, payload: payloadText });
+    }
+    const named = group.ids.map((id) => ({ id, index: group.index, digest }));
+    const readers = [
+      { threadId: group.holder, live: (await rt.store.getLogLength(group.holder)) !== undefined },
+      ...(await rt.store.sharersOf(group.holder, group.index)),
+    ];
+    for (const reader of readers) {
+      touch(reader.threadId, group.index);
+      if (!reader.live && reader.threadId !== key) continue;
+      holders.set(reader.threadId, [...(holders.get(reader.threadId) ?? []), ...named]);
+    }
+    holders.get(key)!.push(...named);
+    touch(key, group.index);
+  }
+  for (const [threadId, fromIndex] of firstIndex) rows.snapshots.push({ threadId, fromIndex });
+
+  const commits: ReadModelChanges[] = [];
+  const states = new Map<string, ThreadRedaction>();
+  // The thread asked first: the transaction's first commit carries its idempotency record.
+  for (const [threadId, nodes] of [...holders].sort(([a], [b]) =>
+    a === key ? -1 : b === key ? 1 : a < b ? -1 : 1,
+  )) {
+    const unique = [...new Map(nodes.map((n) => [n.id, n])).values()];
+    const prev = threadId === key ? ok(state) : await rt.load(threadId, true);
+    if (!prev.ok) return prev;
+    const event: NodesRedactedEvent = {
+      type: 'nodes_redacted',
+      reason: input.reason,
+      nodes: unique,
+      ...(input.actor === undefined ? {} : { actor: input.actor }),
+    };
+    const committed = commitEvent(prev.value, event, rt.stamp(now), rt.machineOptions);
+    if (!committed.ok) return committed;
+    const { entry, effects, text, parts } = committed.value;
+    commits.push(
+      projectEntry(prev.value, committed.value.state, effects, entry, threadId, text, parts),
+    );
+    states.set(threadId, { prev: prev.value, next: committed.value.state, entry, text });
+  }
+  return ok({ now, commits, rows, states });
+}

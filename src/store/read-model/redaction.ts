@@ -1,0 +1,237 @@
+/**
+ * Redacting nodes, the store's side. A node's payload is held in three places — its row
+ * (`node.payload`), the text of the entry that created it (spliced back from the row when the
+ * entry is packed, otherwise in `log_entry.entry`) and the search index (`node_text`) — and
+ * derived into two more: the snapshots of every thread whose history includes the entry, and the
+ * stored response of the command that appended it. A redaction rewrites or drops all of them in
+ * the transaction that records it, with a `nodes_redacted` entry in each live thread whose history
+ * holds the nodes (the thread asked, the one whose rows hold them, and the forks sharing them).
+ *
+ * The entry is stored packed afterwards, its every created payload cut out and read back from the
+ * node rows (packed-entry.ts), so two redactions of nodes of one entry never overwrite each
+ * other's tombstones: each only rewrites its own nodes' rows and the same skeleton.
+ */
+import { ok, type Result } from '../../core/errors.js';
+import type { FieldCodec } from '../crypto/index.js';
+import type { WeftPrisma } from '../prisma/index.js';
+import {
+  idempotencyRecord,
+  logEntry,
+  node,
+  nodeText,
+  type Provider,
+  snapshot,
+  thread,
+} from '../tables/index.js';
+import { type CreatedPayload, packEntry } from './packed-entry.js';
+import type { ReadModelChanges } from './rows.js';
+import { type IdempotencyRecord, openNode, sealRecord } from './sealed-rows.js';
+import { selectRows } from './select.js';
+import { keyReused } from './thread-removal.js';
+import type { ScriptRecorder } from './write-script.js';
+import type { WriteItem, Writer } from './writer.js';
+
+/** The rows a redaction rewrites, plain (the store seals them). */
+export interface RedactionRows {
+  /** Node rows (by their holder's id and sequence) whose payload becomes `payload`. */
+  nodes: Array<{ threadId: string; sequence: number; payload: string }>;
+  /**
+   * Entries rewritten: their redacted canonical text, with the payloads of every node the entry
+   * created as the node rows will hold them (for packing).
+   */
+  entries: Array<{
+    threadId: string;
+    index: number;
+    recordedAt: Date;
+    text: string;
+    created: CreatedPayload[];
+    /** The ids of the redacted nodes it created: stored responses naming them are dropped. */
+    nodeIds: string[];
+  }>;
+  /** Threads whose snapshots after `fromIndex` entries are dropped (they hold the payloads). */
+  snapshots: Array<{ threadId: string; fromIndex: number }>;
+}
+
+/** The rows as written: sealed, entries packed. */
+interface StoredRedaction {
+  nodes: Array<{ threadId: string; sequence: number; payload: string }>;
+  entries: Array<{
+    threadId: string;
+    index: number;
+    recordedAt: Date;
+    entry: string;
+    packed: Uint8Array | null;
+    nodeIds: string[];
+  }>;
+  snapshots: Array<{ threadId: string; fromIndex: number }>;
+  /** Stored responses (scope, key) that named a redacted node. */
+  records: Array<readonly [string, string]>;
+}
+
+export interface RedactionStore {
+  /** The nodes entry `index` of thread `holder`'s own rows created: sequence and plain payload. */
+  createdPayloads(holder: string, index: number): Promise<CreatedPayload[]>;
+  /**
+   * The threads (live or deleted) whose history reads entry `index` of `holder`'s rows: its forks
+   * made after that entry, their forks, and so on.
+   */
+  sharersOf(holder: string, index: number): Promise<Array<{ threadId: string; live: boolean }>>;
+  /**
+   * Commits the redaction entries of several threads (one each) and rewrites the redacted rows,
+   * in one transaction. CONFLICT when any of the threads moved on meanwhile (nothing written).
+   */
+  commitRedaction(
+    commits: readonly ReadModelChanges[],
+    rows: RedactionRows,
+    idempotency?: IdempotencyRecord,
+  ): Promise<Result<'written' | 'conflict'>>;
+}
+
+export function createRedactionStore(deps: {
+  weft: WeftPrisma;
+  writer: Writer;
+  codec: FieldCodec;
+  ready: () => Promise<void>;
+  /** A commit as the writer takes it (packed, sealed). */
+  stored: (changes: ReadModelChanges) => WriteItem;
+}): RedactionStore {
+  const { weft, writer, codec, ready, stored: storedItem } = deps;
+  const N = node.c;
+  const T = thread.c;
+  return {
+    async createdPayloads(holder, index) {
+      await ready();
+      const rows = await selectRows(
+        weft,
+        node,
+        `${N.threadId} = ? AND ${N.logIndex} = ?`,
+        [holder, index],
+        ` ORDER BY ${N.sequence}`,
+      );
+      return rows.map((row) => {
+        const opened = openNode(codec, row);
+        return { sequence: opened.sequence, payload: opened.payload };
+      });
+    },
+
+    async sharersOf(holder, index) {
+      const found: Array<{ threadId: string; live: boolean }> = [];
+      let frontier = [holder];
+      // Each generation of forks reads the holder's rows only up to its own base bound.
+      for (let depth = 0; frontier.length > 0 && depth < 10_000; depth++) {
+        const next: string[] = [];
+        for (const base of frontier) {
+          const rows = await selectRows(
+            weft,
+            thread,
+            `${T.baseThreadId} = ? AND ${T.baseLogLength} > ?`,
+            [base, index],
+            ` ORDER BY ${T.id}`,
+            ['id', 'deletedAt'],
+          );
+          for (const row of rows) {
+            found.push({ threadId: row.id, live: row.deletedAt === null });
+            next.push(row.id);
+          }
+        }
+        frontier = next;
+      }
+      return found;
+    },
+
+    async commitRedaction(commits, rows, idempotency) {
+      await ready();
+      const stored: StoredRedaction = {
+        nodes: rows.nodes.map((n) => ({ ...n, payload: codec.sealText(n.payload) })),
+        entries: rows.entries.map((e) => {
+          // Packed whatever the size, so that the text is spliced from the rows (see above).
+          const packed = packEntry(e.text, e.created, undefined, true);
+          return {
+            threadId: e.threadId,
+            index: e.index,
+            recordedAt: e.recordedAt,
+            entry: packed === null ? codec.sealText(e.text) : '',
+            packed: packed === null ? null : codec.sealBytes(packed),
+            nodeIds: e.nodeIds,
+          };
+        }),
+        snapshots: rows.snapshots,
+        records: await responsesNaming(weft, codec, rows.entries),
+      };
+      const [first, ...others] = commits.map(storedItem);
+      if (first === undefined) return ok('written');
+      const outcome = await writer.submit({
+        ...first,
+        record: idempotency === undefined ? undefined : sealRecord(codec, idempotency),
+        redaction: { others, rows: stored },
+      });
+      if (outcome === 'idempotency') return { ok: false, error: keyReused(idempotency?.key) };
+      return ok(outcome);
+    },
+  };
+}
+
+/** The stored responses of the commands that appended the redacted nodes (they hold them). */
+async function responsesNaming(
+  weft: WeftPrisma,
+  codec: FieldCodec,
+  entries: RedactionRows['entries'],
+): Promise<Array<readonly [string, string]>> {
+  const I = idempotencyRecord.c;
+  const out: Array<readonly [string, string]> = [];
+  for (const e of entries) {
+    // A command's record is written with its entry, stamped with the entry's time.
+    const rows = await selectRows(
+      weft,
+      idempotencyRecord,
+      `${I.threadId} = ? AND ${I.createdAt} = ?`,
+      [e.threadId, idempotencyRecord.encodeField('createdAt', e.recordedAt, weft.provider)],
+    );
+    for (const row of rows) {
+      const response = codec.openText(row.response);
+      if (e.nodeIds.some((id) => response.includes(JSON.stringify(id)))) {
+        out.push([row.scope, row.key] as const);
+      }
+    }
+  }
+  return out;
+}
+
+/** The statements of a redaction, after its commits' (writer.ts). */
+export function recordRedaction(script: ScriptRecorder, rows: StoredRedaction): void {
+  const p: Provider = script.provider;
+  const N = node.c;
+  for (const n of rows.nodes) {
+    script.add(
+      `UPDATE ${node.sql} SET ${N.payload} = ? WHERE ${N.threadId} = ? AND ${N.sequence} = ?`,
+      [n.payload, n.threadId, n.sequence],
+    );
+    script.add(
+      `DELETE FROM ${nodeText.sql} WHERE ${nodeText.c.threadId} = ? AND ${nodeText.c.sequence} = ?`,
+      [n.threadId, n.sequence],
+    );
+  }
+  const L = logEntry.c;
+  for (const e of rows.entries) {
+    script.add(
+      `UPDATE ${logEntry.sql} SET ${L.entry} = ?, ${L.packed} = ?, ${L.verbatim} = NULL WHERE ${L.threadId} = ? AND ${L.index} = ?`,
+      [e.entry, logEntry.encodeField('packed', e.packed, p), e.threadId, e.index],
+    );
+  }
+  const S = snapshot.c;
+  for (const s of rows.snapshots) {
+    script.add(`DELETE FROM ${snapshot.sql} WHERE ${S.threadId} = ? AND ${S.index} > ?`, [
+      s.threadId,
+      s.fromIndex,
+    ]);
+  }
+  const I = idempotencyRecord.c;
+  for (const [scope, key] of rows.records) {
+    script.add(`DELETE FROM ${idempotencyRecord.sql} WHERE ${I.scope} = ? AND ${I.key} = ?`, [
+      scope,
+      key,
+    ]);
+  }
+}
+
+export type { StoredRedaction };
