@@ -20,6 +20,7 @@ import './activity.js';
 import './projection.js';
 import './viewer.js';
 import './audit.js';
+import './redaction.js';
 
 // Subscriptions: src/graphql/subscription.ts declares `builder.subscriptionType({ … })` with its
 // fields and is imported here. (A Subscription type without fields is an invalid schema, so it is

@@ -67,7 +67,7 @@ SpendRef.implement({
   }),
 });
 
-const VerifyReportRef = builder.objectRef<VerifyReport>('VerifyReport').implement({
+export const VerifyReportRef = builder.objectRef<VerifyReport>('VerifyReport').implement({
   description: 'The result of replaying the stored log and checking every state hash.',
   fields: (t) => ({
     ok: t.exposeBoolean('ok'),
