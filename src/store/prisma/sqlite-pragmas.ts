@@ -6,6 +6,8 @@
  *   acknowledged write must survive.
  * - busy_timeout: wait for another connection's write lock instead of failing at once.
  * - foreign_keys: better-sqlite3 enables them by default; stated here so it never depends on that.
+ * - secure_delete: content that is deleted or overwritten (a deleted thread, a redacted payload)
+ *   is zeroed in the file instead of lingering in free pages, for a small cost on deletes.
  */
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
@@ -16,6 +18,7 @@ export const SQLITE_PRAGMAS: readonly string[] = [
   'journal_mode = WAL',
   'synchronous = FULL',
   'foreign_keys = ON',
+  'secure_delete = ON',
 ];
 
 /** The pragmas as one script (for adapters that take SQL text). */
