@@ -65,6 +65,8 @@ export interface Committer {
   ): Promise<Result<T>>;
   /** Tells subscribers the thread was deleted (after commit). */
   publishDeleted(threadId: string): Promise<void>;
+  /** Forgets what the snapshot writer knows of a thread whose snapshots were removed. */
+  forgetSnapshots(threadId: string): void;
   /** Tells subscribers of entries committed outside onThread (after commit). */
   publish(event: CommittedEvent): Promise<void>;
   /** Attempts of a command that keeps losing races (CommitDeps.maxAttempts). */
@@ -194,7 +196,16 @@ export function createCommitter(deps: CommitDeps): Committer {
 
   const publishDeleted = (threadId: string) =>
     publish({ threadId, entries: [], effects: [], logLength: 0, deleted: true });
-  return { stamp, onThread, newThread, exclusive: withLock, publishDeleted, publish, maxAttempts };
+  return {
+    stamp,
+    onThread,
+    newThread,
+    exclusive: withLock,
+    publishDeleted,
+    publish,
+    maxAttempts,
+    forgetSnapshots: (threadId) => snapshots.forget(threadId),
+  };
 }
 
 /** Sleeps a random 0–2^attempt ms (at most ~100 ms) between attempts of a lost race. */

@@ -97,8 +97,11 @@ export async function redactNodes(
           rt.cache.set(threadId, s.next, { from: s.prev, texts: [s.text] });
         }
         // Threads holding the rows that got no entry (deleted ones) are not cached anyway.
-        for (const row of rows.entries)
+        for (const row of rows.entries) {
           if (!states.has(row.threadId)) rt.cache.delete(row.threadId);
+        }
+        // Their later snapshots are gone: the next ones must not be deltas against them.
+        for (const { threadId } of rows.snapshots) rt.forgetSnapshots(threadId);
         for (const [threadId, s] of states) {
           await rt.publish({
             threadId,

@@ -123,6 +123,8 @@ export interface SnapshotWriter {
     recordedAt: string,
     written?: readonly SnapshotRow[],
   ): PendingSnapshot | undefined;
+  /** Forgets the thread's base: its snapshots were removed (a redaction). */
+  forget(threadId: string): void;
 }
 
 /** A snapshot writer for `policy`, remembering the bases of up to `capacity` threads. */
@@ -153,6 +155,7 @@ export function createSnapshotWriter(
       if (written?.some((s) => s.index === state.length)) return undefined;
       return pending(threadId, snapshotRow(threadId, state, recordedAt));
     },
+    forget: (threadId) => bases.delete(threadId),
   };
 }
 
@@ -178,5 +181,6 @@ function createSnapshotBases(capacity: number) {
       bases.set(threadId, base);
       if (bases.size > capacity) bases.delete(bases.keys().next().value as string);
     },
+    delete: (threadId: string) => bases.delete(threadId),
   };
 }

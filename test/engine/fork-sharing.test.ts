@@ -20,7 +20,8 @@ type Command =
   | { t: 'append'; th: number; word: number; parent: number; key: number; advance: boolean }
   | { t: 'remember'; th: number; key: number; v: number }
   | { t: 'fork'; th: number; upTo: number }
-  | { t: 'delete'; th: number };
+  | { t: 'delete'; th: number }
+  | { t: 'redact'; th: number; node: number; also: number };
 
 const pick = fc.nat({ max: 50 });
 const commandArb: fc.Arbitrary<Command> = fc.oneof(
@@ -50,10 +51,26 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
     arbitrary: fc.record({ t: fc.constant('fork' as const), th: pick, upTo: fc.nat({ max: 60 }) }),
   },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('delete' as const), th: pick }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constant('redact' as const),
+      th: pick,
+      node: fc.nat({ max: 60 }),
+      also: fc.nat({ max: 60 }),
+    }),
+  },
 );
 
-/** Runs the commands on `engine`; returns the threads made and not deleted, in order. */
-async function execute(engine: Engine, commands: readonly Command[]): Promise<string[]> {
+/**
+ * Runs the commands on `engine`; returns the threads made and not deleted, in order. `secrets`
+ * gets the text of every appended node redacted (unique to its command).
+ */
+async function execute(
+  engine: Engine,
+  commands: readonly Command[],
+  secrets: Set<string> = new Set(),
+): Promise<string[]> {
   const threads = [must(await engine.createThread({})).threadId];
   let n = 0;
   for (const c of commands) {
@@ -70,6 +87,17 @@ async function execute(engine: Engine, commands: readonly Command[]): Promise<st
       const length = must(await engine.getState(threadId)).length;
       const fork = must(await engine.forkThread({ threadId, upToIndex: 1 + (c.upTo % length) }));
       threads.push(fork.threadId);
+    } else if (c.t === 'redact') {
+      // One or two nodes (maybe already redacted, maybe held by the fork's source).
+      const nodes = must(await engine.stateAt(threadId)).agentState.nodes;
+      if (nodes.length === 0) continue;
+      const named = [nodes[c.node % nodes.length]!, nodes[c.also % nodes.length]!];
+      for (const node of named) {
+        const text = (node.payload as { text?: unknown } | null)?.text;
+        if (typeof text === 'string') secrets.add(text);
+      }
+      const nodeIds = named.map((node) => node.id);
+      must(await engine.redactNodes({ threadId, nodeIds, reason: `r${n}` }));
     } else if (c.t === 'remember') {
       must(await engine.remember({ threadId, type: 'memory', key: `k${c.key}`, content: c.v }));
     } else {
@@ -141,6 +169,30 @@ async function reads(q: ReadQueries, store: ThreadStore, threadId: string) {
         ).map((h) => [h.threadId, h.nodeId, h.sequence])
       : [],
   };
+}
+
+/** No stored text of this sequence's threads holds a redacted payload (a snapshot, say). */
+async function expectNoSecrets(weft: WeftPrisma, prefix: string, secrets: Set<string>) {
+  for (const [table, column] of [
+    ['node', 'payload'],
+    ['log_entry', 'entry'],
+    ['snapshot', 'state'],
+  ] as const) {
+    const rows = await rawQuery(
+      weft,
+      `SELECT "thread_id", "${column}" AS "text" FROM "${table}" WHERE "thread_id" LIKE ?`,
+      [`${prefix}%`],
+    );
+    for (const row of rows) {
+      for (const secret of secrets) {
+        // As a JSON string, or inside one (a snapshot's graph is nested JSON text).
+        const quoted = JSON.stringify(secret);
+        const text = String(row.text);
+        const found = text.includes(quoted) || text.includes(JSON.stringify(quoted).slice(1, -1));
+        expect(found, `${table} of ${String(row.thread_id)} still holds ${secret}`).toBe(false);
+      }
+    }
+  }
 }
 
 const TABLE_KEYS = [
@@ -221,7 +273,8 @@ async function expectNoOrphans(weft: WeftPrisma, store: ThreadStore): Promise<nu
 
 /**
  * Forks share their source's history instead of copying it. After random appends, memory
- * writes, forks (of forks, at any index, with the source growing after) and deletions, every
+ * writes, forks (of forks, at any index, with the source growing after), deletions and
+ * redactions (of a thread's own nodes or of nodes its source holds), every
  * surviving thread reads
  * exactly like a thread built by copying its whole log (imported into an empty database): its
  * log, its strict verification, its state at every index (from a cold engine, through the
@@ -233,7 +286,7 @@ function forkSharingProperty(backend: Backend, numRuns: number) {
   let sharedStore: ThreadStore;
   let copiedStore: ThreadStore;
   let sequence = 0;
-  const forked = { total: 0, ofForks: 0, sharedDeleted: 0 };
+  const forked = { total: 0, ofForks: 0, sharedDeleted: 0, redacted: 0 };
 
   beforeAll(async () => {
     shared = createPrisma(await backend.freshUrl());
@@ -256,7 +309,8 @@ function forkSharingProperty(backend: Backend, numRuns: number) {
           snapshots: SNAPSHOTS,
         });
         const engine = createEngine({ store: sharedStore, ...options() });
-        const threads = await execute(engine, commands);
+        const secrets = new Set<string>();
+        const threads = await execute(engine, commands, secrets);
         const copyEngine = createEngine({ store: copiedStore, ...options() });
         const cold = createEngine({ store: sharedStore, ...options() });
         const sharedQ = createReadQueries(shared, false, sharedStore.codec);
@@ -271,7 +325,9 @@ function forkSharingProperty(backend: Backend, numRuns: number) {
           expect(must(await cold.verify(threadId, { strict: true }))).toEqual(
             must(await copyEngine.verify(threadId, { strict: true })),
           );
-          expect(must(await cold.verify(threadId, { strict: true }))).toMatchObject({ ok: true });
+          const verified = must(await cold.verify(threadId, { strict: true }));
+          expect(verified).toMatchObject({ ok: true });
+          forked.redacted += verified.redactedNodes?.length ?? 0;
           for (let at = 0; at <= log.length; at++) {
             const a = must(await cold.stateAt(threadId, at));
             const b = must(await copyEngine.stateAt(threadId, at));
@@ -285,13 +341,15 @@ function forkSharingProperty(backend: Backend, numRuns: number) {
           );
         }
         forked.sharedDeleted += await expectNoOrphans(shared, sharedStore);
+        await expectNoSecrets(shared, `f${sequence}-`, secrets);
       }),
       { numRuns },
     );
     console.log(
-      `[${backend.name}] ${numRuns} sequences: ${forked.total} forks checked, ${forked.ofForks} of forks, ${forked.sharedDeleted} reading a deleted thread's history`,
+      `[${backend.name}] ${numRuns} sequences: ${forked.total} forks checked, ${forked.ofForks} of forks, ${forked.sharedDeleted} reading a deleted thread's history, ${forked.redacted} redacted nodes verified`,
     );
     expect(forked.ofForks).toBeGreaterThan(0);
+    expect(forked.redacted).toBeGreaterThan(0);
   }, 900_000);
 }
 

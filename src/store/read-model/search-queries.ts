@@ -11,6 +11,7 @@
  * `or`, `-word`) and rendered for each engine, every word and phrase quoted for FTS5, so no
  * input can be an FTS5 syntax error; a query with no word to look for answers nothing.
  */
+import { isTombstone } from '../../core/graph/tombstone.js';
 import type { WeftPrisma } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
 import { type NodeTextRow, node, nodeSearch, nodeText, thread } from '../tables/index.js';
@@ -39,7 +40,10 @@ export function nodeSearchText(payload: string): string {
   const parts: string[] = [];
   let length = 0;
   // Iterative, so a deeply nested payload cannot overflow the stack.
-  const stack: unknown[] = [JSON.parse(payload) as unknown];
+  const parsed = JSON.parse(payload) as unknown;
+  // A redacted node has no text to find (its tombstone's reason is not content).
+  if (isTombstone(parsed)) return '';
+  const stack: unknown[] = [parsed];
   while (stack.length > 0 && length < MAX_SEARCH_TEXT) {
     const value = stack.pop();
     if (typeof value === 'string') {
