@@ -277,6 +277,48 @@ function redactionSuite(backend: Backend) {
     expect(await footprint(engine.store)).toEqual(before);
   });
 
+  it('redacts memory, round-trips through an AgentState export, and works encrypted at rest', async () => {
+    const key = new Uint8Array(32).fill(7);
+    const databaseUrl = await backend.freshUrl();
+    const engine = createEngine({
+      store: openThreadStore(databaseUrl, { encryptionKey: key }),
+      clock: createSimulatedClock('2026-03-01T00:00:00.000Z', 1000),
+      ids: createSequentialIds('enc'),
+    });
+    opened.push(engine);
+    must(await engine.createThread({ threadId: 'm' }));
+    const fact = must(
+      await engine.remember({ threadId: 'm', type: 'memory', key: 'passport', content: SECRET }),
+    ).node;
+    const large = must(
+      await engine.appendNodes({
+        threadId: 'm',
+        nodes: [{ kind: 'tool_result', payload: { text: big(SECRET) } }],
+      }),
+    ).nodes[0]!;
+    must(
+      await engine.redactNodes({ threadId: 'm', nodeIds: [fact.id, large.id], reason: 'erasure' }),
+    );
+    const memory = must(await engine.stateAt('m')).agentState.nodes.find((x) => x.id === fact.id)!;
+    expect(memory).toMatchObject({ kind: 'semantic', resourceKey: fact.resourceKey });
+    expect(memory.payload).toHaveProperty(['weft:redacted', 'reason'], 'erasure');
+    expect(must(await engine.verify('m'))).toMatchObject({ ok: true });
+    // The exported AgentState (tombstones included) imports as a new thread.
+    const exported = must(await engine.stateAt('m')).agentState;
+    must(await engine.importState({ threadId: 'copy', state: exported }));
+    const copy = must(await engine.stateAt('copy')).agentState;
+    expect(copy.nodes.map((x) => x.payload)).toEqual(exported.nodes.map((x) => x.payload));
+    expect(JSON.stringify(copy)).not.toContain(SECRET);
+    // A fresh engine with the key opens every sealed row, the tombstones included.
+    const fresh = createEngine({
+      store: openThreadStore(databaseUrl, { encryptionKey: key }),
+      ids: createSequentialIds('enc2'),
+    });
+    opened.push(fresh);
+    expect(must(await fresh.getState('m')).length).toBe(4);
+    expect(JSON.stringify(await fresh.store.readEntries('m'))).not.toContain(SECRET);
+  });
+
   it('an entry changed after its redaction fails strict verification at that entry', async () => {
     const { engine, url } = await open();
     const n = await grow(engine, 't');

@@ -2,6 +2,7 @@ import type { ImportRuleCode } from '../errors.js';
 import { isNodeKind, type NodeKind, nodeId } from '../identity.js';
 import { estimateJsonSize, findJsonProblem } from './json-value.js';
 import { type NodeProblem, resourceKeyProblem, semanticProblem } from './node-rules.js';
+import { isTombstone } from './tombstone.js';
 import { vocabularyProblem } from './semantic.js';
 import { DEFAULT_IMPORT_LIMITS, type GraphConfig, type ImportLimits } from './types.js';
 
@@ -202,12 +203,14 @@ const resourceKeyRule = eachNode('NODE_RESOURCE_KEY_INVALID', (node) =>
   ),
 );
 
+// A redacted node's payload is withheld (tombstone.ts): the rules that read it do not apply, and
+// its id, computed from the content it had, is taken as recorded.
 const semanticRule = eachNode('NODE_SEMANTIC_INVALID', (node) =>
-  node.kind === 'semantic' ? described(semanticProblem(node.payload, node.resourceKey)) : undefined,
+  node.kind === 'semantic' && !isTombstone(node.payload) ? described(semanticProblem(node.payload, node.resourceKey)) : undefined,
 );
 
 const vocabularyRule = eachNode('NODE_SEMANTIC_TYPE_NOT_ALLOWED', (node, _i, { config }) =>
-  node.kind === 'semantic'
+  node.kind === 'semantic' && !isTombstone(node.payload)
     ? described(vocabularyProblem(config, (node.payload as { type: string }).type))
     : undefined,
 );
@@ -277,6 +280,7 @@ const versionParentRule: Rule = ({ nodes }) => {
 };
 
 const identityRule = eachNode('NODE_ID_MISMATCH', (node) => {
+  if (isTombstone(node.payload)) return undefined;
   const expected = nodeId({
     kind: node.kind as string,
     parents: node.parents as string[],
