@@ -4,7 +4,8 @@
  * `base_log_length` entries and `base_node_count` nodes), and every read of those tables goes
  * through the thread's lineage — the stretches of its history in order, each with the thread
  * whose rows hold it. A fork of a fork has three stretches, and so on. Rows are immutable below
- * the bounds (an entry, a node, an edge or a snapshot is never rewritten), so the source may keep
+ * the bounds (an entry, a node, an edge or a snapshot is never rewritten, but for a redaction,
+ * which rewrites a payload for every thread reading it: see redaction.ts), so the source may keep
  * growing: its later rows lie above the bounds and no stretch of the fork reaches them.
  */
 import { performance } from 'node:perf_hooks';
