@@ -210,6 +210,12 @@ const MUTATIONS: Record<string, () => Promise<number>> = {
     })),
   forkThread: () => mutationNotFound('forkThread', (ids) => ({ threadId: ids.thread })),
   deleteThread: () => mutationNotFound('deleteThread', (ids) => ({ threadId: ids.thread })),
+  redactNodes: () =>
+    mutationNotFound('redactNodes', (ids) => ({
+      threadId: ids.thread,
+      nodeIds: [ids.node],
+      reason: 'steal',
+    })),
   setThreadExpiry: () =>
     mutationNotFound('setThreadExpiry', (ids) => ({ threadId: ids.thread, expiresAt: null })),
   startRun: () => mutationNotFound('startRun', (ids) => ({ threadId: ids.thread, goal: 'steal' })),

@@ -22,6 +22,8 @@ const MUTATIONS: Record<string, string> = {
     'remember(input: { threadId: "t", type: "memory", key: "k", content: 1 }) { __typename }',
   forkThread: 'forkThread(input: { threadId: "t", newThreadId: "x-fork" }) { __typename }',
   deleteThread: 'deleteThread(input: { threadId: "t" }) { __typename }',
+  redactNodes:
+    'redactNodes(input: { threadId: "t", nodeIds: ["cw_x"], reason: "r" }) { __typename }',
   setThreadExpiry:
     'setThreadExpiry(input: { threadId: "t", expiresAt: "2030-01-01T00:00:00Z" }) { __typename }',
   startRun: 'startRun(input: { threadId: "t", goal: "g", runId: "x-run" }) { __typename }',
