@@ -1,8 +1,11 @@
 /**
  * The Weft Console in headless Chromium against a real keyed server on SQLite (issue 17): the
  * thread list is live, a thread draws one graph element per node, the time-travel slider shows
- * exactly the nodes of `state(atIndex: k)` and the runs of `runsAt(atIndex: k)`, an approval requested through the API appears in the
- * inbox live and approving it in the page moves the run on, a read-only key gets no approve
+ * exactly the nodes of `state(atIndex: k)` and the runs of `runsAt(atIndex: k)`, a node redacted
+ * through the API (before the page opened, or while it shows the node) reads as redacted with its
+ * reason in the graph, the details, the timeline and strict verify, its payload on no page (issue
+ * 19), an approval requested through the API appears in the inbox live and approving it in the
+ * page moves the run on, a read-only key gets no approve
  * control, a 10,000-node thread opens and pans and zooms, a server restart shows as reconnecting
  * and the page resumes with no gap and no repeat, no request leaves the origin, and
  * axe-core finds no serious or critical violation. The run writes the screenshots of

@@ -2,7 +2,8 @@
  * One thread: the causal graph (live), the event timeline (live), the time-travel slider over log
  * indices (graph, frontier and memory as of that index from `state(atIndex)`, runs from
  * `runsAt(atIndex)`), the details of a node, resources and memory with their versions, strict
- * verify, fork at an index, and its runs.
+ * verify, fork at an index, and its runs. Redacted nodes read as redacted everywhere
+ * (views/redaction.tsx), live as `nodes_redacted` entries arrive.
  */
 import { useClient, useQuery } from '@urql/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
