@@ -118,7 +118,8 @@ export function ThreadView({ id }: { id: string }) {
       const nodes = [...byId.values()].sort((a, b) => a.sequence - b.sequence);
       maxSequence.current = nodes.length === 0 ? -1 : nodes[nodes.length - 1]!.sequence;
       graph.load(nodes, []);
-      // A redaction read while the pages loaded may be newer than the page that held the node.
+      // Nodes read again for a nodes_redacted entry while the pages loaded stay in `redactions`:
+      // a page read before that redaction holds them unredacted.
       for (const n of nodes) if (n.redaction) redactions.current.set(n.id, n);
       showRedactions();
       setDrawn(graph.size);
@@ -181,7 +182,9 @@ export function ThreadView({ id }: { id: string }) {
       setLogLength(event.index + 1);
       const ids = redactedIdsOf(event);
       if (ids.length > 0) {
+        const graph = view.current;
         void readRedacted(ids).then((nodes) => {
+          if (view.current !== graph) return; // another thread is open by now
           for (const n of nodes) redactions.current.set(n.id, n);
           showRedactions();
         });
