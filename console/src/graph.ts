@@ -20,6 +20,8 @@ export interface GraphNode {
   resourceKey?: string | null;
   runId?: string | null;
   taint?: { source: string; derived: boolean } | null;
+  /** Set when the payload was withheld (redactNodes). */
+  redaction?: { reason: string; redactedAt: string } | null;
 }
 
 export const KIND_COLOURS: Record<string, string> = {
@@ -35,6 +37,8 @@ export const KIND_COLOURS: Record<string, string> = {
   PROTOCOL_ERROR: '#dc2626',
 };
 
+/** A redacted node is filled black, like a redaction bar; its ring keeps its kind (or taint). */
+export const REDACTED = '#111827';
 const TAINT = '#dc2626';
 const DERIVED_TAINT = '#f59e0b';
 const VERSION_EDGE = '#ea580c';
@@ -48,6 +52,9 @@ const BorderProgram = createNodeBorderProgram({
     { size: { fill: true }, color: { attribute: 'color' } },
   ],
 });
+
+const label = (node: GraphNode) =>
+  `${node.redaction ? 'redacted ' : ''}${node.kind.toLowerCase()} ${node.id.slice(3, 9)}`;
 
 export class CausalGraphView {
   private readonly graph = new Graph({ multi: false, type: 'directed' });
@@ -135,6 +142,24 @@ export class CausalGraphView {
     this.selected = id;
     if (previous !== null && this.graph.hasNode(previous)) this.decorate(previous);
     if (id !== null && this.graph.hasNode(id)) this.decorate(id);
+  }
+
+  /** Marks nodes already drawn as redacted (a nodes_redacted entry arrived); others are ignored. */
+  markRedacted(nodes: readonly GraphNode[]): void {
+    for (const node of nodes) {
+      if (!node.redaction || !this.graph.hasNode(node.id)) continue;
+      this.graph.mergeNodeAttributes(node.id, {
+        redacted: true,
+        label: label(node),
+        color: REDACTED,
+      });
+      this.decorate(node.id);
+    }
+  }
+
+  /** The redacted nodes, in no particular order. */
+  redactedNodeIds(): string[] {
+    return this.graph.filterNodes((_id, attributes) => attributes.redacted === true);
   }
 
   /** The nodes sigma draws now (its display data, hidden ones left out). */
@@ -229,8 +254,9 @@ export class CausalGraphView {
       sequence: node.sequence,
       logIndex: node.logIndex,
       taint: node.taint ? (node.taint.derived ? 'derived' : 'direct') : '',
-      label: `${node.kind.toLowerCase()} ${node.id.slice(3, 9)}`,
-      color: KIND_COLOURS[node.kind] ?? '#334155',
+      redacted: Boolean(node.redaction),
+      label: label(node),
+      color: node.redaction ? REDACTED : (KIND_COLOURS[node.kind] ?? '#334155'),
       borderColor: KIND_COLOURS[node.kind] ?? '#334155',
       hidden: false,
       zIndex: 0,

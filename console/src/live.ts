@@ -28,7 +28,14 @@ export function useScopes(): Scopes {
 export function useLive(): { state: string; epoch: number } {
   const live = useContext(LiveContext);
   const [, force] = useState(0);
-  useEffect(() => live?.listen(() => force((n) => n + 1)), [live]);
+  useEffect(() => {
+    const stop = live?.listen(() => force((n) => n + 1));
+    // The socket may have connected between the render and this subscription (effects run after
+    // paint, late on a loaded machine): read the state again, or the page shows "Connecting…" for
+    // good.
+    force((n) => n + 1);
+    return stop;
+  }, [live]);
   return { state: live?.state() ?? 'connecting', epoch: live?.epoch() ?? 0 };
 }
 

@@ -1,8 +1,11 @@
 /**
  * The Weft Console in headless Chromium against a real keyed server on SQLite (issue 17): the
  * thread list is live, a thread draws one graph element per node, the time-travel slider shows
- * exactly the nodes of `state(atIndex: k)` and the runs of `runsAt(atIndex: k)`, an approval requested through the API appears in the
- * inbox live and approving it in the page moves the run on, a read-only key gets no approve
+ * exactly the nodes of `state(atIndex: k)` and the runs of `runsAt(atIndex: k)`, a node redacted
+ * through the API (before the page opened, or while it shows the node) reads as redacted with its
+ * reason in the graph, the details, the timeline and strict verify, its payload on no page (issue
+ * 19), an approval requested through the API appears in the inbox live and approving it in the
+ * page moves the run on, a read-only key gets no approve
  * control, a 10,000-node thread opens and pans and zooms, a server restart shows as reconnecting
  * and the page resumes with no gap and no repeat, no request leaves the origin, and
  * axe-core finds no serious or critical violation. The run writes the screenshots of
@@ -24,6 +27,9 @@ import {
 const SHOTS = join(process.cwd(), 'docs', 'console');
 const APPEND = `mutation ($input: AppendNodesInput!) { appendNodes(input: $input) {
   __typename ... on AppendNodesSuccess { logIndex nodes { id } } ... on Error { code message } } }`;
+
+const REDACT = `mutation ($input: RedactNodesInput!) { redactNodes(input: $input) {
+  __typename ... on RedactNodesSuccess { redactedNodeIds } ... on Error { code message } } }`;
 
 type Drawn = () => string[];
 
@@ -51,6 +57,14 @@ describeWithBrowser('Weft Console', () => {
         (
           window as unknown as { weftConsole: { graph: { drawnNodeIds: Drawn } } }
         ).weftConsole.graph.drawnNodeIds() as string[]
+      ).sort(),
+    );
+  const redactedInGraph = (p: Page) =>
+    p.evaluate(() =>
+      (
+        (
+          window as unknown as { weftConsole: { graph: { redactedNodeIds: Drawn } } }
+        ).weftConsole.graph.redactedNodeIds() as string[]
       ).sort(),
     );
   const stateIds = async (threadId: string, atIndex?: number) => {
@@ -202,6 +216,67 @@ describeWithBrowser('Weft Console', () => {
     await page.locator('[data-verify="ok"]').waitFor({ timeout: 10_000 });
   });
 
+  it('shows a redacted node as redacted with its reason, live, and never its payload', async () => {
+    const secret = 'passport X1234567';
+    const card = 'card 4111 1111 1111 1111';
+    await createThread('secrets', { team: 'ops' });
+    const [goal] = await append('secrets', [{ kind: 'GOAL', payload: 'Book the flight' }]);
+    const [leak, other] = await append('secrets', [
+      { kind: 'TOOL_RESULT', parents: [goal], payload: { document: secret } },
+      { kind: 'INFERENCE', parents: [goal], payload: `Pay with ${card}` },
+    ]);
+    const redact = async (nodeId: string, reason: string) => {
+      const r = await s.gql(REDACT, { input: { threadId: 'secrets', nodeIds: [nodeId], reason } });
+      expect(r.redactNodes, JSON.stringify(r)).toEqual({
+        __typename: 'RedactNodesSuccess',
+        redactedNodeIds: [nodeId],
+      });
+      return (await s.gql('{ thread(id: "secrets") { logLength } }')).thread.logLength - 1;
+    };
+    const text = () => page.evaluate(() => document.body.textContent ?? '');
+    const redactedAt = await redact(leak!, 'user asked to forget');
+
+    await page.goto(`${s.base}/console/#/thread/secrets`);
+    await page.locator('.graph[data-graph-state="ready"]').waitFor({ timeout: 20_000 });
+    await page.locator(`[data-redacted-node-id="${leak}"]`).click();
+    const details = page.locator(`[aria-label="Node details"] [data-node-id="${leak}"]`);
+    await details.locator('[data-redacted]').waitFor({ timeout: 10_000 });
+    expect(await details.locator('[data-redacted]').textContent()).toMatch(
+      /^redacted user asked to forget \(withheld at .+\)$/,
+    );
+    expect(await redactedInGraph(page)).toEqual([leak]);
+    const entry = page.locator(`[data-event-index="${redactedAt}"]`);
+    await entry.waitFor({ timeout: 10_000 });
+    expect(await entry.textContent()).toContain(
+      'nodes_redacted 1 node redacted: user asked to forget',
+    );
+    expect(await text()).not.toContain(secret);
+    expect(await text()).not.toContain('weft:redacted');
+
+    // Live: the other node, open in the details panel, is redacted while the page shows it.
+    await page
+      .getByRole('button', { name: other!.slice(0, 12) })
+      .first()
+      .click();
+    await page.locator(`[data-node-id="${other}"]`).waitFor();
+    expect(await text()).toContain(card);
+    const second = await redact(other!, 'held a card number');
+    await page.locator(`[data-event-index="${second}"]`).waitFor({ timeout: 10_000 });
+    expect(await page.locator(`[data-event-index="${second}"]`).textContent()).toContain(
+      '1 node redacted: held a card number',
+    );
+    await page.locator(`[data-redacted-node-id="${other}"]`).waitFor({ timeout: 10_000 });
+    await page.locator(`[data-node-id="${other}"] [data-redacted]`).waitFor({ timeout: 10_000 });
+    await expect.poll(redactedInGraph.bind(null, page)).toEqual([leak, other].sort());
+    expect(await text()).not.toContain(card);
+
+    await page.getByRole('button', { name: 'Verify the log (strict)' }).click();
+    await page.locator('[data-verify="ok"]').waitFor({ timeout: 10_000 });
+    for (const id of [leak, other]) await page.locator(`[data-verify-redacted="${id}"]`).waitFor();
+    expect(await text()).not.toContain('weft:redacted');
+    await page.screenshot({ path: join(SHOTS, 'redaction.png'), fullPage: true });
+  });
+
   it('shows an approval requested through the API live, and approving it moves the run on', async () => {
     await page.goto(`${s.base}/console/#/approvals`);
     await page.getByText('Nothing is waiting for a human.').waitFor();
@@ -334,6 +409,7 @@ describeWithBrowser('Weft Console', () => {
     for (const hash of [
       '#/threads',
       '#/thread/research',
+      '#/thread/secrets',
       '#/approvals',
       '#/runs',
       '#/diff/research/fresh-thread',

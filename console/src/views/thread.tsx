@@ -2,7 +2,8 @@
  * One thread: the causal graph (live), the event timeline (live), the time-travel slider over log
  * indices (graph, frontier and memory as of that index from `state(atIndex)`, runs from
  * `runsAt(atIndex)`), the details of a node, resources and memory with their versions, strict
- * verify, fork at an index, and its runs.
+ * verify, fork at an index, and its runs. Redacted nodes read as redacted everywhere
+ * (views/redaction.tsx), live as `nodes_redacted` entries arrive.
  */
 import { useClient, useQuery } from '@urql/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -11,18 +12,20 @@ import {
   ConsoleEventsDocument,
   ConsoleForkDocument,
   ConsoleNodeAppendedDocument,
-  ConsoleNodeDocument,
+  ConsoleRedactedNodeDocument,
   ConsoleStateAtDocument,
   ConsoleThreadDocument,
   ConsoleThreadEventsDocument,
   ConsoleThreadNodesDocument,
-  ConsoleVerifyDocument,
 } from '../generated/graphql';
 import { CausalGraphView, type GraphNode, KIND_COLOURS } from '../graph';
 import { useFeed, useScopes } from '../live';
 import { href } from '../router';
-import { Json, Section, time } from './common';
+import { Section, time } from './common';
+import { NodeDetails } from './node';
+import { EventSummary, type RedactionNote, redactedIdsOf } from './redaction';
 import { RunsTable } from './runs';
+import { MemoryPanel, type PastState, VerifyPanel } from './thread-panels';
 
 const PAGE = 200;
 const PARALLEL = 4;
@@ -54,6 +57,16 @@ export function ThreadView({ id }: { id: string }) {
   const lastIndex = useRef<number | undefined>(undefined);
   const [logLength, setLogLength] = useState<number | undefined>(undefined);
   const [atIndex, setAtIndex] = useState<number | null>(null);
+  // Redacted nodes, as loaded and as nodes_redacted entries arrive (read again then): the graph
+  // marks them, and a chip for each names them where a screen reader reaches them.
+  const redactions = useRef(new Map<string, GraphNode>());
+  const [redacted, setRedacted] = useState<ReadonlyArray<[string, RedactionNote]>>([]);
+  const showRedactions = () => {
+    const graph = view.current;
+    const nodes = [...redactions.current.values()];
+    graph?.markRedacted(nodes);
+    setRedacted(nodes.flatMap((n) => (n.redaction ? [[n.id, n.redaction] as const] : [])));
+  };
   const t = thread.data?.thread;
 
   // The graph: every node, in pages of PAGE (PARALLEL at a time), then live appends.
@@ -63,6 +76,8 @@ export function ThreadView({ id }: { id: string }) {
     const graph = new CausalGraphView(element, (node) => setSelected(node));
     view.current = graph;
     if (automated()) window.weftConsole = { graph };
+    redactions.current = new Map();
+    setRedacted([]);
     let cancelled = false;
     (async () => {
       const first = await client
@@ -103,6 +118,10 @@ export function ThreadView({ id }: { id: string }) {
       const nodes = [...byId.values()].sort((a, b) => a.sequence - b.sequence);
       maxSequence.current = nodes.length === 0 ? -1 : nodes[nodes.length - 1]!.sequence;
       graph.load(nodes, []);
+      // Nodes read again for a nodes_redacted entry while the pages loaded stay in `redactions`:
+      // a page read before that redaction holds them unredacted.
+      for (const n of nodes) if (n.redaction) redactions.current.set(n.id, n);
+      showRedactions();
       setDrawn(graph.size);
       setGraphState('ready');
     })().catch((error: unknown) => {
@@ -161,6 +180,15 @@ export function ThreadView({ id }: { id: string }) {
       lastIndex.current = event.index;
       setEvents((list) => [event, ...list].slice(0, TIMELINE));
       setLogLength(event.index + 1);
+      const ids = redactedIdsOf(event);
+      if (ids.length > 0) {
+        const graph = view.current;
+        void readRedacted(ids).then((nodes) => {
+          if (view.current !== graph) return; // another thread is open by now
+          for (const n of nodes) redactions.current.set(n.id, n);
+          showRedactions();
+        });
+      }
       // The summary (frontier, memory, counts) follows at most once a second: refetching it on
       // every commit of a busy thread would compete with the commits themselves.
       if (refresh.current === undefined) {
@@ -172,6 +200,28 @@ export function ThreadView({ id }: { id: string }) {
     },
     [id, initialEvents.data !== undefined],
   );
+
+  /** The nodes a nodes_redacted entry names, read again (their payloads now tombstones). */
+  const readRedacted = async (ids: readonly string[]) => {
+    const nodes: GraphNode[] = [];
+    for (let k = 0; k < ids.length; k += PARALLEL) {
+      const reads = await Promise.all(
+        ids
+          .slice(k, k + PARALLEL)
+          .map((nodeId) =>
+            client
+              .query(
+                ConsoleRedactedNodeDocument,
+                { threadId: id, id: nodeId },
+                { requestPolicy: 'network-only' },
+              )
+              .toPromise(),
+          ),
+      );
+      for (const r of reads) if (r.data?.causalNode) nodes.push(r.data.causalNode);
+    }
+    return nodes;
+  };
 
   // Time travel: the state as of atIndex (null: now, live).
   const [past] = useQuery({
@@ -298,6 +348,23 @@ export function ThreadView({ id }: { id: string }) {
               ))}
             </p>
           )}
+          {redacted.length > 0 && (
+            <p>
+              Redacted:{' '}
+              {redacted.map(([nodeId, r]) => (
+                <button
+                  key={nodeId}
+                  type="button"
+                  class="chip"
+                  data-redacted-node-id={nodeId}
+                  title={`${r.reason} (${r.redactedAt})`}
+                  onClick={() => setSelected(nodeId)}
+                >
+                  {nodeId.slice(0, 12)}
+                </button>
+              ))}
+            </p>
+          )}
         </section>
         <NodeDetails threadId={id} nodeId={selected} onSelect={setSelected} />
       </div>
@@ -306,8 +373,8 @@ export function ThreadView({ id }: { id: string }) {
           <ol class="timeline" aria-live="polite" aria-relevant="additions">
             {events.map((e) => (
               <li key={e.index} data-event-index={e.index}>
-                <span class="index">#{e.index}</span> <span class="type">{e.type}</span>{' '}
-                <time dateTime={e.recordedAt}>{time(e.recordedAt)}</time>
+                <span class="index">#{e.index}</span> <span class="type">{e.type}</span>
+                <EventSummary event={e} /> <time dateTime={e.recordedAt}>{time(e.recordedAt)}</time>
               </li>
             ))}
           </ol>
@@ -327,18 +394,6 @@ export function ThreadView({ id }: { id: string }) {
       </div>
     </div>
   );
-}
-
-interface PastState {
-  version: number;
-  nodes: Array<{
-    id: string;
-    kind: string;
-    payload: unknown;
-    resourceKey?: string;
-    sequence: number;
-  }>;
-  frontier: string[];
 }
 
 function GraphControls({ view }: { view: { current: CausalGraphView | undefined } }) {
@@ -374,197 +429,10 @@ function Legend() {
       <li>
         <span class="swatch line version" /> resource version chain
       </li>
+      <li>
+        <span class="swatch redacted" /> redacted (payload withheld)
+      </li>
     </ul>
-  );
-}
-
-function NodeDetails({
-  threadId,
-  nodeId,
-  onSelect,
-}: {
-  threadId: string;
-  nodeId: string | null;
-  onSelect: (id: string) => void;
-}) {
-  const [result] = useQuery({
-    query: ConsoleNodeDocument,
-    variables: { threadId, id: nodeId ?? '' },
-    pause: nodeId === null,
-  });
-  const node = nodeId === null ? undefined : result.data?.causalNode;
-  const link = (n: { id: string; kind?: string }) => (
-    <li key={n.id}>
-      <button type="button" class="link" onClick={() => onSelect(n.id)}>
-        {n.kind ? `${n.kind.toLowerCase()} ` : ''}
-        {n.id}
-      </button>
-    </li>
-  );
-  return (
-    <section class="panel details" aria-label="Node details">
-      <h2>Node details</h2>
-      {nodeId === null && <p>Select a node in the graph (or a frontier chip) to see it here.</p>}
-      {node && (
-        <div data-node-id={node.id}>
-          <dl>
-            <dt>Id</dt>
-            <dd>
-              <code>{node.id}</code>
-            </dd>
-            <dt>Kind</dt>
-            <dd>{node.kind}</dd>
-            <dt>Sequence / log index</dt>
-            <dd>
-              {node.sequence} / {node.logIndex}
-            </dd>
-            {node.resourceKey && (
-              <>
-                <dt>Resource</dt>
-                <dd>
-                  {node.resourceKey}
-                  {node.supersedes && <> (supersedes {node.supersedes.id.slice(0, 12)})</>}
-                  {node.supersededBy && <> (superseded by {node.supersededBy.id.slice(0, 12)})</>}
-                </dd>
-              </>
-            )}
-            {node.taint && (
-              <>
-                <dt>Taint</dt>
-                <dd class="taint">
-                  {node.taint.derived ? 'derived from ' : ''}
-                  {node.taint.source}
-                  {node.taint.toolName ? ` (${node.taint.toolName})` : ''}
-                </dd>
-              </>
-            )}
-            {node.run && (
-              <>
-                <dt>Run</dt>
-                <dd>
-                  {node.run.id} ({node.run.status.toLowerCase()})
-                </dd>
-              </>
-            )}
-            {node.usage !== null && node.usage !== undefined && (
-              <>
-                <dt>Usage</dt>
-                <dd>
-                  <Json value={node.usage} />
-                </dd>
-              </>
-            )}
-          </dl>
-          <h3>Payload</h3>
-          <Json value={node.payload} />
-          <h3>Parents</h3>
-          <ul>{node.parentIds.map((p) => link({ id: p }))}</ul>
-          <h3>Children</h3>
-          <ul>{node.children.map(link)}</ul>
-          <h3>Ancestors (6 levels)</h3>
-          <ul>{node.ancestors.map(link)}</ul>
-        </div>
-      )}
-    </section>
-  );
-}
-
-function MemoryPanel({
-  memory,
-  resources,
-  past,
-  atIndex,
-}: {
-  memory: ReadonlyArray<{
-    type: string;
-    key: string;
-    content: unknown;
-    tainted: boolean;
-    history: ReadonlyArray<{ id: string; logIndex: number; payload: unknown }>;
-  }>;
-  resources: ReadonlyArray<{ id: string; resourceKey?: string | null; logIndex: number }>;
-  past: PastState | undefined;
-  atIndex: number | null;
-}) {
-  if (past !== undefined && atIndex !== null) {
-    const heads = new Map<string, PastState['nodes'][number]>();
-    for (const n of past.nodes) {
-      if (n.resourceKey && (n.kind === 'semantic' || n.kind === 'resource'))
-        heads.set(n.resourceKey, n);
-    }
-    return (
-      <Section title={`Memory and resources as of index ${atIndex}`}>
-        <ul class="memory">
-          {[...heads.entries()].map(([key, n]) => (
-            <li key={key}>
-              <strong>{key}</strong> <Json value={n.payload} />
-            </li>
-          ))}
-          {heads.size === 0 && <li>None yet.</li>}
-        </ul>
-      </Section>
-    );
-  }
-  return (
-    <Section title="Memory and resources">
-      <ul class="memory">
-        {memory.map((m) => (
-          <li key={`${m.type}:${m.key}`}>
-            <details>
-              <summary>
-                <strong>
-                  {m.type}:{m.key}
-                </strong>{' '}
-                {m.tainted && <span class="badge taint">tainted</span>} ({m.history.length} version
-                {m.history.length === 1 ? '' : 's'})
-              </summary>
-              <Json value={m.content} />
-              <ol reversed>
-                {m.history.map((h) => (
-                  <li key={h.id}>
-                    index {h.logIndex}: <code>{JSON.stringify(h.payload)}</code>
-                  </li>
-                ))}
-              </ol>
-            </details>
-          </li>
-        ))}
-        {resources.map((r) => (
-          <li key={r.id}>
-            <strong>{r.resourceKey}</strong> current version <code>{r.id.slice(0, 12)}</code> (index{' '}
-            {r.logIndex})
-          </li>
-        ))}
-        {memory.length === 0 && resources.length === 0 && <li>No memory or resources yet.</li>}
-      </ul>
-    </Section>
-  );
-}
-
-function VerifyPanel({ id }: { id: string }) {
-  const [requested, setRequested] = useState(0);
-  const [result] = useQuery({
-    query: ConsoleVerifyDocument,
-    variables: { id },
-    pause: requested === 0,
-    requestPolicy: 'network-only',
-    context: { requested } as never,
-  });
-  const report = requested === 0 ? undefined : result.data?.thread?.verify;
-  return (
-    <Section title="Verify">
-      <button type="button" onClick={() => setRequested((n) => n + 1)}>
-        Verify the log (strict)
-      </button>
-      {result.fetching && <p role="status">Verifying…</p>}
-      {report && (
-        <p role="status" class={report.ok ? 'ok' : 'error'} data-verify={report.ok ? 'ok' : 'bad'}>
-          {report.ok
-            ? `OK: ${report.checkedEntries} entries replayed, every hash and signature checked.`
-            : `FAILED at index ${report.firstBadIndex}: ${report.message}`}
-        </p>
-      )}
-    </Section>
   );
 }
 

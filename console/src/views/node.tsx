@@ -1,0 +1,99 @@
+/**
+ * The details of one node of a thread: its fields, its payload (or, when it was redacted, why and
+ * when instead), and links to its parents, children and ancestors.
+ */
+import { useQuery } from '@urql/preact';
+import { ConsoleNodeDocument } from '../generated/graphql';
+import { Json } from './common';
+import { Redacted } from './redaction';
+
+export function NodeDetails({
+  threadId,
+  nodeId,
+  onSelect,
+}: {
+  threadId: string;
+  nodeId: string | null;
+  onSelect: (id: string) => void;
+}) {
+  const [result] = useQuery({
+    query: ConsoleNodeDocument,
+    variables: { threadId, id: nodeId ?? '' },
+    pause: nodeId === null,
+  });
+  const node = nodeId === null ? undefined : result.data?.causalNode;
+  const link = (n: { id: string; kind?: string }) => (
+    <li key={n.id}>
+      <button type="button" class="link" onClick={() => onSelect(n.id)}>
+        {n.kind ? `${n.kind.toLowerCase()} ` : ''}
+        {n.id}
+      </button>
+    </li>
+  );
+  return (
+    <section class="panel details" aria-label="Node details">
+      <h2>Node details</h2>
+      {nodeId === null && <p>Select a node in the graph (or a frontier chip) to see it here.</p>}
+      {node && (
+        <div data-node-id={node.id}>
+          <dl>
+            <dt>Id</dt>
+            <dd>
+              <code>{node.id}</code>
+            </dd>
+            <dt>Kind</dt>
+            <dd>{node.kind}</dd>
+            <dt>Sequence / log index</dt>
+            <dd>
+              {node.sequence} / {node.logIndex}
+            </dd>
+            {node.resourceKey && (
+              <>
+                <dt>Resource</dt>
+                <dd>
+                  {node.resourceKey}
+                  {node.supersedes && <> (supersedes {node.supersedes.id.slice(0, 12)})</>}
+                  {node.supersededBy && <> (superseded by {node.supersededBy.id.slice(0, 12)})</>}
+                </dd>
+              </>
+            )}
+            {node.taint && (
+              <>
+                <dt>Taint</dt>
+                <dd class="taint">
+                  {node.taint.derived ? 'derived from ' : ''}
+                  {node.taint.source}
+                  {node.taint.toolName ? ` (${node.taint.toolName})` : ''}
+                </dd>
+              </>
+            )}
+            {node.run && (
+              <>
+                <dt>Run</dt>
+                <dd>
+                  {node.run.id} ({node.run.status.toLowerCase()})
+                </dd>
+              </>
+            )}
+            {node.usage !== null && node.usage !== undefined && (
+              <>
+                <dt>Usage</dt>
+                <dd>
+                  <Json value={node.usage} />
+                </dd>
+              </>
+            )}
+          </dl>
+          <h3>Payload</h3>
+          {node.redaction ? <Redacted redaction={node.redaction} /> : <Json value={node.payload} />}
+          <h3>Parents</h3>
+          <ul>{node.parentIds.map((p) => link({ id: p }))}</ul>
+          <h3>Children</h3>
+          <ul>{node.children.map(link)}</ul>
+          <h3>Ancestors (6 levels)</h3>
+          <ul>{node.ancestors.map(link)}</ul>
+        </div>
+      )}
+    </section>
+  );
+}
