@@ -19,6 +19,8 @@ export interface EffectDeriver {
   effectsOf(threadId: string, entries: readonly LogEntry[]): Promise<ThreadEffect[][]>;
   /** The state after every stored entry of the thread (empty state for an unknown thread). */
   latestState(threadId: string): Promise<ThreadState>;
+  /** Drops what is cached of the thread: its stored entries were rewritten (a redaction). */
+  forget(threadId: string): void;
 }
 
 interface ThreadCache {
@@ -66,10 +68,19 @@ export function createEffectDeriver(
    */
   function apply(threadId: string, cache: ThreadCache, entries: readonly LogEntry[]): void {
     if (entries.length === 0) return;
+    // Effects derived in this call are from the entries as they read now.
+    const fresh = new Set<number>();
     const folded = foldThreadLog(entries, {
       machine: machineOptions,
       from: cache.state,
       onEntry({ entry, effects }) {
+        // A redaction rewrote earlier entries: the effects kept for them hold the old payloads.
+        if (entry.event.type === 'nodes_redacted') {
+          for (const index of [...cache.effects.keys()]) {
+            if (!fresh.has(index)) cache.effects.delete(index);
+          }
+        }
+        fresh.add(entry.index);
         cache.effects.set(entry.index, effects as ThreadEffect[]);
         if (cache.effects.size > MAX_EFFECTS_PER_THREAD) {
           cache.effects.delete(cache.effects.keys().next().value!);
@@ -118,6 +129,9 @@ export function createEffectDeriver(
         }
         return entries.map((e) => cache.effects.get(e.index) ?? []);
       });
+    },
+    forget(threadId) {
+      threads.delete(threadId);
     },
     latestState(threadId) {
       const cache = cacheOf(threadId);

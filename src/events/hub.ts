@@ -85,10 +85,24 @@ export function createEventHub(options: EventHubOptions): EventHub {
     feed.chain = feed.chain.then(task).catch(onError);
   }
 
+  /**
+   * Forgets what is cached of a thread's entries (the shared pages, the derived effects): a
+   * redaction rewrote them, and "committed entries never change" no longer holds for them.
+   */
+  function forget(threadId: string): void {
+    const prefix = `${threadId}\u0000`;
+    for (const key of [...pages.keys()]) if (key.startsWith(prefix)) pages.delete(key);
+    deriver.forget(threadId);
+  }
+
+  const rewrites = (entries: readonly { event: { type: string } }[]) =>
+    entries.some((entry) => entry.event.type === 'nodes_redacted');
+
   /** Hands items (contiguous, ascending) to the listeners, skipping what was delivered. */
   function deliver(feed: Feed, items: readonly LogItem[]): void {
     for (const item of items) {
       if (feed.head !== undefined && item.index < feed.head) continue;
+      if (rewrites([item.entry])) forget(item.threadId);
       feed.head = item.index + 1;
       lastItemAt = performance.now();
       for (const listener of feed.listeners) listener.push(item);
@@ -116,6 +130,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
 
   function onWake(wake: WakeUp): void {
     if (wake.origin === origin || closed) return;
+    if (wake.rewritten === true) forget(wake.threadId);
     if (wake.deleted === true) {
       deleted(wake.threadId);
       return;
@@ -194,6 +209,8 @@ export function createEventHub(options: EventHubOptions): EventHub {
       const first = event.entries[0];
       if (first === undefined || closed) return;
       const { threadId } = event;
+      const rewritten = rewrites(event.entries);
+      if (rewritten) forget(threadId);
       const feed = feedFor(threadId);
       if (feed !== undefined) {
         // A fork's commit carries many entries and the effects of none of them: derived on demand.
@@ -210,7 +227,13 @@ export function createEventHub(options: EventHubOptions): EventHub {
           deliver(feed, items);
         });
       }
-      fanout?.send({ threadId, first: first.index, logLength: event.logLength, origin });
+      fanout?.send({
+        threadId,
+        first: first.index,
+        logLength: event.logLength,
+        origin,
+        ...(rewritten ? { rewritten: true as const } : {}),
+      });
     },
 
     listen(topic: HubTopic, listener: HubListener): () => void {

@@ -11,6 +11,8 @@ export interface WakeUp {
   origin: string;
   /** The thread was deleted (first and logLength are 0). */
   deleted?: true;
+  /** Entries before `first` were rewritten (a redaction): what is cached of them is stale. */
+  rewritten?: true;
 }
 
 /** The cross-instance half of a hub. Redis carries wake-ups only: the log stays the truth. */

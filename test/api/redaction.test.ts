@@ -113,6 +113,12 @@ function redactionApi(
       client,
       `subscription { threadEvents(threadId: "alt", afterIndex: -1) { index type entry } }`,
     );
+    const before = wsSubscribe(
+      client,
+      `subscription { nodeAppended(threadId: "chat", afterSequence: 0) { id payload } }`,
+    );
+    expect(JSON.stringify(await takeData(before, 2))).toContain(SECRET);
+    await before.return?.();
     expect((await takeData(live, 3)).map((d) => d.threadEvents.type)).toEqual([
       'thread_created',
       'nodes_appended',
@@ -138,6 +144,25 @@ function redactionApi(
       entry: { event: { reason: 'user asked to forget', nodes: [{ id: secret, index: 1 }] } },
     });
     await live.return?.();
+    // A subscriber replaying now (the pages and derived events were read before the
+    // redaction) gets the tombstone, never the cached payload.
+    const replayed = wsSubscribe(
+      client,
+      `subscription { nodeAppended(threadId: "chat", afterSequence: 0) { id payload } }`,
+    );
+    const nodesAgain = (await takeData(replayed, 2)).map((d) => d.nodeAppended);
+    await replayed.return?.();
+    expect(nodesAgain.find((n: { id: string }) => n.id === secret).payload).toHaveProperty([
+      'weft:redacted',
+      'reason',
+    ]);
+    const eventsAgain = wsSubscribe(
+      client,
+      `subscription { threadEvents(threadId: "alt", afterIndex: -1) { index entry } }`,
+    );
+    const entriesAgain = await takeData(eventsAgain, 4);
+    await eventsAgain.return?.();
+    expect(JSON.stringify(entriesAgain)).not.toContain(SECRET);
 
     const tomb = {
       'weft:redacted': { reason: 'user asked to forget', redactedAt: expect.any(String) },

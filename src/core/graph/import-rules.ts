@@ -2,8 +2,8 @@ import type { ImportRuleCode } from '../errors.js';
 import { isNodeKind, type NodeKind, nodeId } from '../identity.js';
 import { estimateJsonSize, findJsonProblem } from './json-value.js';
 import { type NodeProblem, resourceKeyProblem, semanticProblem } from './node-rules.js';
-import { isTombstone } from './tombstone.js';
 import { vocabularyProblem } from './semantic.js';
+import { isTombstone } from './tombstone.js';
 import { DEFAULT_IMPORT_LIMITS, type GraphConfig, type ImportLimits } from './types.js';
 
 /*
@@ -206,7 +206,9 @@ const resourceKeyRule = eachNode('NODE_RESOURCE_KEY_INVALID', (node) =>
 // A redacted node's payload is withheld (tombstone.ts): the rules that read it do not apply, and
 // its id, computed from the content it had, is taken as recorded.
 const semanticRule = eachNode('NODE_SEMANTIC_INVALID', (node) =>
-  node.kind === 'semantic' && !isTombstone(node.payload) ? described(semanticProblem(node.payload, node.resourceKey)) : undefined,
+  node.kind === 'semantic' && !isTombstone(node.payload)
+    ? described(semanticProblem(node.payload, node.resourceKey))
+    : undefined,
 );
 
 const vocabularyRule = eachNode('NODE_SEMANTIC_TYPE_NOT_ALLOWED', (node, _i, { config }) =>
