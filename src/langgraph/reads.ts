@@ -129,9 +129,13 @@ async function decodeItems(
 ): Promise<{ out: unknown[]; shared: number }> {
   // Items decoded before are taken as they are (no promise each: a long list is mostly these),
   // first by position from the list as last held, then by hash.
+  const shared = ItemCache.sharedPrefix(held, length, undefined, hashes);
+  if (held?.objects !== undefined && shared === length && held.length === length) {
+    // All of it the held objects, unchanged (the common read): one copy, nothing else to note.
+    return { out: held.objects.slice(0, length), shared };
+  }
   const out: unknown[] = new Array(length);
   const missing: number[] = [];
-  const shared = ItemCache.sharedPrefix(held, length, undefined, hashes);
   for (let i = 0; i < shared; i++) {
     out[i] = held!.objects![i];
     knowns[i] = held!.knowns![i];
