@@ -35,7 +35,9 @@ import { openLangGraph } from './peers/langgraph.js';
 import {
   comparisonTable,
   type Figure,
+  FLAT_WITHIN,
   fitQuadratic,
+  flatVerdict,
   formatBytes,
   formatMs,
   type GrowthSample,
@@ -595,6 +597,15 @@ export async function runPeersBench(
       ' in the same run; CPU: the process, all its threads — not the Postgres server)\n',
   );
   console.log(perTurnTable([...results, ...floors]));
+  const verdicts = flatVerdict([...results, ...floors]);
+  if (verdicts.length > 0) {
+    console.log(
+      `\nTarget "write time per turn flat" (issue 18), judged on WeftSaver's own share: its CPU per` +
+        ` turn above the same graph on a saver storing nothing, last/first within ${FLAT_WITHIN}×.` +
+        " LangGraph's own work grows with the conversation under any saver (the total includes it):",
+    );
+    for (const line of verdicts) console.log(`  ${line}`);
+  }
   const extrapolated = results.some((r) => r.writeMs?.extrapolated);
   if (extrapolated) {
     console.log(

@@ -250,3 +250,40 @@ export function perTurnTable(results: readonly SideResult[]): string {
     rows,
   );
 }
+
+/** Issue 18's bound on "write time per turn flat": last/first of WeftSaver's own CPU per turn. */
+export const FLAT_WITHIN = 1.2;
+
+/**
+ * The verdict on "write time per turn flat" for LangGraph on WeftSaver, per backend. It is judged
+ * on WeftSaver's own share — the CPU per turn above the same graph on a saver that stores nothing
+ * — because LangGraph's own work per turn grows with the conversation under any saver (its
+ * message reducer passes over the whole list at every step); the total is printed beside it.
+ */
+export function flatVerdict(results: readonly SideResult[]): string[] {
+  const lines: string[] = [];
+  for (const r of results) {
+    const p = r.perTurn;
+    const floor = results.find((f) => f.system === NO_STORAGE && f.turns === r.turns)?.perTurn;
+    if (r.system !== ON_WEFT_SAVER || p === undefined) continue;
+    const total = `total ${growthRatio(p.first.cpuMs, p.last.cpuMs)}`;
+    const where = `${fmt(r.turns)} turns ${r.backend} (CPU per turn, ${spans(p.span, r.turns)})`;
+    if (floor?.span !== p.span) {
+      lines.push(`${where}: ${total}; not judged: no run without storage at this size`);
+      continue;
+    }
+    const first = p.first.cpuMs - floor.first.cpuMs;
+    const last = p.last.cpuMs - floor.last.cpuMs;
+    const own = first > 0 ? last / first : Number.NaN;
+    const verdict = !(own > 0)
+      ? 'not judged: the floor is not below the total'
+      : own <= FLAT_WITHIN
+        ? `met (within ${fmt(FLAT_WITHIN, 1)}×)`
+        : `MISSED (over ${fmt(FLAT_WITHIN, 1)}×)`;
+    lines.push(
+      `${where}: WeftSaver's own ${growthRatio(first, last)} — ${verdict}; ${total}, ` +
+        `LangGraph nothing stored ${growthRatio(floor.first.cpuMs, floor.last.cpuMs)}`,
+    );
+  }
+  return lines;
+}

@@ -76,8 +76,13 @@ class MessagePrint {
  * A list value as this process last held it: its item hashes, and (when it was read or written
  * here) the item objects with what each looked like, position by position — so the next step,
  * whose list starts with the same objects, is checked by position without a lookup per item.
+ * The arrays are append-only and may run on past `length`: a list that extends one held before
+ * pushes its new items onto that one's arrays when no other list has yet, so a step neither
+ * copies the conversation nor leaves a new copy of it for the garbage collector to move.
  */
 export interface HeldList {
+  /** How many items the list has: its arrays' items at [0, length). */
+  length: number;
   hashes: readonly string[];
   objects?: readonly unknown[];
   knowns?: ReadonlyArray<Known | undefined>;
@@ -131,27 +136,30 @@ export class ItemCache {
    * `hash` (when given): the cheap check of a list's items position by position.
    */
   static heldAt(held: HeldList | undefined, i: number, item?: unknown): Known | undefined {
-    const known = held?.knowns?.[i];
+    if (held === undefined || i >= held.length) return undefined;
+    const known = held.knowns?.[i];
     if (known === undefined) return undefined;
-    const object = held!.objects![i];
+    const object = held.objects![i];
     if (item !== undefined && object !== item) return undefined;
     return unchanged(object as object, known) ? known : undefined;
   }
 
   /**
-   * How many leading `items` are `held`'s own objects at the same positions, unchanged (with
-   * `hashes` instead: whose held hash is the same). A grown list is checked this way with plain
-   * comparisons, no lookup per item; what follows the shared part is looked at item by item.
+   * How many of the first `length` items (`items`, or with `hashes` instead: their hashes) are
+   * `held`'s own objects at the same positions, unchanged (with `hashes`: whose held hash is the
+   * same). A grown list is checked this way with plain comparisons, no lookup per item; what
+   * follows the shared part is looked at item by item.
    */
   static sharedPrefix(
     held: HeldList | undefined,
+    length: number,
     items?: readonly unknown[],
     hashes?: readonly string[],
   ): number {
     const objects = held?.objects;
     const knowns = held?.knowns;
     if (objects === undefined || knowns === undefined) return 0;
-    const end = Math.min(objects.length, knowns.length, (items ?? hashes ?? []).length);
+    const end = Math.min(held!.length, length);
     let i = 0;
     for (; i < end; i++) {
       const known = knowns[i];

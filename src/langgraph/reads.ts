@@ -87,7 +87,7 @@ export async function pendingWritesOf(
         w.taskId,
         w.channel,
         'l' in w.value
-          ? await decodeItems(serde, index, w.value.l)
+          ? (await decodeItems(serde, index, w.value.l, w.value.l.length)).out
           : await decode(serde, index.values.get(w.value.x)!),
       ],
     ),
@@ -104,11 +104,17 @@ async function valueAt(
   if (blob === undefined || 'e' in blob) return MISSING;
   if ('x' in blob) return decode(serde, index.values.get(blob.x)!);
   const key = versionKey(channel, version);
-  const hashes = itemHashes(index, channel, version)!;
+  const list = itemHashes(index, channel, version)!;
   const held = index.items.list(key);
   const knowns: Array<Known | undefined> = [];
-  const out = await decodeItems(serde, index, hashes, held, knowns);
-  index.items.rememberList(key, { hashes, objects: out.slice(), knowns });
+  const { out, shared } = await decodeItems(serde, index, list.hashes, list.length, held, knowns);
+  if (held?.objects !== undefined && held.length === list.length && shared === list.length) {
+    // Every object is the one held, unchanged: nothing new to hold.
+    index.items.rememberList(key, held);
+  } else {
+    const { length, hashes } = list;
+    index.items.rememberList(key, { length, hashes, objects: out.slice(), knowns });
+  }
   return out;
 }
 
@@ -117,19 +123,24 @@ async function decodeItems(
   serde: SerializerProtocol,
   index: ThreadIndex,
   hashes: readonly string[],
+  length: number,
   held?: HeldList,
   knowns: Array<Known | undefined> = [],
-): Promise<unknown[]> {
+): Promise<{ out: unknown[]; shared: number }> {
   // Items decoded before are taken as they are (no promise each: a long list is mostly these),
   // first by position from the list as last held, then by hash.
-  const out: unknown[] = new Array(hashes.length);
+  const shared = ItemCache.sharedPrefix(held, length, undefined, hashes);
+  if (held?.objects !== undefined && shared === length && held.length === length) {
+    // All of it the held objects, unchanged (the common read): one copy, nothing else to note.
+    return { out: held.objects.slice(0, length), shared };
+  }
+  const out: unknown[] = new Array(length);
   const missing: number[] = [];
-  const shared = ItemCache.sharedPrefix(held, undefined, hashes);
   for (let i = 0; i < shared; i++) {
     out[i] = held!.objects![i];
     knowns[i] = held!.knowns![i];
   }
-  for (let i = shared; i < hashes.length; i++) {
+  for (let i = shared; i < length; i++) {
     const hash = hashes[i]!;
     const at = ItemCache.heldAt(held, i);
     if (at !== undefined && at.hash === hash) {
@@ -153,7 +164,7 @@ async function decodeItems(
       out[i] = item;
     }),
   );
-  return out;
+  return { out, shared };
 }
 
 /**
@@ -164,29 +175,30 @@ export function itemHashes(
   index: ThreadIndex,
   channel: string,
   version: ChannelVersion,
-): readonly string[] | undefined {
+): HeldList | undefined {
   const key = versionKey(channel, version);
   const cached = index.items.list(key);
-  if (cached !== undefined) return cached.hashes;
+  if (cached !== undefined) return cached;
   const parts: string[][] = [];
   let blob = index.blobs.get(key);
-  let from: readonly string[] | undefined;
+  let from: HeldList | undefined;
   const seen = new Set<string>();
   while (blob !== undefined && 'a' in blob) {
     const baseKey = versionKey(channel, blob.b);
     if (seen.has(baseKey)) return undefined;
     seen.add(baseKey);
     parts.push(blob.a);
-    from = index.items.list(baseKey)?.hashes;
+    from = index.items.list(baseKey);
     if (from !== undefined) break;
     blob = index.blobs.get(baseKey);
   }
   if (from === undefined) {
     if (blob === undefined || !('l' in blob)) return undefined;
-    from = blob.l;
+    from = { length: blob.l.length, hashes: blob.l };
   }
-  const out = from.slice();
+  const out = from.hashes.slice(0, from.length);
   for (let i = parts.length - 1; i >= 0; i--) for (const hash of parts[i]!) out.push(hash);
-  index.items.rememberList(key, { hashes: out });
-  return out;
+  const list: HeldList = { length: out.length, hashes: out };
+  index.items.rememberList(key, list);
+  return list;
 }

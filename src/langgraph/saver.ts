@@ -205,18 +205,19 @@ export class WeftSaver extends BaseCheckpointSaver {
           const held =
             base === undefined ? undefined : index.items.list(versionKey(channel, baseVersion!));
           const list = await storeItems(this.serde, index, value, values, held);
-          const hashes = list.hashes;
           lists.push([versionKey(channel, version), list]);
           // The shared part was checked against the base's own list (its hashes by position).
           const grew =
             base !== undefined &&
-            base.length <= hashes.length &&
-            (list.shared >= base.length || isPrefix(base, hashes, list.shared));
+            base.length <= list.length &&
+            (list.shared >= base.length ||
+              isPrefix(base.hashes, base.length, list.hashes, list.shared));
           if (grew) {
-            blobs.push({ c: channel, v: version, b: baseVersion!, a: hashes.slice(base!.length) });
+            const added = list.hashes.slice(base!.length, list.length);
+            blobs.push({ c: channel, v: version, b: baseVersion!, a: added });
             nodes.push(...messageNodes(value, base!.length, channel, maps));
           } else {
-            blobs.push({ c: channel, v: version, l: hashes });
+            blobs.push({ c: channel, v: version, l: list.hashes.slice(0, list.length) });
             nodes.push(...messageNodes(value, 0, channel, maps));
           }
         } else {
@@ -276,8 +277,8 @@ export class WeftSaver extends BaseCheckpointSaver {
         if (Array.isArray(value)) {
           // Item by item, as checkpoints keep lists: the messages a task writes are the ones
           // the next checkpoint adds, stored once.
-          const { hashes } = await storeItems(this.serde, index, value, values);
-          records.push({ i: idx, c: channel, l: hashes });
+          const list = await storeItems(this.serde, index, value, values);
+          records.push({ i: idx, c: channel, l: list.hashes.slice(0, list.length) });
           continue;
         }
         const encoded = await encode(this.serde, value);

@@ -9,10 +9,15 @@ import { contentHash, type Encoded, encode } from './codec.js';
 import { type HeldList, ItemCache, type Known } from './items.js';
 import type { ThreadIndex } from './thread-index.js';
 
-/** Whether `items` starts with `base` (known equal below `from`). */
-export function isPrefix(base: readonly string[], items: readonly string[], from = 0): boolean {
-  if (base.length > items.length) return false;
-  for (let i = from; i < base.length; i++) if (base[i] !== items[i]) return false;
+/** Whether `items` starts with the first `length` of `base` (known equal below `from`). */
+export function isPrefix(
+  base: readonly string[],
+  length: number,
+  items: readonly string[],
+  from = 0,
+): boolean {
+  if (length > items.length) return false;
+  for (let i = from; i < length; i++) if (base[i] !== items[i]) return false;
   return true;
 }
 
@@ -28,15 +33,28 @@ export async function storeItems(
   values: Record<string, Encoded>,
   /** The list this one grew from (its parent's version), checked position by position. */
   base?: HeldList,
-): Promise<HeldList & { hashes: string[]; shared: number }> {
+): Promise<HeldList & { shared: number }> {
   // The items the base holds at the same positions were stored with it: no hash to look up.
-  const shared = ItemCache.sharedPrefix(base, items);
-  const hashes: string[] = new Array(items.length);
-  const knowns: Array<Known | undefined> = new Array(items.length);
-  for (let i = 0; i < shared; i++) {
-    const known = base!.knowns![i]!;
-    hashes[i] = known.hash;
-    knowns[i] = known;
+  const shared = ItemCache.sharedPrefix(base, items.length, items);
+  let hashes: string[];
+  let knowns: Array<Known | undefined>;
+  let objects: unknown[];
+  if (
+    base?.objects !== undefined &&
+    base.knowns !== undefined &&
+    shared === base.length &&
+    base.hashes.length === shared &&
+    base.objects.length === shared &&
+    base.knowns.length === shared
+  ) {
+    // The whole base, and its arrays end where it does: this list goes on from them.
+    hashes = base.hashes as string[];
+    knowns = base.knowns as Array<Known | undefined>;
+    objects = base.objects as unknown[];
+  } else {
+    hashes = base === undefined ? [] : base.hashes.slice(0, shared);
+    knowns = base?.knowns === undefined ? [] : base.knowns.slice(0, shared);
+    objects = base?.objects === undefined ? [] : base.objects.slice(0, shared);
   }
   for (let i = shared; i < items.length; i++) {
     const item = items[i];
@@ -46,11 +64,12 @@ export async function storeItems(
       const hash = contentHash(encoded);
       if (!index.values.has(hash)) values[hash] = encoded;
       known = index.items.remember(item, hash);
-      hashes[i] = hash;
+      hashes.push(hash);
     } else {
-      hashes[i] = known.hash;
+      hashes.push(known.hash);
     }
-    knowns[i] = known;
+    knowns.push(known);
+    objects.push(item);
   }
-  return { hashes, objects: items.slice(), knowns, shared };
+  return { length: items.length, hashes, objects, knowns, shared };
 }

@@ -4,10 +4,13 @@
  * — what LangGraph asks nodes not to do — and check that nothing stale is stored or read back:
  * a message edited in place and returned as an update is stored with its new content (a fresh
  * process reads it), the checkpoints before the edit still read the original, and an object
- * changed by a reader is not what the next read returns.
+ * changed by a reader is not what the next read returns. A list that extends one held before
+ * goes on from its arrays: branches that extend the same checkpoint each keep their own items.
  */
 import { AIMessage, type BaseMessage, HumanMessage } from '@langchain/core/messages';
+import type { RunnableConfig } from '@langchain/core/runnables';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { type Checkpoint, uuid6 } from '@langchain/langgraph-checkpoint';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Engine, openEngine } from '../../src/engine/index.js';
 import { WeftSaver } from '../../src/langgraph/index.js';
@@ -86,5 +89,51 @@ describe('WeftSaver with messages changed in place [sqlite]', () => {
     ]);
     // An unchanged message is the very object read before: the sharing this guards.
     expect((second!.checkpoint.channel_values.messages as BaseMessage[])[0]).toBe(messages[0]);
+  });
+
+  it('keeps apart branches that extend the same checkpoint, in this process and a fresh one', async () => {
+    const saver = new WeftSaver({ engine });
+    const thread = { configurable: { thread_id: 'branches', checkpoint_ns: '' } };
+    const metadata = { source: 'update' as const, step: 0, parents: {} };
+    let version = saver.getNextVersion(undefined);
+    const put = (config: RunnableConfig, messages: BaseMessage[]) => {
+      version = saver.getNextVersion(version);
+      const checkpoint: Checkpoint = {
+        v: 4,
+        id: uuid6(-1),
+        ts: new Date().toISOString(),
+        channel_values: { messages },
+        channel_versions: { messages: version },
+        versions_seen: {},
+      };
+      return saver.put(config, checkpoint, metadata, { messages: version });
+    };
+    const m = (content: string) => new HumanMessage({ id: content, content });
+    const root = [m('one'), m('two')];
+    const atRoot = await put(thread, root);
+    const left = await put(atRoot, [...root, m('left')]);
+    const right = await put(atRoot, [...root, m('right'), m('more')]);
+    const leftAgain = await put(left, [...root, m('left'), m('again')]);
+    const rightAgain = await put(right, [...root, m('right'), m('more'), m('last')]);
+    const expected: Array<[RunnableConfig, string[]]> = [
+      [atRoot, ['one', 'two']],
+      [left, ['one', 'two', 'left']],
+      [right, ['one', 'two', 'right', 'more']],
+      [leftAgain, ['one', 'two', 'left', 'again']],
+      [rightAgain, ['one', 'two', 'right', 'more', 'last']],
+    ];
+    const fresh = await openEngine(url);
+    try {
+      for (const reader of [saver, new WeftSaver({ engine: fresh })]) {
+        for (const [config, want] of expected) {
+          const tuple = await reader.getTuple(config);
+          expect(contents(tuple!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(
+            want,
+          );
+        }
+      }
+    } finally {
+      await fresh.close();
+    }
   });
 });
