@@ -57,6 +57,9 @@ const EQUAL_PREFIX = 'wdet1:';
 const DIGEST_PREFIX = 'whmac1:';
 /** First byte of a sealed packed entry (plain ones start with 0 or 1, see packed-entry.ts). */
 const SEALED_BYTE = 0xe1;
+/** The prefix and first byte of values sealed under a thread's data key (thread-keys.ts). */
+export const THREAD_TEXT_PREFIX = 'wenc2:';
+export const THREAD_SEALED_BYTE = 0xe2;
 
 /**
  * The key from its text: 64 hex digits, or base64 (standard or url-safe) of 32 bytes. Throws
@@ -105,11 +108,31 @@ export interface FieldCodec {
   digest(label: string, text: string): string;
   /** The stored values a lookup of `text` must match: its digest and the text itself. */
   digestForms(label: string, text: string): string[];
+  /**
+   * The per-thread data keys of a store's codec (thread-keys.ts): thread-owned rows are opened
+   * with `threads.forThread(row's thread)` after `threads.load`. Absent on a bare codec.
+   */
+  readonly threads?: ThreadKeyring | undefined;
 }
 
-export const isSealedText = (stored: string): boolean => stored.startsWith(TEXT_PREFIX);
+/** Where the codecs of threads' rows come from (see thread-keys.ts). */
+export interface ThreadKeyring {
+  /** Makes the data keys of these threads available to `forThread` (a query for those not cached). */
+  load(threadIds: Iterable<string>): Promise<void>;
+  /** The codec of rows stored under this thread's storage key; `load` it first. */
+  forThread(threadId: string): FieldCodec;
+}
 
-export const isSealedBytes = (stored: Uint8Array): boolean => stored[0] === SEALED_BYTE;
+/** The codec's keyring; for a codec without per-thread keys, one that always gives the codec. */
+export const keyringOf = (codec: FieldCodec): ThreadKeyring =>
+  codec.threads ?? { load: async () => undefined, forThread: () => codec };
+
+/** Sealed under the key itself (`wenc1:`) or under a thread's data key (`wenc2:`, thread-keys.ts). */
+export const isSealedText = (stored: string): boolean =>
+  stored.startsWith(TEXT_PREFIX) || stored.startsWith(THREAD_TEXT_PREFIX);
+
+export const isSealedBytes = (stored: Uint8Array): boolean =>
+  stored[0] === SEALED_BYTE || stored[0] === THREAD_SEALED_BYTE;
 
 export const isSealedEqual = (stored: string): boolean => stored.startsWith(EQUAL_PREFIX);
 
@@ -134,6 +157,13 @@ const mismatch = (): EncryptionError =>
   new EncryptionError(
     'ENCRYPTION_KEY_MISMATCH',
     'stored data does not decrypt with the configured encryption key (AES-256-GCM authentication failed): WEFT_ENCRYPTION_KEY is not the key this database was written with, or the stored bytes were altered',
+  );
+
+/** A value sealed under a thread's data key, read without it (thread-keys.ts). */
+export const threadSealed = (): EncryptionError =>
+  new EncryptionError(
+    'ENCRYPTION_KEY_MISMATCH',
+    "stored data is sealed under a thread's data key, which is not available: the thread was deleted (its key destroyed) or the value was read outside its thread",
   );
 
 /** The codec for `key`, or the identity codec (which refuses sealed values) without one. */
@@ -165,10 +195,13 @@ export function createFieldCodec(key?: Uint8Array | null): FieldCodec {
       throw mismatch();
     }
   };
-  const openText = (stored: string) =>
-    isSealedText(stored)
-      ? open(Buffer.from(stored.slice(TEXT_PREFIX.length), 'base64')).toString('utf8')
-      : stored;
+  const openText = (stored: string) => {
+    if (stored.startsWith(TEXT_PREFIX)) {
+      return open(Buffer.from(stored.slice(TEXT_PREFIX.length), 'base64')).toString('utf8');
+    }
+    if (stored.startsWith(THREAD_TEXT_PREFIX)) throw threadSealed();
+    return stored;
+  };
 
   // Deterministic seal (SIV-style: the IV is a MAC of the plaintext). Chosen over an HMAC
   // column beside a random-IV copy because it leaks the same thing — which stored values are
@@ -221,10 +254,12 @@ export function createFieldCodec(key?: Uint8Array | null): FieldCodec {
         Buffer.of(SEALED_BYTE),
         seal(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
       ]),
-    openBytes: (stored) =>
-      isSealedBytes(stored)
+    openBytes: (stored) => {
+      if (stored[0] === THREAD_SEALED_BYTE) throw threadSealed();
+      return stored[0] === SEALED_BYTE
         ? open(Buffer.from(stored.buffer, stored.byteOffset + 1, stored.byteLength - 1))
-        : stored,
+        : stored;
+    },
     openNullable: (stored) => (stored === null ? null : openText(stored)),
     sealEqual,
     openEqual,

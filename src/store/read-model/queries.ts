@@ -30,7 +30,7 @@ import {
 } from './list-queries.js';
 import { MAX_LOG_INDEX, readLogEntries } from './log-reads.js';
 import type { LogEntryRow, NodeRow, ResourceHeadRow, RunRow, ThreadRow } from './rows.js';
-import { LABEL, openHead, openNode, openThread } from './sealed-rows.js';
+import { LABEL, openHead, openNode, openRun, openThread } from './sealed-rows.js';
 import {
   countRows,
   findRunLocations,
@@ -39,6 +39,7 @@ import {
   selectRows,
   whereBuilder,
 } from './select.js';
+import { openByThread } from './thread-keys.js';
 import { createWalkQueries, type WalkQueries } from './walk-queries.js';
 
 export type {
@@ -182,12 +183,11 @@ export function createReadQueries(
   const N = node.c;
   const E = nodeParent.c;
   const lineages = createLineages(weft);
-  const open = (row: NodeRow, parentIds: string[]): NodeWithParents =>
-    codec.encrypted
-      ? { ...openNode(codec, row), parentIds }
-      : { ...row, payload: codec.openText(row.payload), parentIds };
-  const openThreads = (rows: ThreadRow[]): ThreadRow[] =>
-    codec.encrypted ? rows.map((row) => openThread(codec, row)) : rows;
+  // Opened under the storing thread's data key, before asSeenBy gives shared rows the fork's id.
+  const openNodes = (rows: readonly NodeRow[]) =>
+    openByThread(codec, rows, (r) => r.threadId, openNode);
+  const openThreads = (rows: ThreadRow[]) => openByThread(codec, rows, (r) => r.id, openThread);
+  const openRuns = (rows: RunRow[]) => openByThread(codec, rows, (r) => r.threadId, openRun);
   const nodeRows = (where: string, values: readonly unknown[], tail = '') =>
     selectRows(weft, node, where, values, tail);
   /** The parent ids of nodes of one thread, in position order, keyed by child sequence. */
@@ -214,29 +214,29 @@ export function createReadQueries(
     return (sequence: number) =>
       (byChild.get(sequence) ?? []).sort((a, b) => a.position - b.position).map((e) => e.id);
   };
-  /** Node rows of one thread with their parent ids (one edge query per chunk of rows). */
+  /** Opened node rows of one thread with their parent ids (one edge query per chunk of rows). */
   const withParents = async (threadId: string, rows: readonly NodeRow[]) => {
     const parents = await parentIdsOf(
       threadId,
       rows.map((r) => r.sequence),
     );
-    return rows.map((r) => open(r, parents(r.sequence)));
+    return rows.map((r): NodeWithParents => ({ ...r, parentIds: parents(r.sequence) }));
   };
-  const openRun = (row: RunRow): RunRow => ({
-    ...row,
-    goal: codec.openText(row.goal),
-    state: codec.openText(row.state),
-  });
   const nodesIn = async (threadId: string, ids: readonly string[]) => {
     const lineage = await lineages.of(threadId);
     if (!isOwn(lineage)) {
-      const rows = await nodesById(weft, lineage, ids);
+      const rows = await openNodes(await nodesById(weft, lineage, ids));
       return withParents(threadId, await asSeenBy(weft, threadId, rows));
     }
     return withParents(
       threadId,
-      await chunked([...new Set(ids)], (chunk) =>
-        nodeRows(`${N.threadId} = ? AND ${N.id} IN (${marks(chunk.length)})`, [threadId, ...chunk]),
+      await openNodes(
+        await chunked([...new Set(ids)], (chunk) =>
+          nodeRows(`${N.threadId} = ? AND ${N.id} IN (${marks(chunk.length)})`, [
+            threadId,
+            ...chunk,
+          ]),
+        ),
       ),
     );
   };
@@ -261,7 +261,7 @@ export function createReadQueries(
     }
     return w;
   };
-  const lists = createListQueries(weft, openThreads, openRun);
+  const lists = createListQueries(weft, openThreads, openRuns);
 
   return {
     threads: async (ids) =>
@@ -320,7 +320,7 @@ export function createReadQueries(
         }
       }
       await nextTurn();
-      return withParents(q.threadId, await asSeenBy(weft, q.threadId, rows));
+      return withParents(q.threadId, await asSeenBy(weft, q.threadId, await openNodes(rows)));
     },
 
     async countNodes(q) {
@@ -352,6 +352,7 @@ export function createReadQueries(
               lineage,
               threadId,
               group.map((k) => k.id),
+              openNodes,
             );
             const children = new Map(
               (
@@ -389,7 +390,9 @@ export function createReadQueries(
             ]),
           );
           const children = new Map(
-            (await withParents(threadId, rows)).map((n) => [n.sequence, n] as const),
+            (await withParents(threadId, await openNodes(rows))).map(
+              (n) => [n.sequence, n] as const,
+            ),
           );
           return ordered.map((e) => ({ ...children.get(e.childSeq)!, parentId: e.parentId }));
         }),
@@ -419,7 +422,10 @@ export function createReadQueries(
               })),
             );
           }
-          return withParents(threadId, await asSeenBy(weft, threadId, rows.sort(bySequence)));
+          return withParents(
+            threadId,
+            await asSeenBy(weft, threadId, await openNodes(rows.sort(bySequence))),
+          );
         }),
       );
       return found.flat();
@@ -482,7 +488,7 @@ export function createReadQueries(
           ),
         ),
       );
-      return found.flat().map(openRun);
+      return openRuns(found.flat());
     },
 
     runPlaces: (runId) => findRunLocations(weft, runId),

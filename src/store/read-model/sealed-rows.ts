@@ -22,6 +22,7 @@ import type {
   NodeRow,
   ReadModelChanges,
   ResourceHeadRow,
+  RunRow,
   RunSpendRow,
   SnapshotRow,
   ThreadRow,
@@ -148,6 +149,10 @@ export function openApproval<T extends ApprovalRow>(codec: FieldCodec, row: T): 
     decision: codec.openNullable(row.decision),
     response: codec.openNullable(row.response),
   };
+}
+
+export function openRun<T extends Pick<RunRow, 'goal' | 'state'>>(codec: FieldCodec, row: T): T {
+  return { ...row, goal: codec.openText(row.goal), state: codec.openText(row.state) };
 }
 
 export function openSnapshot(codec: FieldCodec, row: SnapshotRow): SnapshotRow {

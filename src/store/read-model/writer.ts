@@ -5,7 +5,13 @@
  * (sqlite-writer.ts) or a Prisma client's interactive transactions (Postgres).
  */
 import { isUniqueViolation } from '../prisma/errors.js';
-import type { IdempotencyRow, NodeTextRow, Provider, StoredEntryRow } from '../tables/index.js';
+import type {
+  IdempotencyRow,
+  NodeTextRow,
+  Provider,
+  StoredEntryRow,
+  ThreadKeyRow,
+} from '../tables/index.js';
 import { createGroupWriter, type Settled, type WriterStats } from './group-commit.js';
 import { recordRemoval, type ThreadRemoval } from './removal.js';
 import { recordExpiry } from './retention.js';
@@ -31,6 +37,7 @@ import {
   upsertRuns,
   upsertSnapshots,
 } from './sql.js';
+import { insertThreadKeys } from './thread-keys.js';
 import {
   type GuardReason,
   type RecordedStatement,
@@ -54,6 +61,8 @@ export interface WriteItem {
   removal?: ThreadRemoval | undefined;
   /** A thread's expiry set (retention.ts): `changes` is empty, the record its response. */
   expiry?: { threadId: string; expiresAt: Date | null } | undefined;
+  /** The new thread's wrapped data key (thread-keys.ts), stored with its first rows. */
+  threadKey?: ThreadKeyRow | undefined;
 }
 
 /** What became of one commit inside its transaction (the store turns rejections into errors). */
@@ -114,6 +123,10 @@ export function writeItems(script: ScriptRecorder, every: readonly WriteItem[]):
     insertEntries(
       script,
       items.flatMap((i) => i.entries),
+    );
+    insertThreadKeys(
+      script,
+      items.flatMap((i) => (i.threadKey === undefined ? [] : [i.threadKey])),
     );
   });
   const records = every.flatMap((i) => (i.record === undefined ? [] : [i.record]));

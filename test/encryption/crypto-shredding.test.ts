@@ -1,0 +1,217 @@
+/**
+ * Crypto-shredding (issue 19): with an encryption key each thread's content is sealed under its
+ * own data key (`wenc2:`), stored only wrapped in `thread_key`. Deleting the thread — deleteThread
+ * or the retention sweeper — removes that key row with the thread's last row, so sealed bytes
+ * captured from the database beforehand (as a WAL, a dead tuple or a replica would keep them)
+ * open with the master key and the wrapped key before, and with nothing after. A fork keeps
+ * reading its shared prefix (under its source's key) after the source is deleted, and the key
+ * goes when the fork does. Rows sealed under the master key (`wenc1:`) still read. Both backends.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSequentialIds, createSimulatedClock } from '../../src/core/ports.js';
+import { createEngine, type Engine } from '../../src/engine/index.js';
+import { createFieldCodec, EncryptionError } from '../../src/store/crypto/index.js';
+import { createKeyWrap, threadCodec } from '../../src/store/crypto/thread-keys.js';
+import { createPrisma, type WeftPrisma } from '../../src/store/prisma/index.js';
+import { rawExecute, rawQuery } from '../../src/store/prisma/raw.js';
+import { openThreadStore } from '../../src/store/read-model/index.js';
+import {
+  type Backend,
+  must,
+  postgresBackend,
+  sqliteBackend,
+  useBackend,
+} from '../engine/support.js';
+import { describeWithPostgres } from '../support/services.js';
+
+const KEY = randomBytes(32);
+const MASTER = createFieldCodec(KEY);
+const WRAP = createKeyWrap(KEY);
+
+interface Captured {
+  threadId: string;
+  wrapped: string;
+  payloads: string[];
+  entries: string[];
+  metadata: string;
+  goals: string[];
+}
+
+async function keyRow(weft: WeftPrisma, threadId: string): Promise<string | undefined> {
+  const [row] = await rawQuery(weft, 'SELECT "wrapped" FROM "thread_key" WHERE "thread_id" = ?', [
+    threadId,
+  ]);
+  return row?.wrapped as string | undefined;
+}
+
+/** The thread's sealed bytes as stored (what a copy of the database would hold). */
+async function capture(weft: WeftPrisma, threadId: string): Promise<Captured> {
+  const column = async (sql: string) =>
+    (await rawQuery(weft, sql, [threadId])).map((r) => String(r.v));
+  const wrapped = await keyRow(weft, threadId);
+  expect(wrapped).toMatch(/^wkey1:/);
+  return {
+    threadId,
+    wrapped: wrapped!,
+    payloads: await column('SELECT "payload" AS v FROM "node" WHERE "thread_id" = ?'),
+    entries: (await column('SELECT "entry" AS v FROM "log_entry" WHERE "thread_id" = ?')).filter(
+      (e) => e !== '',
+    ),
+    metadata: (await column('SELECT "metadata" AS v FROM "thread" WHERE "id" = ?'))[0]!,
+    goals: await column('SELECT "goal" AS v FROM "run" WHERE "thread_id" = ?'),
+  };
+}
+
+const sealedValues = (c: Captured) => [...c.payloads, ...c.entries, c.metadata, ...c.goals];
+
+/** Opens every captured value through the wrapped key; returns the plain texts. */
+function openCaptured(c: Captured): string[] {
+  const codec = threadCodec(MASTER, c.threadId, WRAP.unwrap(c.threadId, c.wrapped));
+  return sealedValues(c).map((v) => codec.openText(v));
+}
+
+function expectShredded(c: Captured) {
+  for (const value of sealedValues(c)) {
+    expect(value.startsWith('wenc2:')).toBe(true);
+    // The master key alone opens none of them (the thread's key was the only way in).
+    expect(() => MASTER.openText(value)).toThrow(EncryptionError);
+  }
+}
+
+function shreddingSuite(backend: Backend) {
+  let engine: Engine | undefined;
+  let weft: WeftPrisma | undefined;
+  afterEach(async () => {
+    await engine?.close();
+    await weft?.prisma.$disconnect();
+    engine = undefined;
+    weft = undefined;
+  });
+
+  const open = async () => {
+    const url = await backend.freshUrl();
+    engine = createEngine({
+      store: openThreadStore(url, { encryptionKey: KEY }),
+      clock: createSimulatedClock('2026-03-01T00:00:00.000Z', 1000),
+      ids: createSequentialIds('id'),
+      snapshots: { entries: 2, nodes: 3 },
+    });
+    weft = createPrisma(url);
+    return { engine, weft };
+  };
+
+  const grow = async (e: Engine, threadId: string, turns: number) => {
+    for (let i = 0; i < turns; i++) {
+      must(
+        await e.appendNodes({
+          threadId,
+          nodes: [{ kind: 'inference', payload: { text: `secret ${threadId} ${i}` } }],
+        }),
+      );
+    }
+  };
+
+  it('deleting a thread destroys its data key: captured bytes opened before and open no more', async () => {
+    const { engine, weft } = await open();
+    must(await engine.createThread({ threadId: 'a', metadata: { owner: 'secret-owner' } }));
+    await grow(engine, 'a', 5);
+    must(await engine.startRun({ threadId: 'a', runId: 'r1', goal: 'secret goal' }));
+    must(await engine.createThread({ threadId: 'b' }));
+    await grow(engine, 'b', 2);
+    const captured = await capture(weft, 'a');
+    expect(captured.payloads.length).toBeGreaterThan(0);
+    expect(captured.entries.length).toBeGreaterThan(0);
+    expectShredded(captured);
+    const plain = openCaptured(captured);
+    expect(plain.join('\n')).toContain('secret a 4');
+    expect(plain.join('\n')).toContain('secret-owner');
+    expect(plain.join('\n')).toContain('secret goal');
+    // Another thread's key opens nothing of this one.
+    const other = await keyRow(weft, 'b');
+    expect(() =>
+      threadCodec(MASTER, 'a', WRAP.unwrap('b', other!)).openText(captured.payloads[0]!),
+    ).toThrow(EncryptionError);
+
+    must(await engine.deleteThread({ threadId: 'a', idempotencyKey: 'del-a' }));
+    expect(await keyRow(weft, 'a')).toBeUndefined();
+    expectShredded(captured);
+    // The other thread keeps its key and reads as before.
+    expect(await keyRow(weft, 'b')).toBe(other);
+    expect((await engine.store.readEntries('b')).length).toBe(3);
+  });
+
+  it('a fork reads its shared prefix after its source is deleted; the key goes with the fork', async () => {
+    const { engine, weft } = await open();
+    must(await engine.createThread({ threadId: 's' }));
+    await grow(engine, 's', 6);
+    must(await engine.forkThread({ threadId: 's', upToIndex: 4, newThreadId: 'f' }));
+    await grow(engine, 'f', 2);
+    const source = await capture(weft, 's');
+    const fork = await capture(weft, 'f');
+    expect(fork.wrapped).not.toBe(source.wrapped);
+    const before = {
+      log: await engine.store.readEntries('f'),
+      dump: await engine.store.dumpReadModels(['f']),
+      verify: must(await engine.verify('f', { strict: true })),
+      state: must(await engine.stateAt('f', 3)).agentState,
+    };
+    expect(JSON.stringify(before.log)).toContain('secret s 2');
+
+    must(await engine.deleteThread({ threadId: 's' }));
+    // The shared prefix is sealed under the source's key, which stays while the fork reads it.
+    expect(await keyRow(weft, 's')).toBe(source.wrapped);
+    expect(await engine.store.readEntries('f')).toEqual(before.log);
+    expect(await engine.store.dumpReadModels(['f'])).toEqual(before.dump);
+    expect(must(await engine.verify('f', { strict: true }))).toEqual(before.verify);
+    expect(must(await engine.stateAt('f', 3)).agentState).toEqual(before.state);
+
+    must(await engine.deleteThread({ threadId: 'f' }));
+    expect(await keyRow(weft, 's')).toBeUndefined();
+    expect(await keyRow(weft, 'f')).toBeUndefined();
+    expectShredded(source);
+    expectShredded(fork);
+    const [left] = await rawQuery(weft, 'SELECT COUNT(*) AS n FROM "thread_key"', []);
+    expect(Number(left?.n)).toBe(0);
+  });
+
+  it('the retention sweeper shreds what it deletes', async () => {
+    const { engine, weft } = await open();
+    // An expiry in the past: the next sweep deletes the thread.
+    must(await engine.createThread({ threadId: 'old', expiresAt: '2026-02-01T00:00:00.000Z' }));
+    await grow(engine, 'old', 2);
+    const captured = await capture(weft, 'old');
+    const sweep = must(await engine.deleteExpiredThreads());
+    expect(sweep.deleted.map((d) => d.threadId)).toEqual(['old']);
+    expect(await keyRow(weft, 'old')).toBeUndefined();
+    expectShredded(captured);
+  });
+
+  it('values sealed under the master key (wenc1) and plain ones still read', async () => {
+    const { engine, weft } = await open();
+    must(await engine.createThread({ threadId: 'm' }));
+    const node = must(
+      await engine.appendNodes({
+        threadId: 'm',
+        nodes: [{ kind: 'inference', payload: { text: 'legacy' } }],
+      }),
+    ).nodes[0]!;
+    const reads = async () =>
+      (await engine.store.dumpReadModels(['m'])).node.map(
+        (n) => (n as { payload: string }).payload,
+      );
+    const expected = await reads();
+    const payload = JSON.stringify({ text: 'legacy' });
+    for (const stored of [MASTER.sealText(payload), payload]) {
+      await rawExecute(weft, 'UPDATE "node" SET "payload" = ? WHERE "thread_id" = ? AND "id" = ?', [
+        stored,
+        'm',
+        node.id,
+      ]);
+      expect(await reads()).toEqual(expected);
+    }
+  });
+}
+
+describe('crypto-shredding [sqlite]', () => shreddingSuite(useBackend(sqliteBackend())));
+describeWithPostgres('crypto-shredding', () => shreddingSuite(useBackend(postgresBackend())));
