@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSequentialIds, createSimulatedClock } from '../../src/core/ports.js';
 import { createEngine, type Engine } from '../../src/engine/index.js';
+import { importThreadLog } from '../../src/engine/transfer.js';
 import { createFieldCodec, EncryptionError } from '../../src/store/crypto/index.js';
 import { createKeyWrap, threadCodec } from '../../src/store/crypto/thread-keys.js';
 import { createPrisma, type WeftPrisma } from '../../src/store/prisma/index.js';
@@ -173,6 +174,24 @@ function shreddingSuite(backend: Backend) {
     expectShredded(fork);
     const [left] = await rawQuery(weft, 'SELECT COUNT(*) AS n FROM "thread_key"', []);
     expect(Number(left?.n)).toBe(0);
+  });
+
+  it('an imported thread gets a key of its own; a wrapped key opens only for its thread', async () => {
+    const { engine, weft } = await open();
+    must(await engine.createThread({ threadId: 'src' }));
+    await grow(engine, 'src', 3);
+    must(await importThreadLog(engine, 'imp', await engine.store.readEntries('src')));
+    const source = await capture(weft, 'src');
+    const imported = await capture(weft, 'imp');
+    expect(imported.wrapped).not.toBe(source.wrapped);
+    expect(openCaptured(imported).join('\n')).toContain('secret src 2');
+    expectShredded(imported);
+    // The wrapping is bound to the thread: a key row moved to another thread does not unwrap.
+    expect(() => WRAP.unwrap('src', imported.wrapped)).toThrow(EncryptionError);
+    must(await engine.deleteThread({ threadId: 'imp' }));
+    expect(await keyRow(weft, 'imp')).toBeUndefined();
+    expect(await keyRow(weft, 'src')).toBe(source.wrapped);
+    expectShredded(imported);
   });
 
   it('the retention sweeper shreds what it deletes', async () => {
