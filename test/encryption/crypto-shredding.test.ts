@@ -16,6 +16,7 @@ import { createFieldCodec, EncryptionError } from '../../src/store/crypto/index.
 import { createKeyWrap, threadCodec } from '../../src/store/crypto/thread-keys.js';
 import { createPrisma, type WeftPrisma } from '../../src/store/prisma/index.js';
 import { rawExecute, rawQuery } from '../../src/store/prisma/raw.js';
+import { gcApply, gcReport } from '../../src/store/read-model/gc.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
 import {
   type Backend,
@@ -204,6 +205,21 @@ function shreddingSuite(backend: Backend) {
     expect(sweep.deleted.map((d) => d.threadId)).toEqual(['old']);
     expect(await keyRow(weft, 'old')).toBeUndefined();
     expectShredded(captured);
+  });
+
+  it('gc shreds a data key whose thread row is gone', async () => {
+    const { engine, weft } = await open();
+    must(await engine.createThread({ threadId: 'kept' }));
+    const kept = await keyRow(weft, 'kept');
+    await rawExecute(
+      weft,
+      'INSERT INTO "thread_key" ("thread_id", "wrapped", "created_at") SELECT \'gone\', "wrapped", "created_at" FROM "thread_key" WHERE "thread_id" = ?',
+      ['kept'],
+    );
+    expect((await gcReport(weft)).orphans).toEqual({ thread_key: 1 });
+    await gcApply(weft);
+    expect(await keyRow(weft, 'gone')).toBeUndefined();
+    expect(await keyRow(weft, 'kept')).toBe(kept);
   });
 
   it('values sealed under the master key (wenc1) and plain ones still read', async () => {
