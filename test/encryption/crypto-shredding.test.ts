@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSequentialIds, createSimulatedClock } from '../../src/core/ports.js';
-import { createEngine, type Engine } from '../../src/engine/index.js';
+import { createEngine, createReads, type Engine } from '../../src/engine/index.js';
 import { importThreadLog } from '../../src/engine/transfer.js';
 import { createFieldCodec, EncryptionError } from '../../src/store/crypto/index.js';
 import { createKeyWrap, threadCodec } from '../../src/store/crypto/thread-keys.js';
@@ -38,6 +38,8 @@ interface Captured {
   entries: string[];
   metadata: string;
   goals: string[];
+  /** Deterministic seals: [label, stored]. */
+  lookups: Array<[string, string]>;
 }
 
 async function keyRow(weft: WeftPrisma, threadId: string): Promise<string | undefined> {
@@ -62,6 +64,18 @@ async function capture(weft: WeftPrisma, threadId: string): Promise<Captured> {
     ),
     metadata: (await column('SELECT "metadata" AS v FROM "thread" WHERE "id" = ?'))[0]!,
     goals: await column('SELECT "goal" AS v FROM "run" WHERE "thread_id" = ?'),
+    lookups: [
+      ...(
+        await column(
+          'SELECT "resource_key" AS v FROM "node" WHERE "thread_id" = ? AND "resource_key" IS NOT NULL',
+        )
+      ).map((v): [string, string] => ['node.resource_key', v]),
+      ...(
+        await column(
+          'SELECT "semantic_key" AS v FROM "resource_head" WHERE "thread_id" = ? AND "semantic_key" IS NOT NULL',
+        )
+      ).map((v): [string, string] => ['resource_head.semantic_key', v]),
+    ],
   };
 }
 
@@ -70,7 +84,10 @@ const sealedValues = (c: Captured) => [...c.payloads, ...c.entries, c.metadata, 
 /** Opens every captured value through the wrapped key; returns the plain texts. */
 function openCaptured(c: Captured): string[] {
   const codec = threadCodec(MASTER, c.threadId, WRAP.unwrap(c.threadId, c.wrapped));
-  return sealedValues(c).map((v) => codec.openText(v));
+  return [
+    ...sealedValues(c).map((v) => codec.openText(v)),
+    ...c.lookups.map(([label, v]) => codec.openEqual(label, v)),
+  ];
 }
 
 function expectShredded(c: Captured) {
@@ -78,6 +95,10 @@ function expectShredded(c: Captured) {
     expect(value.startsWith('wenc2:')).toBe(true);
     // The master key alone opens none of them (the thread's key was the only way in).
     expect(() => MASTER.openText(value)).toThrow(EncryptionError);
+  }
+  for (const [label, value] of c.lookups) {
+    expect(value.startsWith('wdet2:')).toBe(true);
+    expect(() => MASTER.openEqual(label, value)).toThrow(EncryptionError);
   }
 }
 
@@ -91,8 +112,10 @@ function shreddingSuite(backend: Backend) {
     weft = undefined;
   });
 
+  let engineUrl = '';
   const open = async () => {
     const url = await backend.freshUrl();
+    engineUrl = url;
     engine = createEngine({
       store: openThreadStore(url, { encryptionKey: KEY }),
       clock: createSimulatedClock('2026-03-01T00:00:00.000Z', 1000),
@@ -119,16 +142,27 @@ function shreddingSuite(backend: Backend) {
     must(await engine.createThread({ threadId: 'a', metadata: { owner: 'secret-owner' } }));
     await grow(engine, 'a', 5);
     must(await engine.startRun({ threadId: 'a', runId: 'r1', goal: 'secret goal' }));
+    must(await engine.remember({ threadId: 'a', type: 'memory', key: 'secretkey', content: 1 }));
     must(await engine.createThread({ threadId: 'b' }));
     await grow(engine, 'b', 2);
     const captured = await capture(weft, 'a');
     expect(captured.payloads.length).toBeGreaterThan(0);
     expect(captured.entries.length).toBeGreaterThan(0);
+    expect(captured.lookups.map(([label]) => label).sort()).toEqual([
+      'node.resource_key',
+      'resource_head.semantic_key',
+    ]);
     expectShredded(captured);
     const plain = openCaptured(captured);
     expect(plain.join('\n')).toContain('secret a 4');
     expect(plain.join('\n')).toContain('secret-owner');
     expect(plain.join('\n')).toContain('secret goal');
+    expect(plain).toContain('secretkey');
+    // Memory is found by its key through the thread's own deterministic seal.
+    const reads = createReads(engine, { databaseUrl: engineUrl });
+    const memory = await reads.memory('a', { type: 'memory', key: 'secretkey' });
+    await reads.close();
+    expect(memory.map((m) => m.key)).toEqual(['secretkey']);
     // Another thread's key opens nothing of this one.
     const other = await keyRow(weft, 'b');
     expect(() =>

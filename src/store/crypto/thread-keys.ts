@@ -10,12 +10,22 @@
  * of those values left anywhere (freed pages, WAL, dead tuples, a lagging replica, a shipped
  * log) no longer opens with the key alone.
  *
- * Deterministic seals (`wdet1:`, looked up by equality, some across a tenant's threads) and
- * digests stay under the key's own subkeys, as does everything not owned by one thread.
+ * Values looked up by equality within the thread (resource keys, memory types and keys, spend
+ * keys) are sealed deterministically under subkeys of the data key (`wdet2:`). Digests
+ * (idempotency keys) and everything not owned by one thread stay under the key's own subkeys.
  * `wenc1:` and plain values keep reading: a thread codec opens them with the key's codec.
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import { type FieldCodec, THREAD_SEALED_BYTE, THREAD_TEXT_PREFIX, threadSealed } from './index.js';
+import {
+  deterministicSeal,
+  type FieldCodec,
+  isSealedEqual,
+  subkey,
+  THREAD_EQUAL_PREFIX,
+  THREAD_SEALED_BYTE,
+  THREAD_TEXT_PREFIX,
+  threadSealed,
+} from './index.js';
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -98,8 +108,27 @@ export function threadCodec(
       Buffer.from(stored.slice(THREAD_TEXT_PREFIX.length), 'base64'),
     ).toString('utf8');
   };
+  // Lookups within the thread (resource keys, memory types and keys, spend keys) under subkeys of
+  // the data key, so they are shredded with it; the thread's storage key in the label keeps
+  // them from opening in another thread's row.
+  const equal = deterministicSeal(
+    subkey(dataKey, `deterministic encryption\0${threadId}`),
+    subkey(dataKey, `synthetic iv\0${threadId}`),
+    THREAD_EQUAL_PREFIX,
+    threadSealed,
+  );
+  const sealEqual = equal.sealEqual;
   return {
     ...base,
+    sealEqual,
+    openEqual: (label, stored) =>
+      stored.startsWith(THREAD_EQUAL_PREFIX)
+        ? equal.openEqual(label, stored)
+        : base.openEqual(label, stored),
+    // Every row of a thread with a data key was written with it: no `wdet1:` form to look for
+    // (and two forms keep a chunk of 400 keys under SQLite's 999 bound values).
+    equalForms: (label, text) =>
+      isSealedEqual(text) ? [sealEqual(label, text)] : [sealEqual(label, text), text],
     sealText: (text) =>
       THREAD_TEXT_PREFIX + seal(dataKey, aad, Buffer.from(text, 'utf8')).toString('base64'),
     openText,

@@ -109,7 +109,8 @@ export async function dumpReadModels(
   node.push(...shared.node);
   nodeParent.push(...shared.nodeParent);
   const keys = keyringOf(codec);
-  await keys.load([...thread.map((t) => t.id), ...run.map((r) => r.threadId)]);
+  const owners = [...resourceHead, ...run, ...runSpend].map((r) => r.threadId);
+  await keys.load([...thread.map((t) => t.id), ...owners]);
   const idOf = new Map(node.map((n) => [`${n.threadId}\u0000${n.sequence}`, n.id]));
   const edges = nodeParent.map((p) => ({
     threadId: p.threadId,
@@ -131,13 +132,13 @@ export async function dumpReadModels(
     node: [...own, ...shared.node].map((n) => plain(n)).sort(byKeys('threadId', 'id')),
     node_parent: edges.sort(byKeys('threadId', 'childId', 'parentId')),
     resource_head: resourceHead
-      .map((h) => plain(openHead(codec, h)))
+      .map((h) => plain(openHead(keys.forThread(h.threadId), h)))
       .sort(byKeys('threadId', 'resourceKey')),
     run: run
       .map((r) => plain(openRun(keys.forThread(r.threadId), r)))
       .sort(byKeys('threadId', 'id')),
     run_spend: runSpend
-      .map((s) => plain(openSpend(codec, s)))
+      .map((s) => plain(openSpend(keys.forThread(s.threadId), s)))
       .sort(byKeys('threadId', 'runId', 'dimension', 'key')),
   };
 }

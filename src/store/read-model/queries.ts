@@ -8,7 +8,7 @@
  * (src/engine/reads.ts) parses them. With a key, a lookup by a resource key or memory type or
  * key matches the sealed value and, for rows written before it was sealed, the plain one.
  */
-import { type FieldCodec, PLAIN_CODEC } from '../crypto/index.js';
+import { type FieldCodec, keyringOf, PLAIN_CODEC } from '../crypto/index.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
 import { node, nodeParent, resourceHead, run, thread } from '../tables/index.js';
@@ -183,6 +183,7 @@ export function createReadQueries(
   const N = node.c;
   const E = nodeParent.c;
   const lineages = createLineages(weft);
+  const keyring = keyringOf(codec);
   // Opened under the storing thread's data key, before asSeenBy gives shared rows the fork's id.
   const openNodes = (rows: readonly NodeRow[]) =>
     openByThread(codec, rows, (r) => r.threadId, openNode);
@@ -228,17 +229,10 @@ export function createReadQueries(
       const rows = await openNodes(await nodesById(weft, lineage, ids));
       return withParents(threadId, await asSeenBy(weft, threadId, rows));
     }
-    return withParents(
-      threadId,
-      await openNodes(
-        await chunked([...new Set(ids)], (chunk) =>
-          nodeRows(`${N.threadId} = ? AND ${N.id} IN (${marks(chunk.length)})`, [
-            threadId,
-            ...chunk,
-          ]),
-        ),
-      ),
+    const rows = await chunked([...new Set(ids)], (chunk) =>
+      nodeRows(`${N.threadId} = ? AND ${N.id} IN (${marks(chunk.length)})`, [threadId, ...chunk]),
     );
+    return withParents(threadId, await openNodes(rows));
   };
   const conditions = whereBuilder;
   /** The WHERE of a node page's filter. */
@@ -254,9 +248,8 @@ export function createReadQueries(
     if (q.tainted !== undefined) w.add(`${N.taint} IS ${q.tainted ? 'NOT ' : ''}NULL`);
     if (q.runId !== undefined) w.add(`${N.runId} = ?`, q.runId);
     if (q.resourceKey !== undefined) {
-      const forms = codec.encrypted
-        ? codec.equalForms(LABEL.nodeResourceKey, q.resourceKey)
-        : [q.resourceKey];
+      const own = keyring.forThread(span?.threadId ?? q.threadId);
+      const forms = own.equalForms(LABEL.nodeResourceKey, q.resourceKey);
       w.add(`${N.resourceKey} IN (${marks(forms.length)})`, ...forms);
     }
     return w;
@@ -298,6 +291,7 @@ export function createReadQueries(
       const rows: NodeRow[] = [];
       const direction = q.descending === true ? 'DESC' : 'ASC';
       const lineage = await lineages.of(q.threadId);
+      await keyring.load([q.threadId, ...lineage.map((s) => s.threadId)]);
       // The stretches of a shared history in the page's order; a thread's own rows: one pass.
       const spans: Array<Segment | undefined> = isOwn(lineage) ? [undefined] : nodeSpans(lineage);
       if (direction === 'DESC') spans.reverse();
@@ -326,6 +320,7 @@ export function createReadQueries(
     async countNodes(q) {
       if (q.kinds?.length === 0) return 0;
       const lineage = await lineages.of(q.threadId);
+      await keyring.load([q.threadId, ...lineage.map((s) => s.threadId)]);
       let total = 0;
       for (const span of isOwn(lineage) ? [undefined] : nodeSpans(lineage)) {
         const w = nodeConditions(q, span);
@@ -405,16 +400,16 @@ export function createReadQueries(
       const found = await Promise.all(
         [...groups].map(async ([threadId, group]) => {
           const lineage = await lineages.of(threadId);
+          await keyring.load(lineage.map((s) => s.threadId));
           const rows: NodeRow[] = [];
           for (const span of nodeSpans(lineage)) {
             const bounds = spanBounds(span);
+            const own = keyring.forThread(span.threadId);
             // With a key each key is looked for in two forms: 2 × 400 + 3 values, under 999.
             const keys = [...new Set(group.map((k) => k.resourceKey))];
             rows.push(
               ...(await chunked(keys, (chunk) => {
-                const forms = codec.encrypted
-                  ? chunk.flatMap((key) => codec.equalForms(LABEL.nodeResourceKey, key))
-                  : chunk;
+                const forms = chunk.flatMap((key) => own.equalForms(LABEL.nodeResourceKey, key));
                 return nodeRows(`${bounds.sql} AND ${N.resourceKey} IN (${marks(forms.length)})`, [
                   ...bounds.values,
                   ...forms,
@@ -438,13 +433,14 @@ export function createReadQueries(
       if (filter.semantic === true) w.add(`${H.semanticType} IS NOT NULL`);
       const match = (column: string, label: string, value: string | undefined) => {
         if (value === undefined) return;
-        const forms = codec.encrypted ? codec.equalForms(label, value) : [value];
+        const forms = keyring.forThread(threadId).equalForms(label, value);
         w.add(`${column} IN (${marks(forms.length)})`, ...forms);
       };
+      await keyring.load([threadId]);
       match(H.semanticType, LABEL.semanticType, filter.type);
       match(H.semanticKey, LABEL.semanticKey, filter.key);
       const stored = await selectRows(weft, resourceHead, w.where(), w.values);
-      const rows = codec.encrypted ? stored.map((row) => openHead(codec, row)) : stored;
+      const rows = stored.map((row) => openHead(keyring.forThread(threadId), row));
       const nodes = new Map(
         (
           await nodesIn(

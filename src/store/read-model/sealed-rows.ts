@@ -10,6 +10,9 @@
  *   (model and workflow node names);
  * - keyed hash (`digest`): idempotency keys, never read back.
  *
+ * A thread's rows are sealed with its own codec (src/store/crypto/thread-keys.ts: under its data
+ * key, so deleting the key shreds them); the idempotency record with the key's codec.
+ *
  * Ids, tenants, enum values (kind, status, dimension, entry type), counters, flags, timestamps,
  * hashes and the frontier (node ids) are stored as they are.
  *
