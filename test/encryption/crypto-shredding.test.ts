@@ -180,8 +180,16 @@ function shreddingSuite(backend: Backend) {
   it('a fork reads its shared prefix after its source is deleted; the key goes with the fork', async () => {
     const { engine, weft } = await open();
     must(await engine.createThread({ threadId: 's' }));
-    await grow(engine, 's', 6);
-    must(await engine.forkThread({ threadId: 's', upToIndex: 4, newThreadId: 'f' }));
+    await grow(engine, 's', 3);
+    must(await engine.remember({ threadId: 's', type: 'memory', key: 'shared', content: 'm' }));
+    must(
+      await engine.appendNodes({
+        threadId: 's',
+        nodes: [{ kind: 'resource', payload: { v: 1 }, resourceKey: 'file:///shared.txt' }],
+      }),
+    );
+    await grow(engine, 's', 2);
+    must(await engine.forkThread({ threadId: 's', upToIndex: 6, newThreadId: 'f' }));
     await grow(engine, 'f', 2);
     const source = await capture(weft, 's');
     const fork = await capture(weft, 'f');
@@ -193,6 +201,28 @@ function shreddingSuite(backend: Backend) {
       state: must(await engine.stateAt('f', 3)).agentState,
     };
     expect(JSON.stringify(before.log)).toContain('secret s 2');
+    // Lookups by key in the fork's shared prefix use the source's deterministic seal.
+    const lookups = async () => {
+      const reads = createReads(engine, { databaseUrl: engineUrl });
+      try {
+        const memory = await reads.memory('f', { type: 'memory', key: 'shared' });
+        const versions = await reads.resourceVersions([
+          { threadId: 'f', resourceKey: 'file:///shared.txt' },
+        ]);
+        const page = await reads.nodePage({
+          threadId: 'f',
+          take: 10,
+          resourceKey: 'file:///shared.txt',
+        });
+        return { memory, versions, page };
+      } finally {
+        await reads.close();
+      }
+    };
+    const found = await lookups();
+    expect(found.memory.map((m) => m.key)).toEqual(['shared']);
+    expect(found.versions.flat().map((n) => n?.resourceKey)).toEqual(['file:///shared.txt']);
+    expect(found.page.map((n) => n.resourceKey)).toEqual(['file:///shared.txt']);
 
     must(await engine.deleteThread({ threadId: 's' }));
     // The shared prefix is sealed under the source's key, which stays while the fork reads it.
@@ -201,6 +231,7 @@ function shreddingSuite(backend: Backend) {
     expect(await engine.store.dumpReadModels(['f'])).toEqual(before.dump);
     expect(must(await engine.verify('f', { strict: true }))).toEqual(before.verify);
     expect(must(await engine.stateAt('f', 3)).agentState).toEqual(before.state);
+    expect(await lookups()).toEqual(found);
 
     must(await engine.deleteThread({ threadId: 'f' }));
     expect(await keyRow(weft, 's')).toBeUndefined();
