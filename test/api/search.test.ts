@@ -370,7 +370,7 @@ function encryptionSuite(backend: 'sqlite' | 'postgres') {
       const filtered = await t.gql(SEARCH, { q: 'walrus', filter: { threadId: 'nope' } });
       expect(filtered.errors?.[0]?.extensions?.code).toBe('SEARCH_DISABLED');
       expect(await t.column(nodeText, nodeText.c.body)).toEqual([]);
-      expect(String((await t.column(node, node.c.payload))[0])).toMatch(/^wenc1:/);
+      expect(String((await t.column(node, node.c.payload))[0])).toMatch(/^wenc2:/);
     } finally {
       await t.close();
     }
@@ -386,7 +386,7 @@ function encryptionSuite(backend: 'sqlite' | 'postgres') {
       ]);
       expect(highlighted(page.edges[0].node.snippet)).toEqual(['walrus']);
       expect(await t.column(nodeText, nodeText.c.body)).toEqual(['classified walrus']);
-      expect(String((await t.column(node, node.c.payload))[0])).toMatch(/^wenc1:/);
+      expect(String((await t.column(node, node.c.payload))[0])).toMatch(/^wenc2:/);
     } finally {
       await t.close();
     }

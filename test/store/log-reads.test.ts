@@ -91,7 +91,7 @@ function describeBackend(name: string, freshUrl: () => Promise<string>) {
           });
           expect(rows[1]!.entry).toBe('');
           expect(rows[1]!.packed).not.toBeNull();
-          if (key !== undefined) expect(rows[2]!.entry.startsWith('wenc1:')).toBe(true);
+          if (key !== undefined) expect(rows[2]!.entry.startsWith('wenc2:')).toBe(true);
 
           const parsed = texts.map((t) => JSON.parse(t) as Record<string, unknown>);
           expect(JSON.stringify(parsed[1])).toContain(`4 ${'ü∑🙂'.repeat(150)}`);
@@ -145,8 +145,8 @@ describe('event-log store with an encryption codec', () => {
       };
       must(await log.append({ threadId: 't', expectedIndex: 0, entries: [entry] }));
       const [row] = await weft.prisma.logEntry.findMany({ where: { threadId: 't' } });
-      expect(row!.entry.startsWith('wenc1:')).toBe(true);
-      expect(row!.verbatim?.startsWith('wenc1:')).toBe(true);
+      expect(row!.entry.startsWith('wenc2:')).toBe(true);
+      expect(row!.verbatim?.startsWith('wenc2:')).toBe(true);
       expect(JSON.stringify(await log.read('t'))).toBe(JSON.stringify([entry]));
       const keyless = openThreadStore(url);
       try {

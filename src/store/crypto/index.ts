@@ -14,6 +14,9 @@
  * - values only compared, never read back (idempotency keys) as a keyed hash, `digest`:
  *   `whmac1:` + base64url(HMAC-SHA256(subkey, label ‖ 0 ‖ text)).
  *
+ * Per-thread data keys (thread-keys.ts) seal a thread's own values the same two ways (`wenc2:`,
+ * `wdet2:`), so that deleting its key shreds them.
+ *
  * Labels name the column, so equal texts in two columns are unrelated. Subkeys are derived from
  * the key with HMAC-SHA256 under fixed labels; the random-IV seal uses the key itself, as before.
  * Hashes and content ids stay over the plaintext: encryption is a property of the stored bytes,
@@ -57,6 +60,10 @@ const EQUAL_PREFIX = 'wdet1:';
 const DIGEST_PREFIX = 'whmac1:';
 /** First byte of a sealed packed entry (plain ones start with 0 or 1, see packed-entry.ts). */
 const SEALED_BYTE = 0xe1;
+/** The prefix and first byte of values sealed under a thread's data key (thread-keys.ts). */
+export const THREAD_TEXT_PREFIX = 'wenc2:';
+export const THREAD_SEALED_BYTE = 0xe2;
+export const THREAD_EQUAL_PREFIX = 'wdet2:';
 
 /**
  * The key from its text: 64 hex digits, or base64 (standard or url-safe) of 32 bytes. Throws
@@ -105,24 +112,87 @@ export interface FieldCodec {
   digest(label: string, text: string): string;
   /** The stored values a lookup of `text` must match: its digest and the text itself. */
   digestForms(label: string, text: string): string[];
+  /**
+   * The per-thread data keys of a store's codec (thread-keys.ts): thread-owned rows are opened
+   * with `threads.forThread(row's thread)` after `threads.load`. Absent on a bare codec.
+   */
+  readonly threads?: ThreadKeyring | undefined;
 }
 
-export const isSealedText = (stored: string): boolean => stored.startsWith(TEXT_PREFIX);
+/** Where the codecs of threads' rows come from (see thread-keys.ts). */
+export interface ThreadKeyring {
+  /** Makes the data keys of these threads available to `forThread` (a query for those not cached). */
+  load(threadIds: Iterable<string>): Promise<void>;
+  /** The codec of rows stored under this thread's storage key; `load` it first. */
+  forThread(threadId: string): FieldCodec;
+}
 
-export const isSealedBytes = (stored: Uint8Array): boolean => stored[0] === SEALED_BYTE;
+/** The codec's keyring; for a codec without per-thread keys, one that always gives the codec. */
+export const keyringOf = (codec: FieldCodec): ThreadKeyring =>
+  codec.threads ?? { load: async () => undefined, forThread: () => codec };
 
-export const isSealedEqual = (stored: string): boolean => stored.startsWith(EQUAL_PREFIX);
+/** Sealed under the key itself (`wenc1:`) or under a thread's data key (`wenc2:`, thread-keys.ts). */
+export const isSealedText = (stored: string): boolean =>
+  stored.startsWith(TEXT_PREFIX) || stored.startsWith(THREAD_TEXT_PREFIX);
+
+export const isSealedBytes = (stored: Uint8Array): boolean =>
+  stored[0] === SEALED_BYTE || stored[0] === THREAD_SEALED_BYTE;
+
+/** Sealed deterministically under the key (`wdet1:`) or a thread's data key (`wdet2:`). */
+export const isSealedEqual = (stored: string): boolean =>
+  stored.startsWith(EQUAL_PREFIX) || stored.startsWith(THREAD_EQUAL_PREFIX);
 
 export const keyIdOf = (key: Uint8Array): string =>
   createHmac('sha256', key).update('weft encryption key id v1').digest('hex').slice(0, 16);
 
 /** A subkey of `key` for one purpose (HMAC-SHA256 under a fixed label: HKDF-Expand, one block). */
-const subkey = (key: Uint8Array, purpose: string): Buffer =>
+export const subkey = (key: Uint8Array, purpose: string): Buffer =>
   createHmac('sha256', key).update(`weft subkey v1: ${purpose}`).digest();
 
 /** `label ‖ 0 ‖ text`: labels never contain NUL, so no two (label, text) pairs share it. */
 const labelled = (label: string, text: string): Buffer =>
   Buffer.concat([Buffer.from(label, 'utf8'), Buffer.of(0), Buffer.from(text, 'utf8')]);
+
+/**
+ * The deterministic seal under `equalKey` (see createFieldCodec), written with `prefix`; a value
+ * with another prefix is returned as it is by `open`. `fail`: the error of a value that does
+ * not open.
+ */
+export function deterministicSeal(
+  equalKey: Uint8Array,
+  ivKey: Uint8Array,
+  prefix: string,
+  fail: () => EncryptionError,
+) {
+  const sealEqual = (label: string, text: string): string => {
+    const plain = Buffer.from(text, 'utf8');
+    const iv = createHmac('sha256', ivKey)
+      .update(labelled(label, text))
+      .digest()
+      .subarray(0, IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', equalKey, iv);
+    cipher.setAAD(Buffer.from(label, 'utf8'));
+    const body = Buffer.concat([cipher.update(plain), cipher.final()]);
+    return prefix + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
+  };
+  const openEqual = (label: string, stored: string): string => {
+    if (!stored.startsWith(prefix)) return stored;
+    const sealed = Buffer.from(stored.slice(prefix.length), 'base64');
+    if (sealed.length < IV_BYTES + TAG_BYTES) throw fail();
+    const decipher = createDecipheriv('aes-256-gcm', equalKey, sealed.subarray(0, IV_BYTES));
+    decipher.setAAD(Buffer.from(label, 'utf8'));
+    decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    try {
+      return Buffer.concat([
+        decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)),
+        decipher.final(),
+      ]).toString('utf8');
+    } catch {
+      throw fail();
+    }
+  };
+  return { sealEqual, openEqual };
+}
 
 const missing = (): EncryptionError =>
   new EncryptionError(
@@ -134,6 +204,13 @@ const mismatch = (): EncryptionError =>
   new EncryptionError(
     'ENCRYPTION_KEY_MISMATCH',
     'stored data does not decrypt with the configured encryption key (AES-256-GCM authentication failed): WEFT_ENCRYPTION_KEY is not the key this database was written with, or the stored bytes were altered',
+  );
+
+/** A value sealed under a thread's data key, read without it (thread-keys.ts). */
+export const threadSealed = (): EncryptionError =>
+  new EncryptionError(
+    'ENCRYPTION_KEY_MISMATCH',
+    "stored data is sealed under a thread's data key, which is not available: the thread was deleted (its key destroyed) or the value was read outside its thread",
   );
 
 /** The codec for `key`, or the identity codec (which refuses sealed values) without one. */
@@ -165,10 +242,13 @@ export function createFieldCodec(key?: Uint8Array | null): FieldCodec {
       throw mismatch();
     }
   };
-  const openText = (stored: string) =>
-    isSealedText(stored)
-      ? open(Buffer.from(stored.slice(TEXT_PREFIX.length), 'base64')).toString('utf8')
-      : stored;
+  const openText = (stored: string) => {
+    if (stored.startsWith(TEXT_PREFIX)) {
+      return open(Buffer.from(stored.slice(TEXT_PREFIX.length), 'base64')).toString('utf8');
+    }
+    if (stored.startsWith(THREAD_TEXT_PREFIX)) throw threadSealed();
+    return stored;
+  };
 
   // Deterministic seal (SIV-style: the IV is a MAC of the plaintext). Chosen over an HMAC
   // column beside a random-IV copy because it leaks the same thing — which stored values are
@@ -178,36 +258,13 @@ export function createFieldCodec(key?: Uint8Array | null): FieldCodec {
   // the label is the GCM associated data, so a value moved to another column does not open.
   // Two distinct texts get the same IV only on a 96-bit HMAC collision (about 2^48 values of
   // one label before that is likely).
-  const equalKey = subkey(secret, 'deterministic encryption');
-  const ivKey = subkey(secret, 'synthetic iv');
+  const { sealEqual, openEqual } = deterministicSeal(
+    subkey(secret, 'deterministic encryption'),
+    subkey(secret, 'synthetic iv'),
+    EQUAL_PREFIX,
+    mismatch,
+  );
   const digestKey = subkey(secret, 'lookup digest');
-  const sealEqual = (label: string, text: string): string => {
-    const plain = Buffer.from(text, 'utf8');
-    const iv = createHmac('sha256', ivKey)
-      .update(labelled(label, text))
-      .digest()
-      .subarray(0, IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', equalKey, iv);
-    cipher.setAAD(Buffer.from(label, 'utf8'));
-    const body = Buffer.concat([cipher.update(plain), cipher.final()]);
-    return EQUAL_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
-  };
-  const openEqual = (label: string, stored: string): string => {
-    if (!isSealedEqual(stored)) return stored;
-    const sealed = Buffer.from(stored.slice(EQUAL_PREFIX.length), 'base64');
-    if (sealed.length < IV_BYTES + TAG_BYTES) throw mismatch();
-    const decipher = createDecipheriv('aes-256-gcm', equalKey, sealed.subarray(0, IV_BYTES));
-    decipher.setAAD(Buffer.from(label, 'utf8'));
-    decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-    try {
-      return Buffer.concat([
-        decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)),
-        decipher.final(),
-      ]).toString('utf8');
-    } catch {
-      throw mismatch();
-    }
-  };
   const digest = (label: string, text: string): string =>
     DIGEST_PREFIX +
     createHmac('sha256', digestKey).update(labelled(label, text)).digest('base64url');
@@ -221,13 +278,18 @@ export function createFieldCodec(key?: Uint8Array | null): FieldCodec {
         Buffer.of(SEALED_BYTE),
         seal(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
       ]),
-    openBytes: (stored) =>
-      isSealedBytes(stored)
+    openBytes: (stored) => {
+      if (stored[0] === THREAD_SEALED_BYTE) throw threadSealed();
+      return stored[0] === SEALED_BYTE
         ? open(Buffer.from(stored.buffer, stored.byteOffset + 1, stored.byteLength - 1))
-        : stored,
+        : stored;
+    },
     openNullable: (stored) => (stored === null ? null : openText(stored)),
     sealEqual,
-    openEqual,
+    openEqual: (label, stored) => {
+      if (stored.startsWith(THREAD_EQUAL_PREFIX)) throw threadSealed();
+      return openEqual(label, stored);
+    },
     // A plain value that looks sealed would not read back (openEqual would try to open it), so
     // it is not looked for either.
     equalForms: (label, text) =>

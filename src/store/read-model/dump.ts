@@ -2,13 +2,14 @@
  * The read-model rows of threads, normalised for comparison (Dates as ISO text, node edges by id,
  * rows sorted by key): for tests and diagnostics (`weft replay`).
  */
-import type { FieldCodec } from '../crypto/index.js';
+import { type FieldCodec, keyringOf } from '../crypto/index.js';
 import type { WeftPrisma } from '../prisma/index.js';
 import * as tables from '../tables/index.js';
 import { type Lineages, nodeSpans } from './lineage.js';
 import { asSeenBy } from './lineage-nodes.js';
-import { openHead, openNode, openSpend, openThread } from './sealed-rows.js';
+import { openHead, openNode, openRun, openSpend, openThread } from './sealed-rows.js';
 import { marks, selectRows } from './select.js';
+import { openByThread } from './thread-keys.js';
 
 export type ReadModelDump = Record<
   'thread' | 'node' | 'node_parent' | 'resource_head' | 'run' | 'run_spend',
@@ -55,6 +56,7 @@ async function rowsOf<Row>(
  */
 async function sharedRows(
   weft: WeftPrisma,
+  codec: FieldCodec,
   lineages: Lineages,
   threads: readonly tables.ThreadRow[],
 ): Promise<{ node: tables.NodeRow[]; nodeParent: tables.NodeParentRow[] }> {
@@ -72,7 +74,9 @@ async function sharedRows(
         `${N.threadId} = ? AND ${N.sequence} > ? AND ${N.sequence} <= ?`,
         bounds,
       );
-      out.node.push(...(await asSeenBy(weft, t.id, nodes)));
+      // Opened under the key of the thread storing them, before they take the fork's id.
+      const opened = await openByThread(codec, nodes, (n) => n.threadId, openNode);
+      out.node.push(...(await asSeenBy(weft, t.id, opened)));
       const edges = await selectRows(
         weft,
         tables.nodeParent,
@@ -100,9 +104,13 @@ export async function dumpReadModels(
     rowsOf(weft, tables.run, 'threadId', threadIds),
     rowsOf(weft, tables.runSpend, 'threadId', threadIds),
   ]);
-  const shared = await sharedRows(weft, lineages, thread);
+  const own = await openByThread(codec, node, (n) => n.threadId, openNode);
+  const shared = await sharedRows(weft, codec, lineages, thread);
   node.push(...shared.node);
   nodeParent.push(...shared.nodeParent);
+  const keys = keyringOf(codec);
+  const owners = [...resourceHead, ...run, ...runSpend].map((r) => r.threadId);
+  await keys.load([...thread.map((t) => t.id), ...owners]);
   const idOf = new Map(node.map((n) => [`${n.threadId}\u0000${n.sequence}`, n.id]));
   const edges = nodeParent.map((p) => ({
     threadId: p.threadId,
@@ -116,21 +124,21 @@ export async function dumpReadModels(
       .map((t) => {
         // Nor is retention: it is not in the log, so a rebuilt row has none.
         const { baseThreadId, baseLogLength, baseNodeCount, deletedAt, expiresAt, ...row } = plain(
-          openThread(codec, t),
+          openThread(keys.forThread(t.id), t),
         );
         return row;
       })
       .sort(byKeys('id')),
-    node: node.map((n) => plain(openNode(codec, n))).sort(byKeys('threadId', 'id')),
+    node: [...own, ...shared.node].map((n) => plain(n)).sort(byKeys('threadId', 'id')),
     node_parent: edges.sort(byKeys('threadId', 'childId', 'parentId')),
     resource_head: resourceHead
-      .map((h) => plain(openHead(codec, h)))
+      .map((h) => plain(openHead(keys.forThread(h.threadId), h)))
       .sort(byKeys('threadId', 'resourceKey')),
     run: run
-      .map((r) => plain({ ...r, goal: codec.openText(r.goal), state: codec.openText(r.state) }))
+      .map((r) => plain(openRun(keys.forThread(r.threadId), r)))
       .sort(byKeys('threadId', 'id')),
     run_spend: runSpend
-      .map((s) => plain(openSpend(codec, s)))
+      .map((s) => plain(openSpend(keys.forThread(s.threadId), s)))
       .sort(byKeys('threadId', 'runId', 'dimension', 'key')),
   };
 }

@@ -15,6 +15,7 @@ import {
 } from '../tables/index.js';
 import { openApproval } from './sealed-rows.js';
 import { bind, countRows, selectRows, whereBuilder } from './select.js';
+import { openByThread } from './thread-keys.js';
 
 export type ApprovalState = 'pending' | 'resolved' | 'expired';
 
@@ -115,7 +116,7 @@ export function createFeedQueries(weft: WeftPrisma, codec: FieldCodec): FeedQuer
         [...w.values, q.take],
         ` ORDER BY ${A.requestedAt} ${direction}, ${A.threadId} ${direction}, ${A.runId} ${direction} LIMIT ?`,
       );
-      return rows.map((row) => openApproval(codec, row));
+      return openByThread(codec, rows, (r) => r.threadId, openApproval);
     },
 
     countApprovals(q) {

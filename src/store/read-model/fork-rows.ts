@@ -8,6 +8,7 @@ import type { WeftPrisma } from '../prisma/index.js';
 import { type ApprovalRow, approval, run } from '../tables/index.js';
 import { openApproval } from './sealed-rows.js';
 import { selectRows } from './select.js';
+import { openByThread } from './thread-keys.js';
 
 export interface ForkSourceRows {
   /** Requests made before `upTo`, settled only if settled before it too. */
@@ -27,8 +28,8 @@ export async function readForkSourceRows(
     threadId,
     upTo,
   ]);
-  const approvals = requests.map((stored) => {
-    const row = openApproval(codec, stored);
+  const opened = await openByThread(codec, requests, (r) => r.threadId, openApproval);
+  const approvals = opened.map((row) => {
     if (row.resolvedIndex === null || row.resolvedIndex < upTo) return row;
     return {
       ...row,

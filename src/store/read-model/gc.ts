@@ -30,6 +30,7 @@ import {
   runSpend,
   snapshot,
   thread,
+  threadKey,
 } from '../tables/index.js';
 import { trim } from './removal.js';
 import { ScriptRecorder, StatementTexts } from './write-script.js';
@@ -103,7 +104,8 @@ const KINDS: Kind[] = [
     table: table.name,
     from: inThreads(table, DELETED),
   })),
-  ...[logEntry, node, snapshot, run, resourceHead, approval, activity].map((table) => ({
+  // A data key outliving its thread's row (thread_key has no foreign key) is shredded here.
+  ...[logEntry, node, snapshot, run, resourceHead, approval, activity, threadKey].map((table) => ({
     category: 'orphans' as const,
     table: table.name,
     from: orphanOf(table),

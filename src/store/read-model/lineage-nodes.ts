@@ -217,13 +217,15 @@ export async function parentIdsInLineage(
 
 /**
  * The children of the nodes `ids` as `threadId` sees them, one per edge, ordered by parent then
- * child sequence (see queries.ts).
+ * child sequence (see queries.ts). `open` gets the rows while they still name the thread that
+ * stores them (whose data key seals them).
  */
 export async function childrenInLineage(
   weft: WeftPrisma,
   lineage: Lineage,
   threadId: string,
   ids: readonly string[],
+  open: (rows: NodeRow[]) => Promise<NodeRow[]>,
 ): Promise<Array<{ row: NodeRow; parentId: string }>> {
   const parents = await nodesById(weft, lineage, ids);
   const idOf = new Map(parents.map((p) => [p.sequence, p.id] as const));
@@ -237,10 +239,12 @@ export async function childrenInLineage(
   const rows = await asSeenBy(
     weft,
     threadId,
-    await nodesBySequence(
-      weft,
-      lineage,
-      edges.map((e) => e.childSeq),
+    await open(
+      await nodesBySequence(
+        weft,
+        lineage,
+        edges.map((e) => e.childSeq),
+      ),
     ),
   );
   const bySeq = new Map(rows.map((r) => [r.sequence, r] as const));

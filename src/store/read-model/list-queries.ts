@@ -66,11 +66,11 @@ export interface ListQueries {
   countRuns(query: RunFilterQuery): Promise<number>;
 }
 
-/** The lists on `weft`; `openThreads` and `openRun` open the sealed columns of what they read. */
+/** The lists on `weft`; `openThreads` and `openRuns` open the sealed columns of what they read. */
 export function createListQueries(
   weft: WeftPrisma,
-  openThreads: (rows: ThreadRow[]) => ThreadRow[],
-  openRun: (row: RunRow) => RunRow,
+  openThreads: (rows: ThreadRow[]) => Promise<ThreadRow[]>,
+  openRuns: (rows: RunRow[]) => Promise<RunRow[]>,
 ): ListQueries {
   const conditions = whereBuilder;
 
@@ -181,15 +181,15 @@ export function createListQueries(
           q.after.id,
         );
       }
-      return (
+      return openRuns(
         await selectRows(
           weft,
           run,
           w.where(),
           [...w.values, q.take],
           ` ORDER BY ${column} ${direction}, ${R.threadId} ${direction}, ${R.id} ${direction} LIMIT ?`,
-        )
-      ).map(openRun);
+        ),
+      );
     },
 
     countRuns: (q) => {

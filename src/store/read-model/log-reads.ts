@@ -5,7 +5,7 @@
  * seal, then splices the payloads back from the node rows, so every reader gets the same text.
  * Reading the columns any other way misses one of the two steps.
  */
-import type { FieldCodec } from '../crypto/index.js';
+import { type FieldCodec, keyringOf } from '../crypto/index.js';
 import type { WeftPrisma } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
 import { logEntry, node, type StoredEntryRow } from '../tables/index.js';
@@ -64,22 +64,26 @@ async function read(
     ])
   ).map((row) => logEntry.decode(row, weft.provider));
   if (rows.length === 0) return { rows, texts: [] };
+  // The rows of the thread holding them, under that thread's data key (thread-keys.ts).
+  const keys = keyringOf(codec);
+  await keys.load([threadId]);
+  const own = keys.forThread(threadId);
   const opened = rows.map((row) => ({
-    entry: codec.openText(row.entry),
-    packed: row.packed === null ? null : codec.openBytes(row.packed),
+    entry: own.openText(row.entry),
+    packed: row.packed === null ? null : own.openBytes(row.packed),
   }));
   const canonical = await entryTexts(opened, async (min, max) => {
     const nodes = await rawQuery(weft, STATEMENTS.payloads, [threadId, min, max]);
     return new Map(
       nodes.map((row) => {
         const n = node.decode(row, weft.provider);
-        return [n.sequence, codec.openText(n.payload)];
+        return [n.sequence, own.openText(n.payload)];
       }),
     );
   });
   const texts = canonical.map((text, i) => {
     const verbatim = rows[i]!.verbatim;
-    return { text, appended: verbatim === null ? text : codec.openText(verbatim) };
+    return { text, appended: verbatim === null ? text : own.openText(verbatim) };
   });
   return { rows, texts };
 }

@@ -8,7 +8,7 @@
  * (src/engine/reads.ts) parses them. With a key, a lookup by a resource key or memory type or
  * key matches the sealed value and, for rows written before it was sealed, the plain one.
  */
-import { type FieldCodec, PLAIN_CODEC } from '../crypto/index.js';
+import { type FieldCodec, keyringOf, PLAIN_CODEC } from '../crypto/index.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
 import { node, nodeParent, resourceHead, run, thread } from '../tables/index.js';
@@ -30,7 +30,7 @@ import {
 } from './list-queries.js';
 import { MAX_LOG_INDEX, readLogEntries } from './log-reads.js';
 import type { LogEntryRow, NodeRow, ResourceHeadRow, RunRow, ThreadRow } from './rows.js';
-import { LABEL, openHead, openNode, openThread } from './sealed-rows.js';
+import { LABEL, openHead, openNode, openRun, openThread } from './sealed-rows.js';
 import {
   countRows,
   findRunLocations,
@@ -39,6 +39,7 @@ import {
   selectRows,
   whereBuilder,
 } from './select.js';
+import { openByThread } from './thread-keys.js';
 import { createWalkQueries, type WalkQueries } from './walk-queries.js';
 
 export type {
@@ -182,12 +183,12 @@ export function createReadQueries(
   const N = node.c;
   const E = nodeParent.c;
   const lineages = createLineages(weft);
-  const open = (row: NodeRow, parentIds: string[]): NodeWithParents =>
-    codec.encrypted
-      ? { ...openNode(codec, row), parentIds }
-      : { ...row, payload: codec.openText(row.payload), parentIds };
-  const openThreads = (rows: ThreadRow[]): ThreadRow[] =>
-    codec.encrypted ? rows.map((row) => openThread(codec, row)) : rows;
+  const keyring = keyringOf(codec);
+  // Opened under the storing thread's data key, before asSeenBy gives shared rows the fork's id.
+  const openNodes = (rows: readonly NodeRow[]) =>
+    openByThread(codec, rows, (r) => r.threadId, openNode);
+  const openThreads = (rows: ThreadRow[]) => openByThread(codec, rows, (r) => r.id, openThread);
+  const openRuns = (rows: RunRow[]) => openByThread(codec, rows, (r) => r.threadId, openRun);
   const nodeRows = (where: string, values: readonly unknown[], tail = '') =>
     selectRows(weft, node, where, values, tail);
   /** The parent ids of nodes of one thread, in position order, keyed by child sequence. */
@@ -214,31 +215,24 @@ export function createReadQueries(
     return (sequence: number) =>
       (byChild.get(sequence) ?? []).sort((a, b) => a.position - b.position).map((e) => e.id);
   };
-  /** Node rows of one thread with their parent ids (one edge query per chunk of rows). */
+  /** Opened node rows of one thread with their parent ids (one edge query per chunk of rows). */
   const withParents = async (threadId: string, rows: readonly NodeRow[]) => {
     const parents = await parentIdsOf(
       threadId,
       rows.map((r) => r.sequence),
     );
-    return rows.map((r) => open(r, parents(r.sequence)));
+    return rows.map((r): NodeWithParents => ({ ...r, parentIds: parents(r.sequence) }));
   };
-  const openRun = (row: RunRow): RunRow => ({
-    ...row,
-    goal: codec.openText(row.goal),
-    state: codec.openText(row.state),
-  });
   const nodesIn = async (threadId: string, ids: readonly string[]) => {
     const lineage = await lineages.of(threadId);
     if (!isOwn(lineage)) {
-      const rows = await nodesById(weft, lineage, ids);
+      const rows = await openNodes(await nodesById(weft, lineage, ids));
       return withParents(threadId, await asSeenBy(weft, threadId, rows));
     }
-    return withParents(
-      threadId,
-      await chunked([...new Set(ids)], (chunk) =>
-        nodeRows(`${N.threadId} = ? AND ${N.id} IN (${marks(chunk.length)})`, [threadId, ...chunk]),
-      ),
+    const rows = await chunked([...new Set(ids)], (chunk) =>
+      nodeRows(`${N.threadId} = ? AND ${N.id} IN (${marks(chunk.length)})`, [threadId, ...chunk]),
     );
+    return withParents(threadId, await openNodes(rows));
   };
   const conditions = whereBuilder;
   /** The WHERE of a node page's filter. */
@@ -254,14 +248,13 @@ export function createReadQueries(
     if (q.tainted !== undefined) w.add(`${N.taint} IS ${q.tainted ? 'NOT ' : ''}NULL`);
     if (q.runId !== undefined) w.add(`${N.runId} = ?`, q.runId);
     if (q.resourceKey !== undefined) {
-      const forms = codec.encrypted
-        ? codec.equalForms(LABEL.nodeResourceKey, q.resourceKey)
-        : [q.resourceKey];
+      const own = keyring.forThread(span?.threadId ?? q.threadId);
+      const forms = own.equalForms(LABEL.nodeResourceKey, q.resourceKey);
       w.add(`${N.resourceKey} IN (${marks(forms.length)})`, ...forms);
     }
     return w;
   };
-  const lists = createListQueries(weft, openThreads, openRun);
+  const lists = createListQueries(weft, openThreads, openRuns);
 
   return {
     threads: async (ids) =>
@@ -298,6 +291,7 @@ export function createReadQueries(
       const rows: NodeRow[] = [];
       const direction = q.descending === true ? 'DESC' : 'ASC';
       const lineage = await lineages.of(q.threadId);
+      await keyring.load([q.threadId, ...lineage.map((s) => s.threadId)]);
       // The stretches of a shared history in the page's order; a thread's own rows: one pass.
       const spans: Array<Segment | undefined> = isOwn(lineage) ? [undefined] : nodeSpans(lineage);
       if (direction === 'DESC') spans.reverse();
@@ -320,12 +314,13 @@ export function createReadQueries(
         }
       }
       await nextTurn();
-      return withParents(q.threadId, await asSeenBy(weft, q.threadId, rows));
+      return withParents(q.threadId, await asSeenBy(weft, q.threadId, await openNodes(rows)));
     },
 
     async countNodes(q) {
       if (q.kinds?.length === 0) return 0;
       const lineage = await lineages.of(q.threadId);
+      await keyring.load([q.threadId, ...lineage.map((s) => s.threadId)]);
       let total = 0;
       for (const span of isOwn(lineage) ? [undefined] : nodeSpans(lineage)) {
         const w = nodeConditions(q, span);
@@ -352,6 +347,7 @@ export function createReadQueries(
               lineage,
               threadId,
               group.map((k) => k.id),
+              openNodes,
             );
             const children = new Map(
               (
@@ -389,7 +385,9 @@ export function createReadQueries(
             ]),
           );
           const children = new Map(
-            (await withParents(threadId, rows)).map((n) => [n.sequence, n] as const),
+            (await withParents(threadId, await openNodes(rows))).map(
+              (n) => [n.sequence, n] as const,
+            ),
           );
           return ordered.map((e) => ({ ...children.get(e.childSeq)!, parentId: e.parentId }));
         }),
@@ -402,16 +400,16 @@ export function createReadQueries(
       const found = await Promise.all(
         [...groups].map(async ([threadId, group]) => {
           const lineage = await lineages.of(threadId);
+          await keyring.load(lineage.map((s) => s.threadId));
           const rows: NodeRow[] = [];
           for (const span of nodeSpans(lineage)) {
             const bounds = spanBounds(span);
+            const own = keyring.forThread(span.threadId);
             // With a key each key is looked for in two forms: 2 × 400 + 3 values, under 999.
             const keys = [...new Set(group.map((k) => k.resourceKey))];
             rows.push(
               ...(await chunked(keys, (chunk) => {
-                const forms = codec.encrypted
-                  ? chunk.flatMap((key) => codec.equalForms(LABEL.nodeResourceKey, key))
-                  : chunk;
+                const forms = chunk.flatMap((key) => own.equalForms(LABEL.nodeResourceKey, key));
                 return nodeRows(`${bounds.sql} AND ${N.resourceKey} IN (${marks(forms.length)})`, [
                   ...bounds.values,
                   ...forms,
@@ -419,7 +417,10 @@ export function createReadQueries(
               })),
             );
           }
-          return withParents(threadId, await asSeenBy(weft, threadId, rows.sort(bySequence)));
+          return withParents(
+            threadId,
+            await asSeenBy(weft, threadId, await openNodes(rows.sort(bySequence))),
+          );
         }),
       );
       return found.flat();
@@ -432,13 +433,14 @@ export function createReadQueries(
       if (filter.semantic === true) w.add(`${H.semanticType} IS NOT NULL`);
       const match = (column: string, label: string, value: string | undefined) => {
         if (value === undefined) return;
-        const forms = codec.encrypted ? codec.equalForms(label, value) : [value];
+        const forms = keyring.forThread(threadId).equalForms(label, value);
         w.add(`${column} IN (${marks(forms.length)})`, ...forms);
       };
+      await keyring.load([threadId]);
       match(H.semanticType, LABEL.semanticType, filter.type);
       match(H.semanticKey, LABEL.semanticKey, filter.key);
       const stored = await selectRows(weft, resourceHead, w.where(), w.values);
-      const rows = codec.encrypted ? stored.map((row) => openHead(codec, row)) : stored;
+      const rows = stored.map((row) => openHead(keyring.forThread(threadId), row));
       const nodes = new Map(
         (
           await nodesIn(
@@ -482,7 +484,7 @@ export function createReadQueries(
           ),
         ),
       );
-      return found.flat().map(openRun);
+      return openRuns(found.flat());
     },
 
     runPlaces: (runId) => findRunLocations(weft, runId),

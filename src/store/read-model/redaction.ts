@@ -12,7 +12,7 @@
  * other's tombstones: each only rewrites its own nodes' rows and the same skeleton.
  */
 import { ok, type Result } from '../../core/errors.js';
-import type { FieldCodec } from '../crypto/index.js';
+import { type FieldCodec, keyringOf } from '../crypto/index.js';
 import type { WeftPrisma } from '../prisma/index.js';
 import {
   idempotencyRecord,
@@ -27,6 +27,7 @@ import { type CreatedPayload, packEntry } from './packed-entry.js';
 import type { ReadModelChanges } from './rows.js';
 import { type IdempotencyRecord, openNode, sealRecord } from './sealed-rows.js';
 import { selectRows } from './select.js';
+import { openByThread } from './thread-keys.js';
 import { keyReused } from './thread-removal.js';
 import type { ScriptRecorder } from './write-script.js';
 import type { WriteItem, Writer } from './writer.js';
@@ -108,10 +109,8 @@ export function createRedactionStore(deps: {
         [holder, index],
         ` ORDER BY ${N.sequence}`,
       );
-      return rows.map((row) => {
-        const opened = openNode(codec, row);
-        return { sequence: opened.sequence, payload: opened.payload };
-      });
+      const opened = await openByThread(codec, rows, (row) => row.threadId, openNode);
+      return opened.map((row) => ({ sequence: row.sequence, payload: row.payload }));
     },
 
     async sharersOf(holder, index) {
@@ -141,17 +140,24 @@ export function createRedactionStore(deps: {
 
     async commitRedaction(commits, rows, idempotency) {
       await ready();
+      // Each row sealed as its holder's rows are: under that thread's data key, if it has one.
+      const keys = keyringOf(codec);
+      await keys.load([...rows.nodes, ...rows.entries].map((r) => r.threadId));
       const stored: StoredRedaction = {
-        nodes: rows.nodes.map((n) => ({ ...n, payload: codec.sealText(n.payload) })),
+        nodes: rows.nodes.map((n) => ({
+          ...n,
+          payload: keys.forThread(n.threadId).sealText(n.payload),
+        })),
         entries: rows.entries.map((e) => {
+          const sealer = keys.forThread(e.threadId);
           // Packed whatever the size, so that the text is spliced from the rows (see above).
           const packed = packEntry(e.text, e.created, undefined, true);
           return {
             threadId: e.threadId,
             index: e.index,
             recordedAt: e.recordedAt,
-            entry: packed === null ? codec.sealText(e.text) : '',
-            packed: packed === null ? null : codec.sealBytes(packed),
+            entry: packed === null ? sealer.sealText(e.text) : '',
+            packed: packed === null ? null : sealer.sealBytes(packed),
             nodeIds: e.nodeIds,
           };
         }),

@@ -22,6 +22,7 @@ import {
   run,
   snapshot,
   thread,
+  threadKey,
 } from '../tables/index.js';
 import type { ReadModelChanges, ThreadRow } from './rows.js';
 import { selectRows } from './select.js';
@@ -71,6 +72,11 @@ export function trim(script: ScriptRecorder, id: string): void {
   );
   script.add(
     `DELETE FROM ${thread.sql} WHERE ${T.id} = ? AND ${T.deletedAt} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${thread.sql} d WHERE d.${T.baseThreadId} = ?)`,
+    [id, id],
+  );
+  // Crypto-shredding: the data key goes with the thread's row, i.e. with the last row it seals.
+  script.add(
+    `DELETE FROM ${threadKey.sql} WHERE ${threadKey.c.threadId} = ? AND NOT EXISTS (SELECT 1 FROM ${thread.sql} h WHERE h.${T.id} = ?)`,
     [id, id],
   );
 }

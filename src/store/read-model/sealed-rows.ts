@@ -10,6 +10,9 @@
  *   (model and workflow node names);
  * - keyed hash (`digest`): idempotency keys, never read back.
  *
+ * A thread's rows are sealed with its own codec (src/store/crypto/thread-keys.ts: under its data
+ * key, so deleting the key shreds them); the idempotency record with the key's codec.
+ *
  * Ids, tenants, enum values (kind, status, dimension, entry type), counters, flags, timestamps,
  * hashes and the frontier (node ids) are stored as they are.
  *
@@ -22,6 +25,7 @@ import type {
   NodeRow,
   ReadModelChanges,
   ResourceHeadRow,
+  RunRow,
   RunSpendRow,
   SnapshotRow,
   ThreadRow,
@@ -148,6 +152,10 @@ export function openApproval<T extends ApprovalRow>(codec: FieldCodec, row: T): 
     decision: codec.openNullable(row.decision),
     response: codec.openNullable(row.response),
   };
+}
+
+export function openRun<T extends Pick<RunRow, 'goal' | 'state'>>(codec: FieldCodec, row: T): T {
+  return { ...row, goal: codec.openText(row.goal), state: codec.openText(row.state) };
 }
 
 export function openSnapshot(codec: FieldCodec, row: SnapshotRow): SnapshotRow {

@@ -12,6 +12,7 @@ import type { Lineages } from './lineage.js';
 import { baseChain, emptyChanges } from './removal.js';
 import { type ExpiredThread, type ExpiredThreadQuery, findExpiredThreads } from './retention.js';
 import { type IdempotencyRecord, sealRecord } from './sealed-rows.js';
+import { storeKeyring } from './thread-keys.js';
 import type { Writer } from './writer.js';
 
 /** Two first uses of one idempotency key raced, and this one lost. */
@@ -69,6 +70,7 @@ export function createThreadRemovalStore(deps: {
         removal: { threadId, bases, ...removal },
       });
       lineages.forget(threadId);
+      storeKeyring(codec)?.forget(threadId);
       if (outcome === 'written') return ok(true);
       // Another deletion of the thread committed first, or its expiry moved (removal.ts).
       return outcome === 'conflict' ? ok(false) : { ok: false, error: keyReused(idempotency?.key) };

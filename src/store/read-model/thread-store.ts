@@ -37,6 +37,7 @@ import {
 } from './search-queries.js';
 import { findRunLocations, marks, type RunLocation, selectRows } from './select.js';
 import { openSqliteWriteConnection } from './sqlite-writer.js';
+import { type CommitKey, createStoreCodec, openByThread, storeKeyring } from './thread-keys.js';
 import { createThreadRemovalStore, keyReused, type ThreadRemovalStore } from './thread-removal.js';
 import { prismaScriptRunner, type RawClient } from './write-script.js';
 import { createWriter, type StoreWriterStats, type WriteItem, type Writer } from './writer.js';
@@ -189,7 +190,7 @@ export function openThreadStore(
       inFlight: inFlightOf(options.groupCommit) ?? 2,
       queued: true,
     }),
-    createFieldCodec(options.encryptionKey),
+    createStoreCodec(weft, createFieldCodec(options.encryptionKey), options.encryptionKey),
     searchIndexed(options),
   );
 }
@@ -210,7 +211,7 @@ export function createThreadStore(weft: WeftPrisma, options: ThreadStoreOptions 
       inFlight: inFlightOf(grouped) ?? 1,
       queued: weft.provider === 'sqlite' || grouped !== false,
     }),
-    createFieldCodec(options.encryptionKey),
+    createStoreCodec(weft, createFieldCodec(options.encryptionKey), options.encryptionKey),
     searchIndexed(options),
   );
 }
@@ -262,18 +263,22 @@ function storedItem(
   record: IdempotencyRecord | undefined,
   codec: FieldCodec,
   indexed: boolean,
+  key?: CommitKey,
 ): WriteItem {
-  const entries = storedEntries(changes.entries, changes.nodes, codec, changes.logOnly?.verbatim);
+  // The thread's rows under its data key; the idempotency record (not the thread's) under `codec`.
+  const own = key?.codec ?? codec;
+  const entries = storedEntries(changes.entries, changes.nodes, own, changes.logOnly?.verbatim);
   // The search text comes from the plain payloads, before they are sealed.
   const texts = indexed ? nodeTextRows(changes.nodes) : undefined;
   if (!codec.encrypted) return { changes, entries, record, texts };
-  const sealed = sealChanges(codec, changes);
+  const sealed = sealChanges(own, changes);
   return {
     changes: sealed.changes,
     entries,
     record: record === undefined ? undefined : sealRecord(codec, record),
     twins: sealed.twins,
     texts,
+    threadKey: key?.row,
   };
 }
 
@@ -405,7 +410,8 @@ function buildThreadStore(
           [s.threadId, below, s.fromIndex, limit - out.length],
           ` ORDER BY ${S.index} DESC LIMIT ?`,
         );
-        out.push(...rows.map((row) => ({ ...openSnapshot(codec, row), threadId })));
+        const opened = await openByThread(codec, rows, (r) => r.threadId, openSnapshot);
+        out.push(...opened.map((row) => ({ ...row, threadId })));
       }
       return out;
     },
@@ -449,10 +455,18 @@ function buildThreadStore(
       // A log-only commit without entries still creates its thread row (an empty fork).
       if (changes.entries.length === 0 && changes.logOnly === undefined) return ok(undefined);
       await ready();
-      const outcome = await writer.submit(
-        storedItem(changes, commitOptions.idempotency, codec, indexed),
+      const key = await storeKeyring(codec)?.forCommit(
+        changes.threadId,
+        changes.created,
+        changes.thread.createdAt ?? changes.thread.updatedAt,
       );
-      if (outcome === 'written') return ok(undefined);
+      const outcome = await writer.submit(
+        storedItem(changes, commitOptions.idempotency, codec, indexed, key),
+      );
+      if (outcome === 'written') {
+        key?.written();
+        return ok(undefined);
+      }
       if (outcome === 'conflict') return err(await conflict(changes));
       return err(keyReused(commitOptions.idempotency?.key));
     },

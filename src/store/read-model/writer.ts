@@ -5,7 +5,13 @@
  * (sqlite-writer.ts) or a Prisma client's interactive transactions (Postgres).
  */
 import { isUniqueViolation } from '../prisma/errors.js';
-import type { IdempotencyRow, NodeTextRow, Provider, StoredEntryRow } from '../tables/index.js';
+import type {
+  IdempotencyRow,
+  NodeTextRow,
+  Provider,
+  StoredEntryRow,
+  ThreadKeyRow,
+} from '../tables/index.js';
 import { createGroupWriter, type Settled, type WriterStats } from './group-commit.js';
 import { recordRedaction, type StoredRedaction } from './redaction.js';
 import { recordRemoval, type ThreadRemoval } from './removal.js';
@@ -32,6 +38,7 @@ import {
   upsertRuns,
   upsertSnapshots,
 } from './sql.js';
+import { insertThreadKeys } from './thread-keys.js';
 import {
   type GuardReason,
   type RecordedStatement,
@@ -60,6 +67,8 @@ export interface WriteItem {
    * same transaction after this one's, then the rewritten rows.
    */
   redaction?: { others: readonly WriteItem[]; rows: StoredRedaction } | undefined;
+  /** The new thread's wrapped data key (thread-keys.ts), stored with its first rows. */
+  threadKey?: ThreadKeyRow | undefined;
 }
 
 /** What became of one commit inside its transaction (the store turns rejections into errors). */
@@ -123,6 +132,10 @@ export function writeItems(script: ScriptRecorder, submitted: readonly WriteItem
     insertEntries(
       script,
       items.flatMap((i) => i.entries),
+    );
+    insertThreadKeys(
+      script,
+      items.flatMap((i) => (i.threadKey === undefined ? [] : [i.threadKey])),
     );
   });
   const records = every.flatMap((i) => (i.record === undefined ? [] : [i.record]));

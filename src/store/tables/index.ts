@@ -317,6 +317,19 @@ const auditColumns = {
 export const auditEntry = defineTable('audit_entry', auditColumns, ['id']);
 export type AuditRow = RowOf<typeof auditColumns>;
 
+/**
+ * A thread's data key (src/store/crypto/thread-keys.ts), wrapped under the encryption key; keyed
+ * by the storage key of the thread whose rows it seals. Removed with the last of those rows.
+ */
+const threadKeyColumns = {
+  threadId: { name: 'thread_id', type: 'text' },
+  /** `wkey1:` + base64(iv ‖ tag ‖ sealed data key). */
+  wrapped: { name: 'wrapped', type: 'text' },
+  createdAt: { name: 'created_at', type: 'datetime' },
+} as const;
+export const threadKey = defineTable('thread_key', threadKeyColumns, ['threadId']);
+export type ThreadKeyRow = RowOf<typeof threadKeyColumns>;
+
 /** Every table of the Prisma schema, by SQL name. */
 export const TABLES = {
   thread,
@@ -335,4 +348,5 @@ export const TABLES = {
   api_key: apiKey,
   weft_setting: setting,
   audit_entry: auditEntry,
+  thread_key: threadKey,
 } as const;
