@@ -1,5 +1,6 @@
 /**
- * The console's browser tests: a real `weft serve` (startServer) on a fresh SQLite file, keyed
+ * The console's browser tests: a real `weft serve` (startServer) on a fresh SQLite file (or a
+ * given database), keyed
  * (an admin and a read-only key created first), requests through its port, and headless Chromium
  * where every request to another origin is aborted and recorded.
  */
@@ -28,9 +29,10 @@ export interface ConsoleServer {
   close(): Promise<void>;
 }
 
-export async function startConsoleServer(): Promise<ConsoleServer> {
+/** A console server on a fresh SQLite file, or on `url` (an empty Postgres database, say). */
+export async function startConsoleServer(url?: string): Promise<ConsoleServer> {
   const dir = mkdtempSync(join(tmpdir(), 'weft-console-'));
-  const databaseUrl = `file:${join(dir, 'weft.db')}`;
+  const databaseUrl = url ?? `file:${join(dir, 'weft.db')}`;
   await migrate(databaseUrl);
   const db = createPrisma(databaseUrl);
   const keys = apiKeys(db);
