@@ -213,6 +213,31 @@ export const threadSealed = (): EncryptionError =>
     "stored data is sealed under a thread's data key, which is not available: the thread was deleted (its key destroyed) or the value was read outside its thread",
   );
 
+/** AES-256-GCM under a random IV: iv ‖ tag ‖ ciphertext (`aad`: associated data, if any). */
+export function gcmSeal(key: Uint8Array, plain: Buffer, aad?: Buffer): Buffer {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  if (aad !== undefined) cipher.setAAD(aad);
+  const body = Buffer.concat([cipher.update(plain), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), body]);
+}
+
+/** Opens what gcmSeal sealed; `fail()` is thrown for anything that does not authenticate. */
+export function gcmOpen(key: Uint8Array, sealed: Buffer, fail: () => Error, aad?: Buffer): Buffer {
+  if (sealed.length < IV_BYTES + TAG_BYTES) throw fail();
+  const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES));
+  if (aad !== undefined) decipher.setAAD(aad);
+  decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+  try {
+    return Buffer.concat([
+      decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)),
+      decipher.final(),
+    ]);
+  } catch {
+    throw fail();
+  }
+}
+
 /** The codec for `key`, or the identity codec (which refuses sealed values) without one. */
 export function createFieldCodec(key?: Uint8Array | null): FieldCodec {
   if (key === undefined || key === null) return PLAIN_CODEC;
@@ -223,25 +248,8 @@ export function createFieldCodec(key?: Uint8Array | null): FieldCodec {
     );
   }
   const secret = Buffer.from(key);
-  const seal = (plain: Buffer): Buffer => {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', secret, iv);
-    const body = Buffer.concat([cipher.update(plain), cipher.final()]);
-    return Buffer.concat([iv, cipher.getAuthTag(), body]);
-  };
-  const open = (sealed: Buffer): Buffer => {
-    if (sealed.length < IV_BYTES + TAG_BYTES) throw mismatch();
-    const decipher = createDecipheriv('aes-256-gcm', secret, sealed.subarray(0, IV_BYTES));
-    decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-    try {
-      return Buffer.concat([
-        decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)),
-        decipher.final(),
-      ]);
-    } catch {
-      throw mismatch();
-    }
-  };
+  const seal = (plain: Buffer): Buffer => gcmSeal(secret, plain);
+  const open = (sealed: Buffer): Buffer => gcmOpen(secret, sealed, mismatch);
   const openText = (stored: string) => {
     if (stored.startsWith(TEXT_PREFIX)) {
       return open(Buffer.from(stored.slice(TEXT_PREFIX.length), 'base64')).toString('utf8');

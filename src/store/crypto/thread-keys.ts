@@ -15,10 +15,12 @@
  * (idempotency keys) and everything not owned by one thread stay under the key's own subkeys.
  * `wenc1:` and plain values keep reading: a thread codec opens them with the key's codec.
  */
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import {
   deterministicSeal,
   type FieldCodec,
+  gcmOpen,
+  gcmSeal,
   isSealedEqual,
   subkey,
   THREAD_EQUAL_PREFIX,
@@ -27,33 +29,12 @@ import {
   threadSealed,
 } from './index.js';
 
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 const DATA_KEY_BYTES = 32;
 const WRAP_PREFIX = 'wkey1:';
 
-function seal(key: Uint8Array, aad: Buffer, plain: Buffer): Buffer {
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(aad);
-  const body = Buffer.concat([cipher.update(plain), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), body]);
-}
-
-function open(key: Uint8Array, aad: Buffer, sealed: Buffer): Buffer {
-  if (sealed.length < IV_BYTES + TAG_BYTES) throw threadSealed();
-  const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES));
-  decipher.setAAD(aad);
-  decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-  try {
-    return Buffer.concat([
-      decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)),
-      decipher.final(),
-    ]);
-  } catch {
-    throw threadSealed();
-  }
-}
+const seal = (key: Uint8Array, aad: Buffer, plain: Buffer): Buffer => gcmSeal(key, plain, aad);
+const open = (key: Uint8Array, aad: Buffer, sealed: Buffer): Buffer =>
+  gcmOpen(key, sealed, threadSealed, aad);
 
 const wrapAad = (threadId: string) => Buffer.from(`weft thread key v1\0${threadId}`, 'utf8');
 const valueAad = (threadId: string) => Buffer.from(`weft thread value v1\0${threadId}`, 'utf8');
