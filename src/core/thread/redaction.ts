@@ -43,8 +43,7 @@ export function applyRedaction(
 
 /**
  * The canonical text of an entry with the payloads of the nodes `ids` replaced by `payload`, and
- * how many of them it held. Nodes are found wherever the event holds them (a list of nodes, a
- * run's memory nodes, a goal node): any object with a string `id` and `kind` and a `payload`.
+ * how many of them it held (see forEachNode for where nodes are found).
  */
 export function redactEntryText(
   text: string,
@@ -53,26 +52,11 @@ export function redactEntryText(
 ): { text: string; replaced: number } {
   const entry = JSON.parse(text) as LogEntry;
   let replaced = 0;
-  const visit = (value: unknown): void => {
-    if (Array.isArray(value)) {
-      for (const item of value) visit(item);
-      return;
-    }
-    if (typeof value !== 'object' || value === null) return;
-    const record = value as Record<string, unknown>;
-    if (
-      typeof record.id === 'string' &&
-      typeof record.kind === 'string' &&
-      'payload' in record &&
-      ids.has(record.id)
-    ) {
-      record.payload = payload;
-      replaced++;
-      return;
-    }
-    for (const child of Object.values(record)) visit(child);
-  };
-  visit(entry.event);
+  forEachNode(entry.event, (node) => {
+    if (!ids.has(node.id)) return;
+    node.payload = payload;
+    replaced++;
+  });
   return { text: canonicalJson(entry), replaced };
 }
 
@@ -133,21 +117,35 @@ export function checkRedactions(
 /** The ids of the nodes in an event whose payload is a tombstone. */
 function tombstonedIds(event: unknown): string[] {
   const found: string[] = [];
-  const visit = (value: unknown): void => {
+  // Only events that create nodes hold payloads; a redaction's own entry names ids only.
+  if ((event as { type?: unknown }).type === 'nodes_redacted') return found;
+  forEachNode(event, (node) => {
+    if (isTombstone(node.payload)) found.push(node.id);
+  });
+  return found;
+}
+
+/**
+ * Calls `visit` with every recorded node an event holds, wherever it holds them (a list of
+ * nodes, a run's memory nodes, a goal node): any object with a string `id` and `kind` and a
+ * `payload`. The objects themselves, so `visit` may change them.
+ */
+function forEachNode(
+  event: unknown,
+  visit: (node: { id: string; kind: string; payload: unknown }) => void,
+): void {
+  const walk = (value: unknown): void => {
     if (Array.isArray(value)) {
-      for (const item of value) visit(item);
+      for (const item of value) walk(item);
       return;
     }
     if (typeof value !== 'object' || value === null) return;
     const record = value as Record<string, unknown>;
     if (typeof record.id === 'string' && typeof record.kind === 'string' && 'payload' in record) {
-      if (isTombstone(record.payload)) found.push(record.id);
+      visit(record as { id: string; kind: string; payload: unknown });
       return;
     }
-    for (const child of Object.values(record)) visit(child);
+    for (const child of Object.values(record)) walk(child);
   };
-  // Only events that create nodes hold payloads; a redaction's own entry names ids only.
-  const type = (event as { type?: unknown }).type;
-  if (type !== 'nodes_redacted') visit(event);
-  return found;
+  walk(event);
 }
