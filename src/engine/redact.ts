@@ -23,7 +23,7 @@ import {
 } from '../core/thread/index.js';
 import { projectEntry, type ReadModelChanges } from '../store/read-model/index.js';
 import { segmentOfSequence } from '../store/read-model/lineage.js';
-import type { RedactionRows } from '../store/read-model/redaction.js';
+import type { RedactionRows, Sharer } from '../store/read-model/redaction.js';
 import { invalid } from './checks.js';
 import type { Runtime } from './engine.js';
 import { type IdempotencyClaim, idempotencyRecord } from './idempotency.js';
@@ -188,18 +188,36 @@ async function plan(
   const payloadText = canonicalJson(payload);
   const lineage = await rt.store.lineage(key);
   // The nodes by the entry that created them, and the thread whose rows hold that entry.
-  const groups = new Map<string, { holder: string; index: number; ids: string[] }>();
+  const groups = new Map<number, { holder: string; index: number; ids: string[] }>();
   for (const id of pending) {
     const node = getNode(state.graph, id)!;
     const index = getNodeMeta(state, id)!.logIndex;
     const holder = segmentOfSequence(lineage, node.sequence).threadId;
-    const group = groups.get(`${index}`) ?? { holder, index, ids: [] };
+    const group = groups.get(index) ?? { holder, index, ids: [] };
     group.ids.push(id);
-    groups.set(`${index}`, group);
+    groups.set(index, group);
   }
+  // Who reads each holder's rows, asked once per holder from its earliest redacted entry.
+  const readers = new Map<string, Promise<Sharer[]>>();
+  const readersOf = (holder: string) => {
+    let found = readers.get(holder);
+    if (found === undefined) {
+      const from = Math.min(
+        ...[...groups.values()].filter((g) => g.holder === holder).map((g) => g.index),
+      );
+      found = Promise.all([rt.store.getLogLength(holder), rt.store.sharersOf(holder, from)]).then(
+        ([length, sharers]) => [
+          { threadId: holder, live: length !== undefined, reach: Number.POSITIVE_INFINITY },
+          ...sharers,
+        ],
+      );
+      readers.set(holder, found);
+    }
+    return found;
+  };
   const rows: RedactionRows = { nodes: [], entries: [], snapshots: [] };
-  /** Per live thread: the redacted nodes its history holds. */
-  const holders = new Map<string, NodesRedactedEvent['nodes']>([[key, []]]);
+  /** Per live thread: the redacted nodes its history holds (the thread asked holds them all). */
+  const recorders = new Map<string, NodesRedactedEvent['nodes']>([[key, []]]);
   const firstIndex = new Map<string, number>();
   const touch = (threadId: string, index: number) =>
     firstIndex.set(threadId, Math.min(firstIndex.get(threadId) ?? index, index));
@@ -236,16 +254,13 @@ async function plan(
       rows.nodes.push({ threadId: group.holder, sequence, payload: payloadText });
     }
     const named = group.ids.map((id) => ({ id, index: group.index, digest }));
-    const readers = [
-      { threadId: group.holder, live: (await rt.store.getLogLength(group.holder)) !== undefined },
-      ...(await rt.store.sharersOf(group.holder, group.index)),
-    ];
-    for (const reader of readers) {
+    for (const reader of await readersOf(group.holder)) {
+      if (reader.reach <= group.index) continue;
       touch(reader.threadId, group.index);
-      if (!reader.live && reader.threadId !== key) continue;
-      holders.set(reader.threadId, [...(holders.get(reader.threadId) ?? []), ...named]);
+      if (!reader.live || reader.threadId === key) continue;
+      recorders.set(reader.threadId, [...(recorders.get(reader.threadId) ?? []), ...named]);
     }
-    holders.get(key)!.push(...named);
+    recorders.get(key)!.push(...named);
     touch(key, group.index);
   }
   for (const [threadId, fromIndex] of firstIndex) rows.snapshots.push({ threadId, fromIndex });
@@ -253,16 +268,15 @@ async function plan(
   const commits: ReadModelChanges[] = [];
   const states = new Map<string, ThreadRedaction>();
   // The thread asked first: the transaction's first commit carries its idempotency record.
-  for (const [threadId, nodes] of [...holders].sort(([a], [b]) =>
+  for (const [threadId, nodes] of [...recorders].sort(([a], [b]) =>
     a === key ? -1 : b === key ? 1 : a < b ? -1 : 1,
   )) {
-    const unique = [...new Map(nodes.map((n) => [n.id, n])).values()];
     const prev = threadId === key ? ok(state) : await rt.load(threadId, true);
     if (!prev.ok) return prev;
     const event: NodesRedactedEvent = {
       type: 'nodes_redacted',
       reason: input.reason,
-      nodes: unique,
+      nodes,
       ...(input.actor === undefined ? {} : { actor: input.actor }),
     };
     const committed = commitEvent(prev.value, event, rt.stamp(now), rt.machineOptions);

@@ -69,14 +69,22 @@ interface StoredRedaction {
   records: Array<readonly [string, string]>;
 }
 
+/** A thread reading a holder's rows (RedactionStore.sharersOf). */
+export interface Sharer {
+  threadId: string;
+  live: boolean;
+  reach: number;
+}
+
 export interface RedactionStore {
   /** The nodes entry `index` of thread `holder`'s own rows created: sequence and plain payload. */
   createdPayloads(holder: string, index: number): Promise<CreatedPayload[]>;
   /**
-   * The threads (live or deleted) whose history reads entry `index` of `holder`'s rows: its forks
-   * made after that entry, their forks, and so on.
+   * The threads (live or deleted) whose history reads entry `index` of `holder`'s rows, or later
+   * ones: its forks made after that entry, their forks, and so on. `reach`: how many of the
+   * holder's entries each reads (a thread reads entry i when i < reach).
    */
-  sharersOf(holder: string, index: number): Promise<Array<{ threadId: string; live: boolean }>>;
+  sharersOf(holder: string, index: number): Promise<Sharer[]>;
   /**
    * Commits the redaction entries of several threads (one each) and rewrites the redacted rows,
    * in one transaction. CONFLICT when any of the threads moved on meanwhile (nothing written).
@@ -114,25 +122,30 @@ export function createRedactionStore(deps: {
     },
 
     async sharersOf(holder, index) {
-      const found: Array<{ threadId: string; live: boolean }> = [];
-      let frontier = [holder];
-      // Each generation of forks reads the holder's rows only up to its own base bound.
+      const found: Sharer[] = [];
+      let frontier = [{ threadId: holder, reach: Number.POSITIVE_INFINITY }];
+      // Each generation of forks reads the holder's rows only up to the least base bound on its
+      // way there.
       for (let depth = 0; frontier.length > 0 && depth < 10_000; depth++) {
-        const next: string[] = [];
+        const next: Sharer[] = [];
         for (const base of frontier) {
           const rows = await selectRows(
             weft,
             thread,
             `${T.baseThreadId} = ? AND ${T.baseLogLength} > ?`,
-            [base, index],
+            [base.threadId, index],
             ` ORDER BY ${T.id}`,
-            ['id', 'deletedAt'],
+            ['id', 'deletedAt', 'baseLogLength'],
           );
           for (const row of rows) {
-            found.push({ threadId: row.id, live: row.deletedAt === null });
-            next.push(row.id);
+            next.push({
+              threadId: row.id,
+              live: row.deletedAt === null,
+              reach: Math.min(base.reach, row.baseLogLength ?? 0),
+            });
           }
         }
+        found.push(...next);
         frontier = next;
       }
       return found;
