@@ -22,7 +22,8 @@ export function tombstone(note: RedactionNote): JsonObject {
 
 /** The redaction a payload records, or undefined for a payload that is not a tombstone. */
 export function redactionOf(payload: unknown): RedactionNote | undefined {
-  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return undefined;
+  // Checked for every node a replay applies: the common payload is refused without allocating.
+  if (!hasTombstoneKey(payload)) return undefined;
   const record = payload as Record<string, JsonValue>;
   const keys = Object.keys(record);
   if (keys.length !== 1 || keys[0] !== TOMBSTONE_KEY) return undefined;
@@ -33,6 +34,12 @@ export function redactionOf(payload: unknown): RedactionNote | undefined {
   return { reason, redactedAt };
 }
 
+const hasTombstoneKey = (payload: unknown): payload is Record<string, unknown> =>
+  typeof payload === 'object' &&
+  payload !== null &&
+  !Array.isArray(payload) &&
+  Object.hasOwn(payload, TOMBSTONE_KEY);
+
 export const isTombstone = (payload: unknown): boolean => redactionOf(payload) !== undefined;
 
 /**
@@ -40,7 +47,7 @@ export const isTombstone = (payload: unknown): boolean => redactionOf(payload) !
  * (whatever its value), so that nothing a client wrote can pass for a redaction.
  */
 export function isReservedPayload(payload: unknown): boolean {
-  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return false;
+  if (!hasTombstoneKey(payload)) return false;
   const keys = Object.keys(payload);
   return keys.length === 1 && keys[0] === TOMBSTONE_KEY;
 }
