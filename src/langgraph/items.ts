@@ -4,10 +4,16 @@
  * conversation. The same objects go to successive reads and come back in later `put`s, which is
  * safe only while nobody changes them in place — LangGraph's contract (a node returns updates; a
  * message is replaced by one with the same id), but nothing enforces it. So every object is kept
- * with a shallow fingerprint (its own keys and their values): an object whose fields were
- * reassigned since (`message.content = …`) is not trusted — its hash is recomputed on `put`, and
- * a read decodes the stored item afresh. A change deeper inside a field (`message.tool_calls[0]
- * .args.q = …`) keeps the same field values and is not seen; docs/langgraph.md says so.
+ * with a shallow fingerprint (its own keys and their values), and an object whose fields were
+ * reassigned since (`message.content = …`) is not trusted: a read decodes the stored item afresh,
+ * and a `put` it comes back in as an update stores it anew.
+ *
+ * Reads check every item they hand out, so what a process reads is what is stored. A `put` checks
+ * only the items it adds when its list goes on from the list held for its parent with the very
+ * same objects: the items a step neither added nor returned as updates are the ones the read at
+ * the start of the run checked (see `recheck`). A change deeper inside a field
+ * (`message.tool_calls[0].args.q = …`) keeps the same field values and is not seen;
+ * docs/langgraph.md says so.
  */
 
 /**
@@ -98,6 +104,18 @@ export class ItemCache {
   private readonly decoded = new Map<string, unknown>();
   private readonly known = new WeakMap<object, Known>();
   private readonly lists = new Map<string, HeldList>();
+  /**
+   * Set when a task wrote back an item this process already holds (a node returning a message it
+   * was handed, perhaps edited in place): the next `put` then checks its whole list, not only
+   * what it adds. A step's writes reach the saver before its checkpoint (LangGraph's default
+   * durability), so the flag is up when that checkpoint's list comes.
+   */
+  recheck = false;
+
+  /** Whether `item` is an object this process stored or decoded (changed since or not). */
+  holds(item: unknown): boolean {
+    return typeof item === 'object' && item !== null && this.known.has(item);
+  }
 
   /** The hash `item` was stored under, when it is an object this process saw and it is unchanged. */
   hashOf(item: unknown): string | undefined {
@@ -146,21 +164,26 @@ export class ItemCache {
 
   /**
    * How many of the first `length` items (`items`, or with `hashes` instead: their hashes) are
-   * `held`'s own objects at the same positions, unchanged (with `hashes`: whose held hash is the
-   * same). A grown list is checked this way with plain comparisons, no lookup per item; what
-   * follows the shared part is looked at item by item.
+   * `held`'s own objects at the same positions — unchanged, unless `trust` (the objects are
+   * compared, their fields are not: see the class comment). A grown list is checked this way with
+   * plain comparisons, no lookup per item; what follows the shared part is looked at item by item.
    */
   static sharedPrefix(
     held: HeldList | undefined,
     length: number,
     items?: readonly unknown[],
     hashes?: readonly string[],
+    trust = false,
   ): number {
     const objects = held?.objects;
     const knowns = held?.knowns;
     if (objects === undefined || knowns === undefined) return 0;
     const end = Math.min(held!.length, length);
     let i = 0;
+    if (trust && items !== undefined) {
+      for (; i < end; i++) if (items[i] !== objects[i] || knowns[i] === undefined) break;
+      return i;
+    }
     for (; i < end; i++) {
       const known = knowns[i];
       if (known === undefined) break;

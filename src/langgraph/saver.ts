@@ -247,6 +247,7 @@ export class WeftSaver extends BaseCheckpointSaver {
       });
       // The next step's base: known without walking the chain of versions down again.
       for (const [key, list] of lists) index.items.rememberList(key, list);
+      index.items.recheck = false;
       return {
         configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id },
       };
@@ -274,6 +275,12 @@ export class WeftSaver extends BaseCheckpointSaver {
       const records: WriteRecord[] = [];
       for (const [i, [channel, value]] of writes.entries()) {
         const idx = WRITES_IDX_MAP[channel] || i;
+        // A message this process holds, written back (perhaps edited in place): see recheck.
+        if (
+          Array.isArray(value) ? value.some((v) => index.items.holds(v)) : index.items.holds(value)
+        ) {
+          index.items.recheck = true;
+        }
         if (Array.isArray(value)) {
           // Item by item, as checkpoints keep lists: the messages a task writes are the ones
           // the next checkpoint adds, stored once.

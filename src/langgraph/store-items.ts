@@ -35,7 +35,10 @@ export async function storeItems(
   base?: HeldList,
 ): Promise<HeldList & { shared: number }> {
   // The items the base holds at the same positions were stored with it: no hash to look up.
-  const shared = ItemCache.sharedPrefix(base, items.length, items);
+  // They are the objects the last read checked, unless a task wrote one of them back or the list
+  // did not grow (an update replaced a message by itself): then each is checked for changes.
+  const trust = !index.items.recheck && base !== undefined && items.length > base.length;
+  const shared = ItemCache.sharedPrefix(base, items.length, items, undefined, trust);
   let hashes: string[];
   let knowns: Array<Known | undefined>;
   let objects: unknown[];

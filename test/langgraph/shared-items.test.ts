@@ -16,18 +16,23 @@ import { type Engine, openEngine } from '../../src/engine/index.js';
 import { WeftSaver } from '../../src/langgraph/index.js';
 import { type Backend, sqliteBackend } from '../engine/support.js';
 
-/** A node that answers, or — asked to "edit" — rewrites the first answer in place. */
+/**
+ * A node that answers, or — asked to "edit" — rewrites the first answer in place and returns it
+ * (to "edit and answer", together with a new answer).
+ */
 function compileEditor(saver: WeftSaver) {
   const node = (state: typeof MessagesAnnotation.State) => {
     const asked = state.messages.at(-1)!;
-    if (asked.content !== 'edit') {
+    if (asked.content !== 'edit' && asked.content !== 'edit and answer') {
       return {
         messages: [new AIMessage({ id: `a-${asked.id}`, content: `re: ${asked.content}` })],
       };
     }
     const first = state.messages.find((m) => AIMessage.isInstance(m))!;
     first.content = 'edited in place';
-    return { messages: [first] };
+    if (asked.content === 'edit') return { messages: [first] };
+    // The edited message and a new answer: the list grows as well.
+    return { messages: [first, new AIMessage({ id: `a-${asked.id}`, content: 'and more' })] };
   };
   return new StateGraph(MessagesAnnotation)
     .addNode('agent', node)
@@ -69,6 +74,29 @@ describe('WeftSaver with messages changed in place [sqlite]', () => {
       const other = compileEditor(new WeftSaver({ engine: fresh }));
       expect(contents((await other.getState(config)).values.messages)).toEqual(latest);
       expect(contents((await other.getState(before)).values.messages)).toEqual(['one', 're: one']);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('stores an edit made in place and returned beside a new message', async () => {
+    const saver = new WeftSaver({ engine });
+    const graph = compileEditor(saver);
+    const config = { configurable: { thread_id: 'edited-and-grown' } };
+    await graph.invoke({ messages: [new HumanMessage({ id: 'q1', content: 'one' })] }, config);
+    const before = (await graph.getState(config)).config;
+    await graph.invoke(
+      { messages: [new HumanMessage({ id: 'q2', content: 'edit and answer' })] },
+      config,
+    );
+
+    const latest = ['one', 'edited in place', 'edit and answer', 'and more'];
+    expect(contents((await graph.getState(config)).values.messages)).toEqual(latest);
+    expect(contents((await graph.getState(before)).values.messages)).toEqual(['one', 're: one']);
+    const fresh = await openEngine(url);
+    try {
+      const other = compileEditor(new WeftSaver({ engine: fresh }));
+      expect(contents((await other.getState(config)).values.messages)).toEqual(latest);
     } finally {
       await fresh.close();
     }
