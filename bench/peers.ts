@@ -31,13 +31,18 @@ import {
   scratchPostgres,
   scratchSqlite,
 } from './peers/databases.js';
+import {
+  childWriter,
+  FLAT_WITHIN,
+  type FlatnessResult,
+  flatnessLine,
+  measureFlatness,
+} from './peers/flatness.js';
 import { openLangGraph } from './peers/langgraph.js';
 import {
   comparisonTable,
   type Figure,
-  FLAT_WITHIN,
   fitQuadratic,
-  flatVerdict,
   formatBytes,
   formatMs,
   type GrowthSample,
@@ -378,6 +383,26 @@ async function measureFloor(turns: readonly Turn[]): Promise<SideResult> {
   };
 }
 
+/** Two WeftSaver threads (short and long) and two nothing-stored ones: see peers/flatness.ts. */
+async function probeFlatness(backend: Backend, total: number): Promise<FlatnessResult> {
+  log(`${ON_WEFT_SAVER}/${backend}: flatness probe, ${fmtInt(total)} turns (four processes)`);
+  return withScratch(backend, 'flat-short', (short) =>
+    withScratch(backend, 'flat-long', async (long) => {
+      const writers = {
+        shortSaver: childWriter('saver', backend, short.location, total),
+        shortFloor: childWriter('floor', backend, '', total),
+        longSaver: childWriter('saver', backend, long.location, total),
+        longFloor: childWriter('floor', backend, '', total),
+      };
+      try {
+        return await measureFlatness(writers, total, spanOf(total));
+      } finally {
+        for (const writer of Object.values(writers)) await writer.close();
+      }
+    }),
+  );
+}
+
 async function withScratch<T>(
   backend: Backend,
   name: string,
@@ -430,8 +455,13 @@ export async function runPeersBench(
     });
     results.push(onWeft.result);
     mismatches.push(...onWeft.mismatches);
+    if (turns.length === flatnessSize)
+      flatness.push([backend, await probeFlatness(backend, turns.length)]);
   };
   const floors: SideResult[] = [];
+  const flatness: Array<[Backend, FlatnessResult]> = [];
+  // The probe runs at the largest size written turn by turn on WeftSaver (at least 300 turns).
+  const flatnessSize = options.sizes.filter((n) => n <= options.weftSaverTurns && n >= 300).at(-1);
 
   for (const size of options.sizes) {
     const turns = all.slice(0, size);
@@ -597,14 +627,14 @@ export async function runPeersBench(
       ' in the same run; CPU: the process, all its threads — not the Postgres server)\n',
   );
   console.log(perTurnTable([...results, ...floors]));
-  const verdicts = flatVerdict([...results, ...floors]);
-  if (verdicts.length > 0) {
+  if (flatness.length > 0) {
     console.log(
-      `\nTarget "write time per turn flat" (issue 18), judged on WeftSaver's own share: its CPU per` +
-        ` turn above the same graph on a saver storing nothing, last/first within ${FLAT_WITHIN}×.` +
-        " LangGraph's own work grows with the conversation under any saver (the total includes it):",
+      `\nTarget "write time per turn flat" (issue 18), judged on WeftSaver's own CPU per turn (above` +
+        ' the same turn on a saver storing nothing), early turns of a short conversation and late turns' +
+        ` of a long one written side by side, median turn, last/first within ${FLAT_WITHIN}×` +
+        " (peers/flatness.ts says why). LangGraph's own work grows with the conversation under any saver:",
     );
-    for (const line of verdicts) console.log(`  ${line}`);
+    for (const [backend, result] of flatness) console.log(`  ${flatnessLine(backend, result)}`);
   }
   const extrapolated = results.some((r) => r.writeMs?.extrapolated);
   if (extrapolated) {

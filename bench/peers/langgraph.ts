@@ -125,6 +125,8 @@ export interface LangGraphTarget {
   durability?: 'async' | 'sync' | 'exit' | undefined;
   /** Checkpoint with WeftSaver (on a Weft engine over `location`) instead of LangGraph's saver. */
   weftSaver?: boolean;
+  /** The LangGraph thread written (default one fixed id). */
+  threadId?: string;
   /** Checkpoint with ReferenceSaver (nothing stored): LangGraph's own work, the floor. */
   referenceSaver?: boolean;
 }
@@ -154,7 +156,7 @@ export async function openLangGraph(target: LangGraphTarget): Promise<Side> {
   };
   const { saver, graph } = await open();
   const inSaver = timeMethods(saver, ['getTuple', 'list', 'put', 'putWrites']);
-  const config: RunnableConfig = { configurable: { thread_id: THREAD_ID } };
+  const config: RunnableConfig = { configurable: { thread_id: target.threadId ?? THREAD_ID } };
   // After opening: the Weft engine's migrations are schema, not checkpoints.
   const baseline = target.backend === 'postgres' ? await postgresBytes(target.location) : 0;
 

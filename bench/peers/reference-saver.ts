@@ -1,9 +1,9 @@
 /**
  * The floor of the write-time-per-turn figure: a checkpointer that stores nothing, keeping the
- * objects LangGraph hands it by reference (one thread, in memory) and handing them back. What a
- * turn costs on it is LangGraph's own work per turn (its loop, and `messagesStateReducer`, which
- * passes over the whole message list at every step), the part no saver can remove; a real
- * saver's own cost per turn is what it adds above this.
+ * objects LangGraph hands it by reference (one thread, in memory, its latest few checkpoints) and
+ * handing them back. What a turn costs on it is LangGraph's own work per turn (its loop, and
+ * `messagesStateReducer`, which passes over the whole message list at every step), the part no
+ * saver can remove; a real saver's own cost per turn is what it adds above this.
  */
 import type { RunnableConfig } from '@langchain/core/runnables';
 import {
@@ -15,6 +15,8 @@ import {
   type CheckpointTuple,
   type PendingWrite,
 } from '@langchain/langgraph-checkpoint';
+
+const KEPT = 8;
 
 export class ReferenceSaver extends BaseCheckpointSaver {
   private readonly tuples = new Map<string, CheckpointTuple>();
@@ -53,6 +55,14 @@ export class ReferenceSaver extends BaseCheckpointSaver {
         : { parentConfig: { configurable: { thread_id, checkpoint_ns, checkpoint_id: parent } } }),
     });
     if (this.latest === undefined || checkpoint.id > this.latest) this.latest = checkpoint.id;
+    // Only the latest few: a turn reads the latest, and holding every step's message list would
+    // make the floor's heap (and, written in lockstep, its neighbour's garbage collection) grow
+    // with the square of the turns, which no saver that stores elsewhere pays.
+    while (this.tuples.size > KEPT) {
+      const oldest = this.tuples.keys().next().value!;
+      this.tuples.delete(oldest);
+      this.writes.delete(oldest);
+    }
     return saved;
   }
 
