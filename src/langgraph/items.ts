@@ -11,7 +11,7 @@
  * Reads check every item they hand out, so what a process reads is what is stored. A `put` checks
  * only the items it adds when its list goes on from the list held for its parent with the very
  * same objects: the items a step neither added nor returned as updates are the ones the read at
- * the start of the run checked (see `recheck`). A change deeper inside a field
+ * the start of the run checked (see `rewritten`). A change deeper inside a field
  * (`message.tool_calls[0].args.q = …`) keeps the same field values and is not seen;
  * docs/langgraph.md says so.
  */
@@ -100,21 +100,43 @@ export interface HeldList {
  */
 const LIST_CACHE = 8;
 
+/** Checkpoints remembered as rewritten (see ItemCache.rewritten). */
+const REWRITTEN_KEPT = 256;
+
 export class ItemCache {
   private readonly decoded = new Map<string, unknown>();
   private readonly known = new WeakMap<object, Known>();
   private readonly lists = new Map<string, HeldList>();
   /**
-   * Set when a task wrote back an item this process already holds (a node returning a message it
-   * was handed, perhaps edited in place): the next `put` then checks its whole list, not only
-   * what it adds. A step's writes reach the saver before its checkpoint (LangGraph's default
-   * durability), so the flag is up when that checkpoint's list comes.
+   * Checkpoints whose tasks wrote back an item this process holds (a node returning a message it
+   * was handed, perhaps edited in place): a `put` whose parent is one of them checks its whole
+   * list, not only what it adds. Keyed by checkpoint, because LangGraph (in its default
+   * durability) sends a step's writes as soon as the step ends but chains the checkpoints, so the
+   * next step's writes may come before this step's checkpoint. Only the most recent are kept: a
+   * run that resumes an older checkpoint reads it first, and that read hands out fresh objects
+   * for any that changed, so an edited one comes back as a different object.
    */
-  recheck = false;
+  private readonly rewritten = new Set<string>();
+  /** Every object stored or decoded here, changed since or not (see `holds`). */
+  private readonly seen = new WeakSet<object>();
 
   /** Whether `item` is an object this process stored or decoded (changed since or not). */
   holds(item: unknown): boolean {
-    return typeof item === 'object' && item !== null && this.known.has(item);
+    return typeof item === 'object' && item !== null && this.seen.has(item);
+  }
+
+  /** Records that the tasks of checkpoint `id` wrote back items this process holds. */
+  markRewritten(id: string): void {
+    this.rewritten.delete(id);
+    this.rewritten.add(id);
+    if (this.rewritten.size > REWRITTEN_KEPT) {
+      this.rewritten.delete(this.rewritten.values().next().value!);
+    }
+  }
+
+  /** Whether a list put on top of checkpoint `parentId` must be checked in full. */
+  mustRecheck(parentId: string | undefined): boolean {
+    return parentId === undefined || this.rewritten.has(parentId);
   }
 
   /** The hash `item` was stored under, when it is an object this process saw and it is unchanged. */
@@ -146,6 +168,7 @@ export class ItemCache {
       known = { hash, keys, values: keys.map((k) => (item as Record<string, unknown>)[k]) };
     }
     this.known.set(item, known);
+    this.seen.add(item);
     return known;
   }
 

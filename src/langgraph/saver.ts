@@ -204,7 +204,8 @@ export class WeftSaver extends BaseCheckpointSaver {
               : itemHashes(index, channel, baseVersion);
           const held =
             base === undefined ? undefined : index.items.list(versionKey(channel, baseVersion!));
-          const list = await storeItems(this.serde, index, value, values, held);
+          const recheck = index.items.mustRecheck(parentId);
+          const list = await storeItems(this.serde, index, value, values, held, recheck);
           lists.push([versionKey(channel, version), list]);
           // The shared part was checked against the base's own list (its hashes by position).
           const grew =
@@ -247,7 +248,6 @@ export class WeftSaver extends BaseCheckpointSaver {
       });
       // The next step's base: known without walking the chain of versions down again.
       for (const [key, list] of lists) index.items.rememberList(key, list);
-      index.items.recheck = false;
       return {
         configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id },
       };
@@ -275,12 +275,8 @@ export class WeftSaver extends BaseCheckpointSaver {
       const records: WriteRecord[] = [];
       for (const [i, [channel, value]] of writes.entries()) {
         const idx = WRITES_IDX_MAP[channel] || i;
-        // A message this process holds, written back (perhaps edited in place): see recheck.
-        if (
-          Array.isArray(value) ? value.some((v) => index.items.holds(v)) : index.items.holds(value)
-        ) {
-          index.items.recheck = true;
-        }
+        // A message this process holds, written back (perhaps edited in place): see rewritten.
+        if (writesBack(index, value)) index.items.markRewritten(checkpointId);
         if (Array.isArray(value)) {
           // Item by item, as checkpoints keep lists: the messages a task writes are the ones
           // the next checkpoint adds, stored once.
@@ -453,6 +449,22 @@ export class WeftSaver extends BaseCheckpointSaver {
     });
     return next;
   }
+}
+
+/**
+ * Whether a write's value — a list, one item, or either wrapped in LangGraph's `Overwrite` — has
+ * an item this process holds.
+ */
+function writesBack(index: ThreadIndex, value: unknown): boolean {
+  let inner = value;
+  if (typeof value === 'object' && value !== null) {
+    const record = value as Record<string, unknown>;
+    if ('__overwrite__' in record) inner = record.__overwrite__;
+    else if (record.type === '__overwrite__' && 'value' in record) inner = record.value;
+  }
+  return Array.isArray(inner)
+    ? inner.some((item) => index.items.holds(item))
+    : index.items.holds(inner);
 }
 
 function required(config: RunnableConfig, what: string): { threadId: string; ns: string } {

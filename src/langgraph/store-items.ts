@@ -33,11 +33,13 @@ export async function storeItems(
   values: Record<string, Encoded>,
   /** The list this one grew from (its parent's version), checked position by position. */
   base?: HeldList,
+  /** Check the items shared with `base` for changes, not only that they are its objects. */
+  recheck = true,
 ): Promise<HeldList & { shared: number }> {
   // The items the base holds at the same positions were stored with it: no hash to look up.
-  // They are the objects the last read checked, unless a task wrote one of them back or the list
-  // did not grow (an update replaced a message by itself): then each is checked for changes.
-  const trust = !index.items.recheck && base !== undefined && items.length > base.length;
+  // They are the objects the last read checked, unless a task wrote one of them back (`recheck`)
+  // or the list did not grow (an update replaced a message by itself): then each is checked.
+  const trust = !recheck && base !== undefined && items.length > base.length;
   const shared = ItemCache.sharedPrefix(base, items.length, items, undefined, trust);
   let hashes: string[];
   let knowns: Array<Known | undefined>;
