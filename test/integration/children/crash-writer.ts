@@ -9,8 +9,8 @@
  * pipe: once the line is out, the parent knows it, whatever happens to this process next. Any
  * error prints `{"t":"error",…}` and exits 1.
  */
-import { writeSync } from 'node:fs';
 import { createEngine } from '../../../src/engine/index.js';
+import { say } from './say.js';
 
 const [url, threadList, writersText, batchText, runTag] = process.argv.slice(2);
 if (!url || !threadList || !writersText || !batchText || !runTag) {
@@ -21,8 +21,6 @@ if (!url || !threadList || !writersText || !batchText || !runTag) {
 const BATCH_SIZE = Number(batchText);
 const threadIds = threadList.split(',');
 const writers = Number(writersText);
-
-const say = (message: object) => writeSync(1, `${JSON.stringify(message)}\n`);
 
 function fail(message: object): never {
   say({ t: 'error', ...message });

@@ -11,9 +11,10 @@
  * - `{"t":"error","message"}` for whatever the scheduler reported to onError.
  * Ends with `{"t":"done"}` and exit code 0 after stopping the scheduler and closing the engine.
  */
-import { existsSync, writeSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createEngine, startDeadlineScheduler } from '../../../src/engine/index.js';
+import { say as sayLine } from './say.js';
 
 const args = process.argv.slice(2);
 if (args.length !== 4 || args.some((arg) => arg === '')) {
@@ -22,7 +23,7 @@ if (args.length !== 4 || args.some((arg) => arg === '')) {
 const [url, tag, offsetText, goFile] = args as [string, string, string, string];
 const offsetMs = Number(offsetText);
 
-const say = (message: object) => writeSync(1, `${JSON.stringify({ tag, ...message })}\n`);
+const say = (message: object) => sayLine({ tag, ...message });
 
 const engine = createEngine({
   databaseUrl: url,

@@ -14,9 +14,10 @@
  * - `{"t":"error",…}` for anything else (returned or thrown).
  * Ends with `{"t":"done"}` and exit code 0 after closing the engine.
  */
-import { existsSync, writeSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createEngine } from '../../../src/engine/index.js';
+import { say } from './say.js';
 
 const args = process.argv.slice(2);
 if (args.length !== 6 || args.some((arg) => arg === '')) {
@@ -32,8 +33,6 @@ const [url, threadId, tag, writersText, durationText, goFile] = args as [
   string,
   string,
 ];
-
-const say = (message: object) => writeSync(1, `${JSON.stringify(message)}\n`);
 
 const engine = createEngine({ databaseUrl: url });
 const loaded = await engine.getState(threadId);
