@@ -5,10 +5,11 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { GraphQLObjectType } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { schema } from '../../src/graphql/schema.js';
-import { ENVIRONMENT_VARIABLES } from '../../src/server/config.js';
+import { ENVIRONMENT_VARIABLES, loadConfig } from '../../src/server/config.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const README = join(root, 'README.md');
@@ -85,6 +86,18 @@ describe('the README', () => {
   it('names every environment variable the server reads', () => {
     const missing = ENVIRONMENT_VARIABLES.filter((name) => !readme.includes(`\`${name}\``));
     expect(missing, 'add a row to the configuration table').toEqual([]);
+  });
+
+  it("states each variable's default as the server applies it", () => {
+    const rows = [...readme.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \| `([^`]*)` \|/gm)];
+    expect(rows.length).toBeGreaterThan(20);
+    const defaults = loadConfig({});
+    const wrong = rows
+      .filter(
+        ([, name, value]) => !isDeepStrictEqual(loadConfig({ [name ?? '']: value }), defaults),
+      )
+      .map(([, name, value]) => `${name}: ${value}`);
+    expect(wrong).toEqual([]);
   });
 
   it('gives the start and test commands CI runs on a fresh clone', () => {
