@@ -60,26 +60,10 @@ export function isApproved(answer: unknown): boolean {
 }
 
 /**
- * The resume value for a resolved approval. Pure. One interrupt: `{ decision, response }`.
- * Several (one request covers every interrupt of a step): LangGraph's map from interrupt id to
- * value, each `{ decision, response }` — the response's own entry for that id when the reviewer
- * answered with such a map, the whole response otherwise — so every interrupt hears the decision.
+ * The resume value for a resolved approval. Pure. LangGraph hands a resume value that is not a
+ * map of interrupt ids to every interrupt pending at the checkpoint, and one Weft approval
+ * covers all of them, so each `interrupt()` of that step returns this same answer.
  */
-export function createResumeValue(
-  decision: string,
-  response: unknown,
-  interruptIds: readonly string[],
-): ApprovalAnswer | Record<string, ApprovalAnswer> {
-  const given = response ?? null;
-  if (interruptIds.length <= 1) return { decision, response: given };
-  const perId =
-    isRecord(given) &&
-    Object.keys(given).length > 0 &&
-    Object.keys(given).every((id) => interruptIds.includes(id));
-  return Object.fromEntries(
-    interruptIds.map((id) => [
-      id,
-      { decision, response: perId ? ((given as Record<string, unknown>)[id] ?? null) : given },
-    ]),
-  );
+export function createResumeValue(decision: string, response: unknown): ApprovalAnswer {
+  return { decision, response: response ?? null };
 }

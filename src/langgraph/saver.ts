@@ -61,11 +61,11 @@ export interface Resume {
   /** The reviewer's response as given (`undefined` when none was). */
   response: unknown;
   /**
-   * What to resume with, `new Command({ resume: value })`: `{ decision, response }` (`response`
-   * null when none was given), or for several interrupts a map from interrupt id to one each.
-   * Never empty, so LangGraph always takes it; `getApproval(answer)` reads it in the graph.
+   * What to resume with, `new Command({ resume: value })`: `{ decision, response }`, `response`
+   * null when none was given. Never empty, so LangGraph always takes it; every interrupt pending
+   * at the checkpoint gets it, and `getApproval(answer)` reads it in the graph.
    */
-  value: ApprovalAnswer | Record<string, ApprovalAnswer>;
+  value: ApprovalAnswer;
   /** Log index of the `approval_resolved` entry. */
   logIndex: number;
 }
@@ -368,7 +368,7 @@ export class WeftSaver extends BaseCheckpointSaver {
           runId: approval.runId,
           decision: outcome.decision,
           response: outcome.response,
-          value: createResumeValue(outcome.decision, outcome.response, approval.interruptIds),
+          value: createResumeValue(outcome.decision, outcome.response),
           logIndex: outcome.index,
         };
       }

@@ -2,14 +2,15 @@
  * Approvals gate the graph (issue 32, item 8): resolved through Weft (`resolveApproval`, what
  * the console and the GraphQL mutation call), a rejection does not run the tool, and an approval
  * with no response resumes instead of crashing LangGraph with EmptyInputError; the value
- * `waitForResume` hands out says which it was. On SQLite and Postgres.
+ * `waitForResume` hands out says which it was, and reaches every task that interrupted in the
+ * step. On SQLite and Postgres.
  */
 import { HumanMessage, ToolMessage } from '@langchain/core/messages';
 import type { ToolCall } from '@langchain/core/messages/tool';
-import { Command } from '@langchain/langgraph';
+import { Annotation, Command, END, interrupt, START, StateGraph } from '@langchain/langgraph';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Engine, openEngine } from '../../src/engine/index.js';
-import { getApproval, WeftSaver } from '../../src/langgraph/index.js';
+import { getApproval, isApproved, WeftSaver } from '../../src/langgraph/index.js';
 import { type Backend, postgresBackend, sqliteBackend } from '../engine/support.js';
 import { describeWithPostgres } from '../support/services.js';
 import { compileAgent } from './agent.js';
@@ -39,11 +40,14 @@ function suite(backendName: 'sqlite' | 'postgres') {
     await graph.invoke({ messages: [new HumanMessage({ id: 'q', content: 'find x' })] }, config);
     expect((await graph.getState(config)).next).toEqual(['review']);
     const weftId = saver.weftThreadId(config);
+    return { config, weftId, runId: await waitingRun(weftId) };
+  };
+  const waitingRun = async (weftId: string) => {
     const state = await engine.getState(weftId);
     if (!state.ok) throw new Error(state.error.message);
     const run = [...state.value.runs.values()].find((r) => r.status === 'waiting');
     expect(run, 'a run waits for the review').toBeDefined();
-    return { config, weftId, runId: run!.run_id };
+    return run!.run_id;
   };
   const toolRunsOf = (threadId: string) => ran.filter((r) => r.thread === threadId);
 
@@ -88,6 +92,38 @@ function suite(backendName: 'sqlite' | 'postgres') {
     const run = state.value.runs.get(runId)!;
     expect(run.memory.human_decision).toBe('rejected');
     expect(run.memory.human_response).toBe('no');
+  });
+
+  it('one rejection stops every task that interrupted in the same step', async () => {
+    const acted: string[] = [];
+    const gated = (name: string) => () => {
+      if (isApproved(interrupt({ question: `May ${name} act?` }))) acted.push(name);
+      return { log: [name] };
+    };
+    const parallel = new StateGraph(
+      Annotation.Root({ log: Annotation<string[]>({ reducer: (a, b) => [...a, ...b] }) }),
+    )
+      .addNode('a', gated('a'))
+      .addNode('b', gated('b'))
+      .addEdge(START, 'a')
+      .addEdge(START, 'b')
+      .addEdge('a', END)
+      .addEdge('b', END)
+      .compile({ checkpointer: saver });
+    const config = { configurable: { thread_id: 'parallel' } };
+    await parallel.invoke({ log: [] }, config);
+    expect((await parallel.getState(config)).next.sort()).toEqual(['a', 'b']);
+    const weftId = saver.weftThreadId(config);
+    const resolved = await engine.resolveApproval({
+      runId: await waitingRun(weftId),
+      threadId: weftId,
+      decision: 'rejected',
+    });
+    expect(resolved.ok).toBe(true);
+    const resume = await saver.waitForResume(config);
+    const done = await parallel.invoke(new Command({ resume: resume.value }), config);
+    expect(done.log.sort()).toEqual(['a', 'b']);
+    expect(acted).toEqual([]);
   });
 }
 
