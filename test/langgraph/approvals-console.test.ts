@@ -62,8 +62,8 @@ function startAgent(databaseUrl: string, threadId: string): Agent {
 }
 
 describeWithBrowser('LangGraph approvals from the console', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'weft-lg-console-'));
-  const databaseUrl = `file:${join(dir, 'weft.db')}`;
+  let dir: string | undefined;
+  let databaseUrl: string;
   let s: ConsoleServer;
   let chromium: LaunchedBrowser;
   let page: Page;
@@ -71,6 +71,8 @@ describeWithBrowser('LangGraph approvals from the console', () => {
   const agents: Agent[] = [];
 
   beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'weft-lg-console-'));
+    databaseUrl = `file:${join(dir, 'weft.db')}`;
     s = await startConsoleServer(databaseUrl);
     chromium = await launchChromium({ viewport: { width: 1280, height: 900 } });
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage());
@@ -83,7 +85,7 @@ describeWithBrowser('LangGraph approvals from the console', () => {
     for (const agent of agents) if (agent.child.exitCode === null) agent.child.kill('SIGKILL');
     await chromium?.close();
     await s?.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
   /** Starts the example agent and waits until the console's inbox shows its review. */
