@@ -7,6 +7,7 @@ import type { PendingWrite } from '@langchain/langgraph-checkpoint';
 import type { WeftError } from '../core/errors.js';
 import { isTerminalStatus } from '../core/run/index.js';
 import type { Engine } from '../engine/index.js';
+import { isApprovalAnswer } from './approval-answer.js';
 import { fromEngine } from './errors.js';
 import { plainJson } from './messages.js';
 import type { ThreadIndex } from './thread-index.js';
@@ -55,7 +56,9 @@ export async function requestApproval(
 }
 
 /**
- * A resume given to the graph directly (not through Weft) settles the pending approval too.
+ * A resume given to the graph directly (not through Weft) settles the pending approval too: as
+ * decision `resumed` with the resume value as response, or as the decision of a
+ * `{ decision, response }` answer.
  * True when it wrote (or found) a resolution the fold has yet to read.
  */
 export async function settleFromResume(
@@ -67,11 +70,14 @@ export async function settleFromResume(
   const pending = index.pendingApproval();
   if (pending === undefined) return false;
   const value = writes.length === 1 ? writes[0]![1] : writes.map(([, v]) => v);
+  // An answer in the shape `waitForResume` hands out says its own decision: the inbox then
+  // shows a rejection given straight to the graph as one.
+  const answer = isApprovalAnswer(value) ? value : undefined;
   const resolved = await engine.resolveApproval({
     runId: pending.runId,
     threadId: weftId,
-    decision: 'resumed',
-    response: plainJson(value),
+    decision: answer?.decision ?? 'resumed',
+    response: plainJson(answer === undefined ? value : answer.response),
   });
   // Someone else (another process, the API) settled it first: the log says how.
   if (!resolved.ok && !SETTLED_CODES.has(resolved.error.code)) {

@@ -25,6 +25,7 @@ import {
 import type { LogEntry } from '../core/log/index.js';
 import type { NodeInput } from '../core/thread/index.js';
 import type { Engine } from '../engine/index.js';
+import { type ApprovalAnswer, createResumeValue } from './approval-answer.js';
 import { requestApproval, settleFromResume } from './approvals.js';
 import { contentHash, decode, type Encoded, encode } from './codec.js';
 import { Directory } from './directory.js';
@@ -53,11 +54,18 @@ export interface WeftSaverOptions {
   cachedThreads?: number;
 }
 
-/** What resolving an interrupt's approval through Weft gave: resume the graph with `response`. */
+/** What resolving an interrupt's approval through Weft gave: resume the graph with `value`. */
 export interface Resume {
   runId: string;
   decision: string;
+  /** The reviewer's response as given (`undefined` when none was). */
   response: unknown;
+  /**
+   * What to resume with, `new Command({ resume: value })`: `{ decision, response }`, `response`
+   * null when none was given. Never empty, so LangGraph always takes it; every interrupt pending
+   * at the checkpoint gets it, and `getApproval(answer)` reads it in the graph.
+   */
+  value: ApprovalAnswer;
   /** Log index of the `approval_resolved` entry. */
   logIndex: number;
 }
@@ -339,7 +347,7 @@ export class WeftSaver extends BaseCheckpointSaver {
   /**
    * Waits until the approval requested for the interrupt at the thread's latest checkpoint (or
    * the one `config` names) is resolved through Weft (`resolveApproval`, the approvals inbox),
-   * and returns its decision and response: resume with `new Command({ resume: response })`.
+   * and returns its decision and response: resume with `new Command({ resume: value })`.
    * Throws APPROVAL_ENDED when the run timed out or was cancelled instead, ABORTED on `signal`.
    */
   async waitForResume(
@@ -360,6 +368,7 @@ export class WeftSaver extends BaseCheckpointSaver {
           runId: approval.runId,
           decision: outcome.decision,
           response: outcome.response,
+          value: createResumeValue(outcome.decision, outcome.response),
           logIndex: outcome.index,
         };
       }

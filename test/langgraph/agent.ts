@@ -1,9 +1,10 @@
 /**
  * A small real LangGraph agent for the tests and the example: a scripted model that asks for one
  * `search` tool call per question and answers from the tool's result, a human review of each
- * tool call (`interrupt()`), and the tool itself.
+ * tool call (`interrupt()`: only an approval runs it), and the tool itself.
  */
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import type { ToolCall } from '@langchain/core/messages/tool';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import {
   Command,
@@ -13,6 +14,7 @@ import {
   START,
   StateGraph,
 } from '@langchain/langgraph';
+import { isApproved } from '../../src/langgraph/index.js';
 
 type State = typeof MessagesAnnotation.State;
 
@@ -46,17 +48,17 @@ function agent(state: State): Partial<State> {
   };
 }
 
-/** The human review: the graph pauses here until someone approves the tool call. */
+/** The human review: the graph pauses here; only an approval lets the tool call run. */
 function review(state: State): Command {
   const call = (state.messages.at(-1) as AIMessage).tool_calls?.[0];
-  const decision = interrupt({ question: 'Run this tool call?', toolCall: call }) as {
-    approved?: boolean;
-  };
-  return new Command({ goto: decision?.approved === false ? END : 'tools' });
+  const answer = interrupt({ question: 'Run this tool call?', toolCall: call });
+  return new Command({ goto: isApproved(answer) ? 'tools' : END });
 }
 
-function tools(state: State): Partial<State> {
+/** The tool; `onRun` hears of every call it runs (what a test checks a rejection against). */
+const tools = (onRun: (call: ToolCall) => void) => (state: State) => {
   const calls = (state.messages.at(-1) as AIMessage).tool_calls ?? [];
+  for (const call of calls) onRun(call);
   return {
     messages: calls.map(
       (call) =>
@@ -67,13 +69,16 @@ function tools(state: State): Partial<State> {
         }),
     ),
   };
-}
+};
 
-export function compileAgent(checkpointer: BaseCheckpointSaver) {
+export function compileAgent(
+  checkpointer: BaseCheckpointSaver,
+  onToolRun: (call: ToolCall) => void = () => undefined,
+) {
   return new StateGraph(MessagesAnnotation)
     .addNode('agent', agent)
     .addNode('review', review, { ends: ['tools', END] })
-    .addNode('tools', tools)
+    .addNode('tools', tools(onToolRun))
     .addEdge(START, 'agent')
     .addConditionalEdges('agent', (state: State) =>
       ((state.messages.at(-1) as AIMessage).tool_calls?.length ?? 0) > 0 ? 'review' : END,
