@@ -3,7 +3,7 @@ import { setFlagsFromString } from 'node:v8';
 import { ConfigError, loadConfig, type ServerConfig } from '../server/config.js';
 import { StartupRefused, startServer } from '../server/serve.js';
 import { isMigrationError, migrate } from '../store/migrate/index.js';
-import { parseArgs } from './args.js';
+import { parseArgs, UsageError } from './args.js';
 
 /** The configuration, or undefined after printing what is wrong (exit 2). */
 export function configOrExit(command: string): ServerConfig | undefined {
@@ -23,8 +23,16 @@ export function configOrExit(command: string): ServerConfig | undefined {
   }
 }
 
+/** `serve` and `migrate` are configured by the environment alone. */
+function noArguments(command: string, argv: string[]): void {
+  const { positionals } = parseArgs(argv, {});
+  if (positionals.length > 0) {
+    throw new UsageError(`${command} takes no arguments (got ${positionals.join(' ')})`);
+  }
+}
+
 export async function runServe(argv: string[]): Promise<number> {
-  parseArgs(argv, {});
+  noArguments('serve', argv);
   const config = configOrExit('serve');
   if (config === undefined) return 2;
   // Read by V8 at each full collection, so setting it now applies to the whole life of the
@@ -41,7 +49,13 @@ export async function runServe(argv: string[]): Promise<number> {
   try {
     app = await startServer(config);
   } catch (error) {
-    if (error instanceof StartupRefused || isMigrationError(error)) {
+    // Refused for its configuration (a public HOST without keys, another server on the SQLite
+    // file): 2, like every configuration error; a migration that fails is the command failing.
+    if (error instanceof StartupRefused) {
+      console.error(`weft serve: ${error.message}`);
+      return 2;
+    }
+    if (isMigrationError(error)) {
       console.error(`weft serve: ${error.message}`);
       return 1;
     }
@@ -68,7 +82,7 @@ export async function runServe(argv: string[]): Promise<number> {
 }
 
 export async function runMigrate(argv: string[]): Promise<number> {
-  parseArgs(argv, {});
+  noArguments('migrate', argv);
   const config = configOrExit('migrate');
   if (config === undefined) return 2;
   try {
