@@ -1,0 +1,117 @@
+/**
+ * The CLI speaks plainly: a usage error is the error and one line of usage (not the whole help),
+ * every configuration refusal exits 2, `bin/weft.js` without `dist/` says to build in one line,
+ * and the start banner names the console and whether Redis fan-out is on.
+ */
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/server/config.js';
+import { startupBanner } from '../../src/server/serve.js';
+import { weftIn } from './support.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+const root = mkdtempSync(join(tmpdir(), 'weft-usage-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
+
+describe('a usage error', () => {
+  const cases: Array<{ args: string[]; error: string; usage: string }> = [
+    {
+      args: ['verify', 't1', '--frob'],
+      error: 'weft verify: unknown option --frob',
+      usage: 'weft verify',
+    },
+    {
+      args: ['export'],
+      error: 'weft export: export takes one thread id',
+      usage: 'weft export <threadId>',
+    },
+    {
+      args: ['export', 't1', '--at'],
+      error: 'weft export: --at needs a value',
+      usage: 'weft export',
+    },
+    {
+      args: ['keys', 'frob'],
+      error: 'weft keys: keys needs create, list, revoke or purge',
+      usage: 'weft keys create',
+    },
+    {
+      args: ['serve', 'now'],
+      error: 'weft serve: serve takes no arguments (got now)',
+      usage: 'weft serve',
+    },
+    {
+      args: ['frobnicate'],
+      error: "weft: unknown command 'frobnicate'",
+      usage: 'weft <serve|migrate|keys',
+    },
+  ];
+
+  for (const c of cases) {
+    it(`weft ${c.args.join(' ')}: the error, then one line of usage pointing at --help; exit 2`, async () => {
+      const result = await weftIn(c.args);
+      expect(result.code).toBe(2);
+      expect(result.out).toBe('');
+      const printed = lines(result.err);
+      expect(printed, result.err).toHaveLength(2);
+      expect(printed[0]).toBe(c.error);
+      expect(printed[1]).toMatch(/^usage: /);
+      expect(printed[1]).toContain(c.usage);
+      expect(printed[1]).toContain('weft --help');
+    });
+  }
+});
+
+describe('configuration refusals', () => {
+  it('a non-loopback HOST without API keys exits 2, in one line saying what to do', async () => {
+    const refused = await weftIn(['serve'], {
+      HOST: '0.0.0.0',
+      DATABASE_URL: `file:${join(root, 'public.db')}`,
+    });
+    expect(lines(refused.err), refused.err).toHaveLength(1);
+    expect(refused.err).toContain('HOST=0.0.0.0 is not a loopback address');
+    expect(refused.err).toContain('weft keys create');
+    expect(refused.code).toBe(2);
+  });
+});
+
+describe('bin/weft.js', () => {
+  it('without dist/ says in one line to run npm run build, and exits non-zero', () => {
+    // A copy of the package's bin with no dist/ beside it: a checkout before its first build.
+    const checkout = join(root, 'checkout');
+    mkdirSync(join(checkout, 'bin'), { recursive: true });
+    copyFileSync(join(ROOT, 'bin/weft.js'), join(checkout, 'bin/weft.js'));
+    const result = spawnSync(process.execPath, [join(checkout, 'bin/weft.js'), 'serve'], {
+      encoding: 'utf8',
+    });
+    expect(lines(result.stderr), result.stderr).toHaveLength(1);
+    expect(result.stderr).toContain('npm run build');
+    expect(result.stdout).toBe('');
+    expect(result.status).not.toBe(0);
+  });
+});
+
+describe('the start banner', () => {
+  const url = 'http://127.0.0.1:4000/graphql';
+
+  it('names the console URL and says Redis fan-out is off without REDIS_URL', () => {
+    const banner = startupBanner(loadConfig({ DATABASE_URL: 'file:/srv/weft.db' }), url).join('\n');
+    // console/dist is built by `npm test`'s pretest, as by `npm start`'s prestart.
+    expect(banner).toContain('console at http://127.0.0.1:4000/console/');
+    expect(banner).toContain('Redis fan-out off');
+  });
+
+  it('says Redis fan-out is on, naming where, without the password', () => {
+    const banner = startupBanner(
+      loadConfig({ DATABASE_URL: 'file:/srv/weft.db', REDIS_URL: 'redis://:hunter2@cache:6379/0' }),
+      url,
+    ).join('\n');
+    expect(banner).toContain('Redis fan-out on (redis://cache:6379)');
+    expect(banner).not.toContain('hunter2');
+  });
+});
