@@ -78,6 +78,21 @@ describe('configuration refusals', () => {
     expect(refused.err).toContain('weft keys create');
     expect(refused.code).toBe(2);
   });
+
+  it('a REDIS_URL nothing answers on exits 2, in one line naming it', {
+    timeout: 60_000,
+  }, async () => {
+    // Port 1: nothing listens there.
+    const refused = await weftIn(['serve'], {
+      DATABASE_URL: `file:${join(root, 'no-redis.db')}`,
+      PORT: '0',
+      REDIS_URL: 'redis://127.0.0.1:1',
+    });
+    expect(lines(refused.err), refused.err).toHaveLength(1);
+    expect(refused.err).toContain('cannot subscribe to Redis at redis://127.0.0.1:1');
+    expect(refused.err).toContain('check REDIS_URL');
+    expect(refused.code).toBe(2);
+  });
 });
 
 describe('bin/weft.js', () => {
