@@ -68,3 +68,10 @@ export function configurationFailure(error: unknown): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * The exit code of a migration error: 2 for a database another Weft migrated (a configuration
+ * refusal: run that version or point DATABASE_URL elsewhere), 1 for a migration that failed.
+ */
+export const migrationExitCode = (error: { code: string }): 1 | 2 =>
+  error.code === 'MIGRATION_UNKNOWN' ? 2 : 1;

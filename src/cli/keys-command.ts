@@ -10,6 +10,7 @@ import { isMigrationError, migrate } from '../store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
 import { countTenantThreads, DEFAULT_TENANT, openThreadStore } from '../store/read-model/index.js';
 import { parseArgs, UsageError } from './args.js';
+import { migrationExitCode } from './failures.js';
 import { configOrExit } from './server-commands.js';
 
 export const KEYS_USAGE =
@@ -68,7 +69,7 @@ export async function runKeys(argv: string[]): Promise<number> {
   } catch (error) {
     if (isMigrationError(error)) {
       console.error(`weft keys: ${error.message}`);
-      return 1;
+      return migrationExitCode(error);
     }
     throw error;
   }

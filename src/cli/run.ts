@@ -87,7 +87,8 @@ Environment (serve uses all of these; the other commands DATABASE_URL and WEFT_E
                           limits on hostile input (see docs/deployment.md)
 Exit codes: 0 ok, 1 failed, 2 usage or configuration error (including a database that cannot
 be reached, a missing or wrong encryption key, a port in use, a non-loopback HOST without API
-keys, another weft serve already running on the SQLite file).`;
+keys, another weft serve already running on the SQLite file, an unreachable REDIS_URL, a
+database a newer Weft migrated).`;
 
 /** Each command's one-line synopsis: what a usage error prints under the error. */
 const SYNOPSIS: Record<string, string> = {

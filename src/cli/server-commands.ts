@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type ServerConfig } from '../server/config.js'
 import { StartupRefused, startServer } from '../server/serve.js';
 import { isMigrationError, migrate } from '../store/migrate/index.js';
 import { parseArgs, UsageError } from './args.js';
+import { migrationExitCode } from './failures.js';
 
 /** The configuration, or undefined after printing what is wrong (exit 2). */
 export function configOrExit(command: string): ServerConfig | undefined {
@@ -50,14 +51,14 @@ export async function runServe(argv: string[]): Promise<number> {
     app = await startServer(config);
   } catch (error) {
     // Refused for its configuration (a public HOST without keys, another server on the SQLite
-    // file): 2, like every configuration error; a migration that fails is the command failing.
+    // file): 2, like every configuration error.
     if (error instanceof StartupRefused) {
       console.error(`weft serve: ${error.message}`);
       return 2;
     }
     if (isMigrationError(error)) {
       console.error(`weft serve: ${error.message}`);
-      return 1;
+      return migrationExitCode(error);
     }
     const code = (error as { code?: string }).code;
     if (code === 'EADDRINUSE' || code === 'EACCES') {
@@ -97,7 +98,7 @@ export async function runMigrate(argv: string[]): Promise<number> {
   } catch (error) {
     if (isMigrationError(error)) {
       console.error(`weft migrate: ${error.message}`);
-      return 1;
+      return migrationExitCode(error);
     }
     throw error;
   }

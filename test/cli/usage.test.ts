@@ -7,9 +7,12 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/server/config.js';
 import { startupBanner } from '../../src/server/serve.js';
+import { migrate } from '../../src/store/migrate/index.js';
+import { migrationLedger } from '../../src/store/tables/index.js';
 import { weftIn } from './support.js';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -92,6 +95,24 @@ describe('configuration refusals', () => {
     expect(refused.err).toContain('cannot subscribe to Redis at redis://127.0.0.1:1');
     expect(refused.err).toContain('check REDIS_URL');
     expect(refused.code).toBe(2);
+  });
+});
+
+describe('a database a newer Weft migrated', { timeout: 120_000 }, () => {
+  it('migrate, serve, keys and export each refuse it in one line, exit 2', async () => {
+    const path = join(root, 'newer.db');
+    const DATABASE_URL = `file:${path}`;
+    await migrate(DATABASE_URL);
+    const db = new Database(path);
+    db.prepare(`INSERT INTO ${migrationLedger.sql} VALUES ('9999_future', 'x', 'now')`).run();
+    db.close();
+    for (const args of [['migrate'], ['serve'], ['keys', 'list'], ['export', 't1']]) {
+      const refused = await weftIn(args, { DATABASE_URL, PORT: '0' });
+      expect(lines(refused.err), refused.err).toHaveLength(1);
+      expect(refused.err).toContain('9999_future');
+      expect(refused.err).toContain('run that version');
+      expect(refused.code).toBe(2);
+    }
   });
 });
 
