@@ -2,7 +2,7 @@
 import { UsageError } from './args.js';
 import { runExport, runImport, runReplay, runVerify } from './data-commands.js';
 import { configurationFailure } from './failures.js';
-import { KEYS_USAGE, runKeys } from './keys-command.js';
+import { KEYS_HELP, KEYS_USAGE, runKeys } from './keys-command.js';
 import { runProjection } from './projection-command.js';
 import { runGc, runRetention } from './retention-commands.js';
 import { runMigrate, runServe } from './server-commands.js';
@@ -129,6 +129,11 @@ export async function runCli(argv: string[]): Promise<number> {
     return 0;
   }
   const run = COMMANDS[command];
+  // `weft export --help`: what the usage line under an error points at, per command too.
+  if (run !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
+    console.log(command === 'keys' ? KEYS_HELP : USAGE);
+    return 0;
+  }
   if (run === undefined) {
     console.error(`weft: unknown command '${command}'`);
     console.error(usageLine(`weft <${Object.keys(COMMANDS).join('|')}> [options]`));

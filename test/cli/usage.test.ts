@@ -70,6 +70,17 @@ describe('a usage error', () => {
   }
 });
 
+describe('--help after a command', () => {
+  it('prints the help the usage line points at, exit 0', async () => {
+    const help = await weftIn(['export', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.out).toContain('Usage: weft <command> [options]');
+    const keys = await weftIn(['keys', 'create', '--help']);
+    expect(keys.code).toBe(0);
+    expect(keys.out).toContain('Open and keyed mode');
+  });
+});
+
 describe('configuration refusals', () => {
   it('a non-loopback HOST without API keys exits 2, in one line saying what to do', async () => {
     const refused = await weftIn(['serve'], {
