@@ -21,6 +21,7 @@ import { isMigrationError, migrate } from '../store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
 import { createReadQueries } from '../store/read-model/queries.js';
 import { intOption, type ParsedArgs, parseArgs, UsageError } from './args.js';
+import { migrationExitCode } from './failures.js';
 import { configOrExit } from './server-commands.js';
 
 /** The header line of an export file; every following line is one stored entry, verbatim. */
@@ -40,7 +41,7 @@ async function open(command: string): Promise<Opened | number> {
   } catch (error) {
     if (isMigrationError(error)) {
       console.error(`weft ${command}: ${error.message}`);
-      return 1;
+      return migrationExitCode(error);
     }
     throw error;
   }

@@ -1,6 +1,7 @@
 /**
  * Failures that come from the configuration or the environment rather than from Weft: an
- * unreachable or missing database, a login Postgres refuses, a missing or wrong encryption key.
+ * unreachable or missing database, a login Postgres refuses, a missing or wrong encryption key,
+ * a Redis that REDIS_URL names but that cannot be reached.
  * Each becomes one line saying what to do (exit 2), never a stack trace.
  */
 
@@ -41,6 +42,8 @@ const text = (value: unknown) => (typeof value === 'string' ? value : String(val
 export function configurationFailure(error: unknown): string | undefined {
   for (const e of chain(error)) {
     const code = text(e.code);
+    // src/events/redis.ts: REDIS_URL names a Redis that cannot be subscribed to; says what to do.
+    if (code === 'REDIS_UNAVAILABLE') return text(e.message);
     if (e.name === 'EncryptionError' && code.startsWith('ENCRYPTION_KEY_')) {
       return `${text(e.message)} (${code})`;
     }
@@ -65,3 +68,10 @@ export function configurationFailure(error: unknown): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * The exit code of a migration error: 2 for a database another Weft migrated (a configuration
+ * refusal: run that version or point DATABASE_URL elsewhere), 1 for a migration that failed.
+ */
+export const migrationExitCode = (error: { code: string }): 1 | 2 =>
+  error.code === 'MIGRATION_UNKNOWN' ? 2 : 1;

@@ -10,10 +10,11 @@ import { isMigrationError, migrate } from '../store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
 import { countTenantThreads, DEFAULT_TENANT, openThreadStore } from '../store/read-model/index.js';
 import { parseArgs, UsageError } from './args.js';
+import { migrationExitCode } from './failures.js';
 import { configOrExit } from './server-commands.js';
 
-const USAGE =
-  'weft keys create --tenant T --scopes read,write[,approve,admin] [--name N] | list [--tenant T] | revoke <id> | purge';
+export const KEYS_USAGE =
+  'keys create --tenant T --scopes read,write[,approve,admin] [--name N] | list [--tenant T] | revoke <id> | purge';
 
 export const KEYS_HELP = `Usage: weft keys <action> [options]   (on the database named by DATABASE_URL)
 
@@ -58,7 +59,7 @@ export async function runKeys(argv: string[]): Promise<number> {
     return 0;
   }
   if (action !== 'create' && action !== 'list' && action !== 'revoke' && action !== 'purge') {
-    throw new UsageError(`keys needs create, list, revoke or purge (${USAGE})`);
+    throw new UsageError('keys needs create, list, revoke or purge');
   }
   const args = parseArgs(rest, { values: ['tenant', 'scopes', 'name'] });
   const config = configOrExit('keys');
@@ -68,7 +69,7 @@ export async function runKeys(argv: string[]): Promise<number> {
   } catch (error) {
     if (isMigrationError(error)) {
       console.error(`weft keys: ${error.message}`);
-      return 1;
+      return migrationExitCode(error);
     }
     throw error;
   }
@@ -83,7 +84,7 @@ export async function runKeys(argv: string[]): Promise<number> {
       const tenant = args.options.get('tenant');
       const scopes = args.options.get('scopes');
       if (typeof tenant !== 'string' || typeof scopes !== 'string' || args.positionals.length > 0) {
-        throw new UsageError(`keys create needs --tenant and --scopes (${USAGE})`);
+        throw new UsageError('keys create needs --tenant and --scopes');
       }
       const name = args.options.get('name');
       try {
@@ -108,7 +109,7 @@ export async function runKeys(argv: string[]): Promise<number> {
     }
     if (action === 'list') {
       if (args.positionals.length > 0 || args.options.has('scopes') || args.options.has('name')) {
-        throw new UsageError(`keys list takes only --tenant (${USAGE})`);
+        throw new UsageError('keys list takes only --tenant');
       }
       const tenant = args.options.get('tenant');
       const list = await keys.list({ tenant: typeof tenant === 'string' ? tenant : undefined });
@@ -118,7 +119,7 @@ export async function runKeys(argv: string[]): Promise<number> {
     }
     if (action === 'purge') {
       if (args.positionals.length > 0 || args.options.size > 0) {
-        throw new UsageError(`keys purge takes no arguments (${USAGE})`);
+        throw new UsageError('keys purge takes no arguments');
       }
       const active = await keys.countActive();
       if (active > 0) {
@@ -136,7 +137,7 @@ export async function runKeys(argv: string[]): Promise<number> {
     }
     const [id, ...extra] = args.positionals;
     if (id === undefined || extra.length > 0 || args.options.size > 0) {
-      throw new UsageError(`keys revoke needs one key id (${USAGE})`);
+      throw new UsageError('keys revoke needs one key id');
     }
     const revoked = await keys.revoke(id);
     if (revoked === undefined) {

@@ -31,6 +31,7 @@ import {
 } from '../store/read-model/index.js';
 import { intOption, type ParsedArgs, parseArgs, UsageError } from './args.js';
 import { describeError, tenantOption } from './data-commands.js';
+import { migrationExitCode } from './failures.js';
 import { configOrExit } from './server-commands.js';
 
 /** Expired threads a dry run lists (`--limit N` to change it). */
@@ -55,7 +56,7 @@ async function configFor(command: string, args: ParsedArgs): Promise<ServerConfi
   } catch (error) {
     if (isMigrationError(error)) {
       console.error(`weft ${command}: ${error.message}`);
-      return 1;
+      return migrationExitCode(error);
     }
     throw error;
   }

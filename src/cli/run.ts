@@ -2,7 +2,7 @@
 import { UsageError } from './args.js';
 import { runExport, runImport, runReplay, runVerify } from './data-commands.js';
 import { configurationFailure } from './failures.js';
-import { runKeys } from './keys-command.js';
+import { KEYS_HELP, KEYS_USAGE, runKeys } from './keys-command.js';
 import { runProjection } from './projection-command.js';
 import { runGc, runRetention } from './retention-commands.js';
 import { runMigrate, runServe } from './server-commands.js';
@@ -86,7 +86,27 @@ Environment (serve uses all of these; the other commands DATABASE_URL and WEFT_E
   WEFT_MAX_BATCH, WEFT_MAX_PAYLOAD_BYTES, WEFT_MAX_IMPORT_BYTES, WEFT_MAX_IMPORT_NODES
                           limits on hostile input (see docs/deployment.md)
 Exit codes: 0 ok, 1 failed, 2 usage or configuration error (including a database that cannot
-be reached, a missing or wrong encryption key, a port in use).`;
+be reached, a missing or wrong encryption key, a port in use, a non-loopback HOST without API
+keys, another weft serve already running on the SQLite file, an unreachable REDIS_URL, a
+database a newer Weft migrated).`;
+
+/** Each command's one-line synopsis: what a usage error prints under the error. */
+const SYNOPSIS: Record<string, string> = {
+  serve: 'weft serve (no arguments: it reads environment variables)',
+  migrate: 'weft migrate (no arguments: it reads environment variables)',
+  keys: `weft ${KEYS_USAGE}`,
+  export: 'weft export <threadId> [--at N] [--out FILE] [--tenant T]',
+  import: 'weft import <file|-> [--thread-id ID] [--tenant T]',
+  verify: 'weft verify [<threadId>...] [--strict | --no-strict] [--tenant T]',
+  replay: 'weft replay [<threadId>...] [--all] [--tenant T]',
+  projection:
+    'weft projection <threadId> [--query Q] [--target N] [--max N] [--max-nodes N] [--tokenizer T] [--explain [--omitted N]] [--tenant T]',
+  retention: 'weft retention [--apply] [--tenant T] [--limit N] [--batch N] [--database URL]',
+  gc: 'weft gc [--apply] [--database URL]',
+};
+
+/** The one usage line under a usage error; `weft --help` has the rest. */
+const usageLine = (synopsis: string) => `usage: ${synopsis}   (weft --help for more)`;
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   serve: runServe,
@@ -109,15 +129,22 @@ export async function runCli(argv: string[]): Promise<number> {
     return 0;
   }
   const run = COMMANDS[command];
+  // `weft export --help`: what the usage line under an error points at, per command too.
+  if (run !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
+    console.log(command === 'keys' ? KEYS_HELP : USAGE);
+    return 0;
+  }
   if (run === undefined) {
-    console.error(`weft: unknown command '${command}'. Run 'weft help' for the list.`);
+    console.error(`weft: unknown command '${command}'`);
+    console.error(usageLine(`weft <${Object.keys(COMMANDS).join('|')}> [options]`));
     return 2;
   }
   try {
     return await run(rest);
   } catch (error) {
     if (error instanceof UsageError) {
-      console.error(`weft ${command}: ${error.message}\n\n${USAGE}`);
+      console.error(`weft ${command}: ${error.message}`);
+      console.error(usageLine(SYNOPSIS[command] ?? `weft ${command}`));
       return 2;
     }
     const failure = configurationFailure(error);

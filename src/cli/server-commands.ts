@@ -3,7 +3,8 @@ import { setFlagsFromString } from 'node:v8';
 import { ConfigError, loadConfig, type ServerConfig } from '../server/config.js';
 import { StartupRefused, startServer } from '../server/serve.js';
 import { isMigrationError, migrate } from '../store/migrate/index.js';
-import { parseArgs } from './args.js';
+import { parseArgs, UsageError } from './args.js';
+import { migrationExitCode } from './failures.js';
 
 /** The configuration, or undefined after printing what is wrong (exit 2). */
 export function configOrExit(command: string): ServerConfig | undefined {
@@ -23,8 +24,16 @@ export function configOrExit(command: string): ServerConfig | undefined {
   }
 }
 
+/** `serve` and `migrate` are configured by the environment alone. */
+function noArguments(command: string, argv: string[]): void {
+  const { positionals } = parseArgs(argv, {});
+  if (positionals.length > 0) {
+    throw new UsageError(`${command} takes no arguments (got ${positionals.join(' ')})`);
+  }
+}
+
 export async function runServe(argv: string[]): Promise<number> {
-  parseArgs(argv, {});
+  noArguments('serve', argv);
   const config = configOrExit('serve');
   if (config === undefined) return 2;
   // Read by V8 at each full collection, so setting it now applies to the whole life of the
@@ -41,9 +50,15 @@ export async function runServe(argv: string[]): Promise<number> {
   try {
     app = await startServer(config);
   } catch (error) {
-    if (error instanceof StartupRefused || isMigrationError(error)) {
+    // Refused for its configuration (a public HOST without keys, another server on the SQLite
+    // file): 2, like every configuration error.
+    if (error instanceof StartupRefused) {
       console.error(`weft serve: ${error.message}`);
-      return 1;
+      return 2;
+    }
+    if (isMigrationError(error)) {
+      console.error(`weft serve: ${error.message}`);
+      return migrationExitCode(error);
     }
     const code = (error as { code?: string }).code;
     if (code === 'EADDRINUSE' || code === 'EACCES') {
@@ -68,7 +83,7 @@ export async function runServe(argv: string[]): Promise<number> {
 }
 
 export async function runMigrate(argv: string[]): Promise<number> {
-  parseArgs(argv, {});
+  noArguments('migrate', argv);
   const config = configOrExit('migrate');
   if (config === undefined) return 2;
   try {
@@ -83,7 +98,7 @@ export async function runMigrate(argv: string[]): Promise<number> {
   } catch (error) {
     if (isMigrationError(error)) {
       console.error(`weft migrate: ${error.message}`);
-      return 1;
+      return migrationExitCode(error);
     }
     throw error;
   }

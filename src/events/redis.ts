@@ -27,6 +27,9 @@ export interface Fanout {
 
 export const DEFAULT_CHANNEL = 'weft:commits';
 
+/** The code of the error `ready` rejects with when Redis cannot be subscribed to in time. */
+export const REDIS_UNAVAILABLE = 'REDIS_UNAVAILABLE';
+
 /**
  * Wake-ups over ioredis pub/sub on one channel, subscribed once when the hub opens (and
  * awaited), so a subscriber's "attach live, then replay" never races a subscription that Redis
@@ -44,8 +47,14 @@ export function createRedisFanout(
   let connectedOnce = false;
   let closing = false;
 
+  // Until the first subscription is confirmed, connection errors (one per retry) are what `ready`
+  // rejects with, once: kept, not reported, so a start against a Redis that is down fails in one
+  // line rather than a stack trace per retry.
+  let lastError: unknown;
   const report = (error: unknown) => {
-    if (!closing) onError(error);
+    if (closing) return;
+    if (connectedOnce) onError(error);
+    else lastError = error;
   };
   publisher.on('error', report);
   subscriber.on('error', report);
@@ -72,8 +81,13 @@ export function createRedisFanout(
       timer = setTimeout(
         () =>
           reject(
-            new Error(
-              `cannot subscribe to Redis at ${redactUrl(options.url)} within ${readyTimeoutMs} ms: check REDIS_URL and that Redis is running`,
+            Object.assign(
+              new Error(
+                `cannot subscribe to Redis at ${redactUrl(options.url)} within ${readyTimeoutMs} ms` +
+                  (lastError instanceof Error ? ` (${lastError.message})` : '') +
+                  ': check REDIS_URL and that Redis is running',
+              ),
+              { code: REDIS_UNAVAILABLE },
             ),
           ),
         readyTimeoutMs,

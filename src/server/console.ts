@@ -68,6 +68,10 @@ function load(dir: string): Map<string, File> {
   return files;
 }
 
+/** Whether console/dist holds a built console (else /console answers 503 saying how to build it). */
+export const isConsoleBuilt = (dir: string = DEFAULT_DIR): boolean =>
+  existsSync(join(dir, 'index.html'));
+
 /** The handler: true when it answered the request. */
 export function consoleRoutes(
   dir: string = DEFAULT_DIR,
@@ -86,7 +90,7 @@ export function consoleRoutes(
       res.writeHead(301, { location: `${CONSOLE_PATH}/` }).end();
       return true;
     }
-    if (files === undefined && existsSync(join(dir, 'index.html'))) files = load(dir);
+    if (files === undefined && isConsoleBuilt(dir)) files = load(dir);
     if (files === undefined) {
       res.writeHead(503, {
         'content-type': 'text/plain; charset=utf-8',

@@ -10,9 +10,11 @@ import {
 } from '../engine/index.js';
 import { openEngineWithEvents } from '../events/index.js';
 import { parseDatabaseUrl } from '../store/migrate/index.js';
+import { acquireServerLock, type ServerLock } from '../store/server-lock.js';
 import { type App, buildApp } from './app.js';
 import { serverAuth } from './auth/startup.js';
 import type { ServerConfig } from './config.js';
+import { CONSOLE_PATH, isConsoleBuilt } from './console.js';
 
 /** A sweep's failure as one log line: an engine error's code and message, else the error. */
 const describe = (error: unknown): string => {
@@ -24,8 +26,43 @@ const describe = (error: unknown): string => {
   return typeof e.code === 'string' ? `${e.code}: ${String(e.message)}` : String(error);
 };
 
+/** A start refused for its configuration: `weft serve` prints the message and exits 2. */
 export class StartupRefused extends Error {
   override name = 'StartupRefused';
+}
+
+/** Where Redis sits, without the credentials a URL may carry. */
+const redisHost = (url: string): string => {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}`;
+  } catch {
+    return 'Redis';
+  }
+};
+
+/** What a started server tells its operator: where everything is, and how it is set up. */
+export function startupBanner(config: ServerConfig, graphqlUrl: string): string[] {
+  const origin = new URL(graphqlUrl).origin;
+  const target = parseDatabaseUrl(config.databaseUrl);
+  const consoleAt = isConsoleBuilt()
+    ? `console at ${origin}${CONSOLE_PATH}/`
+    : 'console not built (npm run console:build)';
+  const database =
+    target.provider === 'sqlite'
+      ? `${target.path} (migrated, this server's alone)`
+      : 'postgres (migrated)';
+  const fanOut =
+    config.redisUrl === undefined
+      ? 'Redis fan-out off (no REDIS_URL): subscribers hear of commits made through this server only'
+      : `Redis fan-out on (${redisHost(config.redisUrl)}): subscribers also hear of commits made elsewhere`;
+  return [
+    `weft: ${consoleAt}; GraphiQL ${config.graphiql ? `at ${graphqlUrl}` : 'off'}; ` +
+      `health at /healthz, /readyz${config.metrics ? '; metrics at /metrics' : ''}`,
+    `weft: database ${database}; ${fanOut}`,
+    `weft: limits: depth ${config.limits.maxDepth}, tokens ${config.limits.maxTokens}, ` +
+      `aliases ${config.limits.maxAliases}, batch ${config.limits.maxBatch}, body ${config.maxBodyBytes} bytes`,
+  ];
 }
 
 /** Starts a server for `config`; resolves once it listens. */
@@ -33,10 +70,25 @@ export async function startServer(
   config: ServerConfig,
   log: (line: string) => void = console.log,
 ): Promise<App & { close(): Promise<void> }> {
+  // First, before migrating anything: one server per SQLite file (src/store/server-lock.ts).
+  const locked = acquireServerLock(config.databaseUrl);
+  if (!locked.ok) throw new StartupRefused(locked.message);
+  try {
+    return await startLocked(config, log, locked.lock);
+  } catch (error) {
+    locked.lock.release();
+    throw error;
+  }
+}
+
+async function startLocked(
+  config: ServerConfig,
+  log: (line: string) => void,
+  lock: ServerLock,
+): Promise<App & { close(): Promise<void> }> {
   // API keys: required when any exists; else open on loopback only, or refused.
   const auth = await serverAuth(config, log);
   if ('refused' in auth) throw new StartupRefused(auth.refused);
-  const target = parseDatabaseUrl(config.databaseUrl);
   // Every commit wakes subscribers through the hub (fanned out through Redis when REDIS_URL is
   // set); the deadline scheduler times out overdue runs, once, whichever instance sees them.
   let opened: Awaited<ReturnType<typeof openEngineWithEvents>>;
@@ -103,6 +155,7 @@ export async function startServer(
       await app.stop(1000); // only streams remain, and the hub has just ended them
       await closeEngine();
       await auth.authenticator.close();
+      lock.release();
     })();
     return closing;
   };
@@ -122,13 +175,7 @@ export async function startServer(
     throw error;
   }
   restore();
-  log(
-    `weft: database ${target.provider === 'sqlite' ? target.path : 'postgres'} (migrated); ` +
-      `GraphiQL ${config.graphiql ? `at ${app.url}` : 'off'}; health at /healthz, /readyz` +
-      `${config.metrics ? '; metrics at /metrics' : ''}; limits: depth ${config.limits.maxDepth}, ` +
-      `tokens ${config.limits.maxTokens}, aliases ${config.limits.maxAliases}, ` +
-      `batch ${config.limits.maxBatch}, body ${config.maxBodyBytes} bytes`,
-  );
+  for (const line of startupBanner(config, app.url!)) log(line);
   log(auth.banner);
   return Object.assign(app, { close });
 }

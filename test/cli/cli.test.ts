@@ -212,6 +212,9 @@ describe('weft CLI', { timeout: 400_000 }, () => {
       expect(await response.json()).toEqual({ data: { __typename: 'Query' } });
       expect(existsSync(join(dir, 'data/weft.db'))).toBe(true);
       expect(out).toContain('running open, bound to loopback only');
+      // The banner names the console's URL and says subscriptions stay in this process.
+      expect(out).toContain(`console at ${new URL(url).origin}/console/`);
+      expect(out).toContain('Redis fan-out off');
     } finally {
       child.kill('SIGTERM');
     }
@@ -220,12 +223,12 @@ describe('weft CLI', { timeout: 400_000 }, () => {
     expect(out).toContain('weft: stopped');
   });
 
-  it('serve refuses a non-loopback HOST without keys, saying what to do', async () => {
+  it('serve refuses a non-loopback HOST without keys, saying what to do (exit 2)', async () => {
     const refused = await weftIn(['serve'], {
       HOST: '0.0.0.0',
-      DATABASE_URL: 'file:/tmp/never.db',
+      DATABASE_URL: `file:${join(tempDir(), 'never.db')}`,
     });
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(2);
     expect(refused.err).toContain('HOST=0.0.0.0 is not a loopback address');
     expect(refused.err).toContain('WEFT_ALLOW_OPEN');
   });
