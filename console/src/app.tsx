@@ -9,6 +9,7 @@ import { ConsoleViewerDocument } from './generated/graphql';
 import { LiveContext, type Scopes, ScopesContext, useLive, useScopes } from './live';
 import { href, useRoute } from './router';
 import { ApprovalsView } from './views/approvals';
+import { BadLinkView } from './views/bad-link';
 import { DiffView } from './views/diff';
 import { ProjectionView } from './views/projection';
 import { RunsView } from './views/runs';
@@ -178,6 +179,7 @@ function Shell({ keyed, onSignOut }: { keyed: boolean; onSignOut: () => void; li
         {route.view === 'approvals' && <ApprovalsView />}
         {route.view === 'diff' && <DiffView a={route.a} b={route.b} />}
         {route.view === 'projection' && <ProjectionView id={route.id} />}
+        {route.view === 'bad-link' && <BadLinkView link={route.link} problem={route.problem} />}
       </main>
     </>
   );

@@ -8,6 +8,7 @@
 
 import { canonicalJson } from '../core/canonical.js';
 import { err, ok, type Result } from '../core/errors.js';
+import { sha256Hex } from '../core/hash.js';
 import { threadNotFound } from './checks.js';
 import type { Runtime } from './engine.js';
 import type { IdempotencyClaim } from './idempotency.js';
@@ -43,8 +44,7 @@ export async function deleteThread(
         at: new Date(now),
         expiredBy,
         audit: {
-          // One deletion per thread: another one racing this loses at this key (removal.ts).
-          id: `thread_deleted:${at.key}:${latest.value.config?.createdAt ?? ''}`,
+          id: auditEntryId(at.key, latest.value.config?.createdAt ?? ''),
           tenantId: owner,
           recordedAt: new Date(now),
           actor: input.actor ?? 'system',
@@ -68,3 +68,13 @@ export async function deleteThread(
     return ok(response);
   });
 }
+
+/**
+ * The id of the audit entry of deleting the thread stored under `key` and created at
+ * `createdAt`. One per thread, so that of two deletions racing the other loses at this id
+ * (removal.ts); a digest, because the id is shown to the tenant and a storage key would show
+ * the tenant's name, and whether another tenant holds a thread by that id. A thread id holds no
+ * control character, so the newline separates the two unambiguously.
+ */
+const auditEntryId = (key: string, createdAt: string): string =>
+  `thread_deleted:${sha256Hex(`${key}\n${createdAt}`).slice(0, 32)}`;

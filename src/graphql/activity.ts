@@ -7,7 +7,7 @@
 import type { ActivityView } from '../engine/reads.js';
 import { type ActivityFeeds, createActivityFeeds, type EventHub } from '../events/index.js';
 import { builder } from './builder.js';
-import { decodeCursor, encodeCursor } from './pagination.js';
+import { cursorKind, decodeCursor, encodeCursor } from './pagination.js';
 import { ThreadRef } from './refs.js';
 import { deliveryOf, hubOf } from './subscription.js';
 import { loadThread } from './thread.js';
@@ -33,6 +33,7 @@ const isActivityCursor = (v: unknown): v is ActivityCursor =>
   v !== null &&
   Number.isSafeInteger((v as ActivityCursor).a) &&
   (v as ActivityCursor).a >= 0;
+const ACTIVITY_CURSOR = cursorKind('activity', isActivityCursor);
 
 const ThreadActivityRef = builder.objectRef<ActivityView>('ThreadActivity').implement({
   description:
@@ -51,7 +52,7 @@ const ThreadActivityRef = builder.objectRef<ActivityView>('ThreadActivity').impl
     recordedAt: t.field({ type: 'DateTime', resolve: (a) => a.recordedAt }),
     cursor: t.string({
       description: 'Pass as `after` to resume the feed after this event.',
-      resolve: (a) => encodeCursor({ a: a.seq }),
+      resolve: (a) => encodeCursor(ACTIVITY_CURSOR, { a: a.seq }),
     }),
   }),
 });
@@ -63,7 +64,7 @@ builder.subscriptionFields((t) => ({
       'Every entry committed to any thread of the caller’s tenant, in commit order: a dashboard’s live feed (a new thread shows as its thread_created entry). Without `after`: from now on. With `after` (a `cursor` of this feed): first everything committed after that event, then live — on any instance, across restarts, with no gap and no repeat.',
     args: { after: t.arg.string() },
     subscribe: async (_root, args, ctx) => {
-      const cursor = decodeCursor(args.after, isActivityCursor, 'after');
+      const cursor = decodeCursor(args.after, ACTIVITY_CURSOR, 'after');
       const tenant = ctx.auth.tenant;
       return feedsOf(hubOf(ctx)).stream(
         {

@@ -9,6 +9,7 @@ import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { ApprovalStateEnum, OrderDirectionEnum, WaitingReasonEnum } from './enums.js';
 import {
+  cursorKind,
   isString,
   pageConnection,
   pageOrder,
@@ -122,6 +123,7 @@ const isApprovalCursor = (v: unknown): v is ApprovalCursor =>
   isString((v as ApprovalCursor).t) &&
   isString((v as ApprovalCursor).r) &&
   ((v as ApprovalCursor).o === undefined || isString((v as ApprovalCursor).o));
+const APPROVAL_CURSOR = cursorKind('approvals', isApprovalCursor);
 
 async function approvalPage(
   ctx: GraphQLContext,
@@ -137,7 +139,7 @@ async function approvalPage(
     orderBy?: { direction: 'asc' | 'desc' } | null | undefined;
   },
 ) {
-  const request = pageRequest(args, isApprovalCursor);
+  const request = pageRequest(args, APPROVAL_CURSOR);
   const order = pageOrder(
     request,
     { field: 'requestedAt', direction: args.orderBy?.direction ?? 'desc' },

@@ -8,6 +8,7 @@ import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { OrderDirectionEnum } from './enums.js';
 import {
+  cursorKind,
   isString,
   pageConnection,
   pageOrder,
@@ -74,6 +75,7 @@ const isAuditCursor = (v: unknown): v is AuditCursor =>
   isString((v as AuditCursor).c) &&
   isString((v as AuditCursor).i) &&
   ((v as AuditCursor).o === undefined || isString((v as AuditCursor).o));
+const AUDIT_CURSOR = cursorKind('auditEntries', isAuditCursor);
 
 async function auditPage(
   ctx: GraphQLContext,
@@ -89,7 +91,7 @@ async function auditPage(
     orderBy?: { direction: 'asc' | 'desc' } | null | undefined;
   },
 ) {
-  const request = pageRequest(args, isAuditCursor);
+  const request = pageRequest(args, AUDIT_CURSOR);
   const order = pageOrder(
     request,
     { field: 'recordedAt', direction: args.orderBy?.direction ?? 'desc' },

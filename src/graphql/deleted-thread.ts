@@ -10,11 +10,16 @@ const DELETED = Symbol('thread deleted');
 type Deleted = { [DELETED]: string };
 
 /**
- * `source`, with its ThreadDeletedError turned into one last marker event. Not a generator: a
- * generator parked on an idle source would hold `return()` until the next event, and the
- * server ends idle subscriptions (revoked keys, slow consumers, disconnects) by `return()`.
+ * `source`, with its ThreadDeletedError turned into one last marker event naming the thread by
+ * `threadId`, the id the subscriber gave: the error itself names the storage key, which would
+ * show another tenant's thread by that id. Not a generator: a generator parked on an idle source
+ * would hold `return()` until the next event, and the server ends idle subscriptions (revoked
+ * keys, slow consumers, disconnects) by `return()`.
  */
-export function endingOnDeletion<T>(source: AsyncIterable<T>): AsyncIterableIterator<T> {
+export function endingOnDeletion<T>(
+  source: AsyncIterable<T>,
+  threadId: string,
+): AsyncIterableIterator<T> {
   const it = source[Symbol.asyncIterator]();
   let ended = false;
   return {
@@ -25,7 +30,8 @@ export function endingOnDeletion<T>(source: AsyncIterable<T>): AsyncIterableIter
       } catch (error) {
         if (!(error instanceof ThreadDeletedError)) throw error;
         ended = true;
-        return { done: false, value: { [DELETED]: error.message } as unknown as T };
+        const message = `thread ${threadId} was deleted: the subscription ended`;
+        return { done: false, value: { [DELETED]: message } as unknown as T };
       }
     },
     return(value?: unknown) {

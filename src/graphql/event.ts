@@ -3,6 +3,7 @@ import { builder } from './builder.js';
 import { OrderDirectionEnum } from './enums.js';
 import { badInput } from './error-classes.js';
 import {
+  cursorKind,
   isInt,
   pageRequest,
   positionWindow,
@@ -12,6 +13,9 @@ import {
 } from './pagination.js';
 import { ThreadEventRef, ThreadRef } from './refs.js';
 import { pageSizeHint } from './thread.js';
+
+/** A position in a thread's event list: an entry's log index. */
+const EVENT_CURSOR = cursorKind('events', isInt);
 
 ThreadEventRef.implement({
   description: 'One log entry of a thread. `entry` is the stored envelope (lowercase JSON forms).',
@@ -65,7 +69,7 @@ builder.objectField(ThreadRef, 'events', (t) =>
       if (args.afterIndex != null && args.afterIndex < -1) {
         throw badInput('$.afterIndex', `must be an integer >= -1 (got ${args.afterIndex})`);
       }
-      const request = pageRequest(args, isInt);
+      const request = pageRequest(args, EVENT_CURSOR);
       const lower = Math.max(0, (args.afterIndex ?? -1) + 1);
       // Indices are contiguous, so a page in either direction is one window of the log.
       const window = positionWindow(request, args.direction === 'desc', lower, th.logLength);
@@ -76,7 +80,7 @@ builder.objectField(ThreadRef, 'events', (t) =>
       const page = window.reversed ? [...rows].reverse() : rows;
       const total = Math.max(0, th.logLength - lower);
       return withCount(
-        windowConnection(page, (e) => e.index, window),
+        windowConnection(EVENT_CURSOR, page, (e) => e.index, window),
         async () => total,
       );
     },

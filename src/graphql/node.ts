@@ -8,9 +8,19 @@ import { NodeKindEnum, OrderDirectionEnum } from './enums.js';
 import { notFound, unwrapResult } from './error-classes.js';
 import { RUN_ERRORS } from './errors.js';
 import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
-import { isInt, pageConnection, pageRequest, resolveCount, withCount } from './pagination.js';
+import {
+  cursorKind,
+  isInt,
+  pageConnection,
+  pageRequest,
+  resolveCount,
+  withCount,
+} from './pagination.js';
 import { CausalNodeRef, ThreadRef } from './refs.js';
 import { loadThread, pageSizeHint } from './thread.js';
+
+/** A position in a thread's node list: a node's sequence. */
+const NODE_CURSOR = cursorKind('nodes', isInt);
 
 /** Most nodes one appendNodes call takes. */
 export const MAX_NODES_PER_APPEND = 1000;
@@ -166,7 +176,7 @@ builder.objectFields(ThreadRef, (t) => ({
     },
     complexity: (args) => ({ field: 1, multiplier: pageSizeHint(args.first ?? args.last) }),
     resolve: async (th, args, ctx) => {
-      const request = pageRequest(args, isInt);
+      const request = pageRequest(args, NODE_CURSOR);
       const descending = args.direction === 'desc';
       const filter = {
         threadId: th.id,

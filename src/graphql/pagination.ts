@@ -1,6 +1,7 @@
 /**
  * Relay connection helpers: forward keyset pagination with opaque cursors. A cursor is
- * base64url JSON of the sort key of the row it points at; a malformed one is BAD_USER_INPUT.
+ * base64url JSON of the kind of list it belongs to and the sort key of the row it points at; a
+ * malformed one, or one of another list, is BAD_USER_INPUT.
  */
 import { findTextIssue } from '../core/text.js';
 import { badInput } from './error-classes.js';
@@ -17,31 +18,71 @@ export function pageSize(first: number | null | undefined, path = '$.first'): nu
   return first;
 }
 
-export function encodeCursor(key: unknown): string {
-  return Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
+/**
+ * The lists cursors belong to. Sort keys of different lists can have the same shape (a runs
+ * key has every member a threads key has; node sequences and log indices are both integers), so
+ * a cursor names its list and a list takes only its own: another list's cursor is a position in
+ * nothing, and taken as one it would page from an arbitrary place.
+ */
+export const CURSOR_KINDS = [
+  'threads',
+  'runs',
+  'approvals',
+  'auditEntries',
+  'nodes',
+  'events',
+  'search',
+  'activity',
+] as const;
+export type CursorKindName = (typeof CURSOR_KINDS)[number];
+
+/** A list's cursors: the list's name, and the check of the sort key a cursor holds. */
+export interface CursorKind<K> {
+  name: CursorKindName;
+  isKey: (value: unknown) => value is K;
 }
 
-/** The sort key inside `cursor`, checked by `isKey`; undefined when there is no cursor. */
+export const cursorKind = <K>(
+  name: CursorKindName,
+  isKey: (value: unknown) => value is K,
+): CursorKind<K> => ({ name, isKey });
+
+export function encodeCursor(kind: CursorKind<unknown>, key: unknown): string {
+  return Buffer.from(JSON.stringify({ k: kind.name, v: key }), 'utf8').toString('base64url');
+}
+
+/** The sort key inside `cursor`, checked by `kind`; undefined when there is no cursor. */
 export function decodeCursor<T>(
   cursor: string | null | undefined,
-  isKey: (value: unknown) => value is T,
+  kind: CursorKind<T>,
   path = '$.after',
 ): T | undefined {
   if (cursor === null || cursor === undefined) return undefined;
-  let value: unknown;
+  let value: { k?: unknown; v?: unknown } | undefined;
   try {
     value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
     value = undefined;
   }
-  if (!isKey(value) || !isStorableKey(value)) {
+  const named = typeof value === 'object' && value !== null ? value.k : undefined;
+  if (typeof named === 'string' && named !== kind.name && isKindName(named)) {
+    throw badInput(
+      path,
+      `is a cursor of ${named}, not of ${kind.name}: pass an endCursor or edge cursor of this list`,
+    );
+  }
+  const key = named === kind.name ? value?.v : undefined;
+  if (!kind.isKey(key) || !isStorableKey(key)) {
     throw badInput(
       path,
       'is not a cursor of this list: pass an endCursor or edge cursor it returned',
     );
   }
-  return value;
+  return key;
 }
+
+const isKindName = (name: string): name is CursorKindName =>
+  (CURSOR_KINDS as readonly string[]).includes(name);
 
 /**
  * A decoded sort key the store can compare with: its strings are storable text (Postgres
@@ -69,12 +110,13 @@ export interface Connection<T> {
  * page exists. `hasPreviousPage` is true when the page started after a cursor.
  */
 export function toConnection<T>(
+  kind: CursorKind<unknown>,
   rows: readonly T[],
   size: number,
   cursorOf: (row: T) => unknown,
   afterCursor: boolean,
 ): Connection<T> {
-  return windowConnection(rows.slice(0, size), cursorOf, {
+  return windowConnection(kind, rows.slice(0, size), cursorOf, {
     hasNextPage: rows.length > size,
     hasPreviousPage: afterCursor,
   });
@@ -86,6 +128,8 @@ export function toConnection<T>(
  * two directions is BAD_USER_INPUT.
  */
 export interface PageRequest<K> {
+  /** The list the page is of: its cursors are of this kind. */
+  kind: CursorKind<K>;
   size: number;
   backward: boolean;
   /** The cursor the page starts after, in the direction it is read (`before` when backward). */
@@ -99,7 +143,7 @@ export function pageRequest<K>(
     last?: number | null | undefined;
     before?: string | null | undefined;
   },
-  isKey: (value: unknown) => value is K,
+  kind: CursorKind<K>,
 ): PageRequest<K> {
   const backward = args.last !== null && args.last !== undefined;
   if (backward && args.first !== null && args.first !== undefined) {
@@ -113,11 +157,12 @@ export function pageRequest<K>(
   }
   return backward
     ? {
+        kind,
         size: pageSize(args.last, '$.last'),
         backward,
-        cursor: decodeCursor(args.before, isKey, '$.before'),
+        cursor: decodeCursor(args.before, kind, '$.before'),
       }
-    : { size: pageSize(args.first), backward, cursor: decodeCursor(args.after, isKey) };
+    : { kind, size: pageSize(args.first), backward, cursor: decodeCursor(args.after, kind) };
 }
 
 /**
@@ -130,8 +175,8 @@ export function pageConnection<T, K>(
   cursorOf: (row: T) => unknown,
 ): Connection<T> {
   if (!request.backward)
-    return toConnection(rows, request.size, cursorOf, request.cursor !== undefined);
-  return windowConnection(rows.slice(0, request.size).reverse(), cursorOf, {
+    return toConnection(request.kind, rows, request.size, cursorOf, request.cursor !== undefined);
+  return windowConnection(request.kind, rows.slice(0, request.size).reverse(), cursorOf, {
     hasNextPage: request.cursor !== undefined,
     hasPreviousPage: rows.length > request.size,
   });
@@ -213,11 +258,12 @@ export function positionWindow(
 
 /** A connection of a page already in the list's order. */
 export function windowConnection<T>(
+  kind: CursorKind<unknown>,
   page: readonly T[],
   cursorOf: (row: T) => unknown,
   info: { hasNextPage: boolean; hasPreviousPage: boolean },
 ): Connection<T> {
-  const cursor = (node: T) => encodeCursor(cursorOf(node));
+  const cursor = (node: T) => encodeCursor(kind, cursorOf(node));
   const first = page[0];
   const last = page.at(-1);
   return {

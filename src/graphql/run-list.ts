@@ -7,6 +7,7 @@ import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { OrderDirectionEnum, RunStatusEnum, WaitingReasonEnum } from './enums.js';
 import {
+  cursorKind,
   isString,
   pageConnection,
   pageOrder,
@@ -66,6 +67,7 @@ const isRunCursor = (v: unknown): v is RunCursor =>
   isString((v as RunCursor).t) &&
   isString((v as RunCursor).id) &&
   ((v as RunCursor).o === undefined || isString((v as RunCursor).o));
+const RUN_CURSOR = cursorKind('runs', isRunCursor);
 
 export async function runPage(
   ctx: GraphQLContext,
@@ -82,7 +84,7 @@ export async function runPage(
     waitingFor?: readonly string[] | undefined;
   },
 ) {
-  const request = pageRequest(args, isRunCursor);
+  const request = pageRequest(args, RUN_CURSOR);
   const order = pageOrder(request, args.orderBy, 'createdAt');
   const { field } = order;
   const scoped = { tenantId: ctx.auth.tenant, ...filter };

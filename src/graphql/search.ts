@@ -12,7 +12,7 @@ import { builder } from './builder.js';
 import { type GraphQLContext, primeNodes } from './context.js';
 import { NodeKindEnum } from './enums.js';
 import { ApiError, badInput } from './error-classes.js';
-import { decodeCursor, isInt, isString, toConnection } from './pagination.js';
+import { cursorKind, decodeCursor, isInt, isString, toConnection } from './pagination.js';
 import { CausalNodeRef } from './refs.js';
 
 /** The longest query, in characters. */
@@ -86,6 +86,7 @@ const isSearchCursor = (v: unknown): v is SearchCursor =>
   isInt((v as SearchCursor).p) &&
   (v as SearchCursor).p >= 0 &&
   isString((v as SearchCursor).s);
+const SEARCH_CURSOR = cursorKind('search', isSearchCursor);
 
 /** What a cursor is bound to: the query and the filter (not the page size). */
 const searchId = (
@@ -129,7 +130,7 @@ async function searchPage(
   const threadId = args.filter?.threadId ?? undefined;
   const kinds = args.filter?.kinds ?? undefined;
   const search = searchId(query, threadId, kinds);
-  const cursor = decodeCursor(args.after, isSearchCursor);
+  const cursor = decodeCursor(args.after, SEARCH_CURSOR);
   if (cursor !== undefined && cursor.s !== search) {
     throw badInput(
       '$.after',
@@ -160,7 +161,13 @@ async function searchPage(
     found.value.map((h) => h.node),
   );
   const hits = found.value.map((h, i) => ({ ...h, position: offset + i }));
-  return toConnection(hits, size, (h) => ({ p: h.position, s: search }), cursor !== undefined);
+  return toConnection(
+    SEARCH_CURSOR,
+    hits,
+    size,
+    (h) => ({ p: h.position, s: search }),
+    cursor !== undefined,
+  );
 }
 
 builder.queryFields((t) => ({

@@ -168,6 +168,7 @@ builder.subscriptionType({
             threadId: thread.key,
             ...(args.afterIndex == null ? {} : { afterIndex: args.afterIndex }),
           }),
+          thread.id,
         );
       },
       resolve: orDeleted((event: ThreadEventPayload) => toEventView(event)),
@@ -191,6 +192,7 @@ builder.subscriptionType({
             ...(args.afterSequence == null ? {} : { afterSequence: args.afterSequence }),
             ...(args.kinds == null ? {} : { kinds: args.kinds }),
           }),
+          thread.id,
         );
       },
       // The node as the thread's read model has it (committed before the event was published).

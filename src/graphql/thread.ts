@@ -12,6 +12,7 @@ import { badInput, notFound, unwrapResult } from './error-classes.js';
 import { THREAD_ERRORS } from './errors.js';
 import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
 import {
+  cursorKind,
   isString,
   pageConnection,
   pageOrder,
@@ -187,6 +188,7 @@ const isThreadCursor = (v: unknown): v is ThreadCursor =>
   isString((v as ThreadCursor).c) &&
   isString((v as ThreadCursor).id) &&
   ((v as ThreadCursor).o === undefined || isString((v as ThreadCursor).o));
+const THREAD_CURSOR = cursorKind('threads', isThreadCursor);
 
 /** The leaves of a metadata filter; VALIDATION_FAILED when it is malformed or cannot be used. */
 function metadataFilter(ctx: GraphQLContext, value: unknown): MetadataLeaf[] | undefined {
@@ -226,7 +228,7 @@ builder.queryFields((t) => ({
       multiplier: pageSizeHint(args.first ?? args.last),
     }),
     resolve: async (_r, args, ctx) => {
-      const request = pageRequest(args, isThreadCursor);
+      const request = pageRequest(args, THREAD_CURSOR);
       const order = pageOrder(request, args.orderBy, 'createdAt');
       const { field } = order;
       const filter = {

@@ -20,6 +20,11 @@ import {
 const FEED = `subscription($after: String) {
   threadActivity(after: $after) { threadId index type recordedAt cursor thread { id } } }`;
 
+/** A cursor before the tenant's first entry (activity number 0), as the server writes cursors. */
+const FROM_START = Buffer.from(JSON.stringify({ k: 'activity', v: { a: 0 } })).toString(
+  'base64url',
+);
+
 interface Activity {
   threadId: string;
   index: number;
@@ -96,14 +101,14 @@ function suite(databases: () => ReturnType<typeof sqliteDatabases>) {
     await write(first.engine, 'b', 30);
 
     // From the beginning: every entry so far (2 creations + 60 appends), in order.
-    const all = await feed(first, 62, 'eyJhIjowfQ'); // { a: 0 }: before the first entry
+    const all = await feed(first, 62, FROM_START);
     const seen = activities(await all.first());
     expected.push(...seen.map(keyOf));
     expect(expected.slice(0, 2)).toEqual(['a#0', 'b#0']);
     expect(new Set(expected).size).toBe(62);
 
     // Cut after 40 events of a fresh subscription, then restart the server with writes while down.
-    const partial = await feed(first, 40, 'eyJhIjowfQ');
+    const partial = await feed(first, 40, FROM_START);
     const before = activities(await partial.first());
     expect(before.map(keyOf)).toEqual(expected.slice(0, 40));
     await partial.client.dispose();
@@ -136,7 +141,7 @@ function suite(databases: () => ReturnType<typeof sqliteDatabases>) {
   it('numbers concurrent commits of many threads without a gap, a repeat or a deadlock', async () => {
     const server = await start(await dbs.fresh());
     const threads = ['t0', 't1', 't2', 't3', 't4', 't5', 't6', 't7'];
-    const live = await feed(server, threads.length * 26, 'eyJhIjowfQ');
+    const live = await feed(server, threads.length * 26, FROM_START);
     const pending = live.first();
     await Promise.all(
       threads.map(async (id) => {
@@ -166,7 +171,7 @@ function suite(databases: () => ReturnType<typeof sqliteDatabases>) {
     const server = await start(await dbs.fresh());
     must(await server.engine.forTenant('acme').createThread({ threadId: 'theirs' }));
     must(await server.engine.createThread({ threadId: 'ours' }));
-    const { client, first } = await feed(server, 1, 'eyJhIjowfQ');
+    const { client, first } = await feed(server, 1, FROM_START);
     expect(activities(await first()).map(keyOf)).toEqual(['ours#0']);
     await client.dispose();
     for (const after of ['nope', 'eyJhIjotMX0', 'eyJiIjoxfQ']) {

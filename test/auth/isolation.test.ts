@@ -314,7 +314,7 @@ const SUBSCRIPTIONS: Record<string, () => Promise<number>> = {
     const threads = await t.gql(keyB, '{ threads { edges { node { id logLength } } } }');
     const own = threads.data.threads.edges.map((e: Json) => e.node);
     const count = own.reduce((n: number, th: { logLength: number }) => n + th.logLength, 0);
-    const start = Buffer.from(JSON.stringify({ a: 0 })).toString('base64url');
+    const start = Buffer.from(JSON.stringify({ k: 'activity', v: { a: 0 } })).toString('base64url');
     const stream = await t.sse(
       keyB,
       'subscription($a: String) { threadActivity(after: $a) { threadId index } }',

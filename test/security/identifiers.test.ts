@@ -103,7 +103,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         expect(read.errors?.[0]?.message).toContain('$.id');
 
         const cursor = Buffer.from(
-          JSON.stringify({ c: '2026-03-01T00:00:00.000Z', id: bad }),
+          JSON.stringify({ k: 'threads', v: { c: '2026-03-01T00:00:00.000Z', id: bad } }),
           'utf8',
         ).toString('base64url');
         const page = await t.gql(

@@ -29,7 +29,9 @@ const nested = (depth: number): string => `${'{"a":'.repeat(depth)}1${'}'.repeat
 /** A request body whose `$m` variable is the JSON text `m`. */
 const withM = (query: string, m: string) =>
   `{"query":${JSON.stringify(query)},"variables":{"m":${m}}}`;
-const cursor = (key: unknown) => Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
+/** A cursor of list `k` holding `key`, as the server makes them. */
+const cursor = (k: string, key: unknown) =>
+  Buffer.from(JSON.stringify({ k, v: key }), 'utf8').toString('base64url');
 const listLiteral = (depth: number) => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
 
 const REFUSAL = '__typename ... on ValidationError { code issues { path message } }';
@@ -57,13 +59,13 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         const threads = await t.gql(
           'query($a: String) { threads(after: $a) { edges { cursor } } }',
           {
-            a: cursor({ c, id: 'ok' }),
+            a: cursor('threads', { c, id: 'ok' }),
           },
         );
         expect(threads.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
         expect(threads.errors?.[0]?.message).toContain('$.after');
         const runs = await t.gql('query($a: String) { runs(after: $a) { edges { cursor } } }', {
-          a: cursor({ c, t: 'ok', id: 'r' }),
+          a: cursor('runs', { c, t: 'ok', id: 'r' }),
         });
         expect(runs.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
         expect(runs.errors?.[0]?.message).toContain('$.after');

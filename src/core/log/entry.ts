@@ -45,6 +45,12 @@ const RFC3339 =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
 
 /**
+ * True for text with the form of an RFC 3339 date-time (digits where digits go, `T`, `Z` or an
+ * offset), whatever its fields' values: tells a malformed date from one out of range. Pure.
+ */
+export const isRfc3339Form = (value: string): boolean => RFC3339.test(value);
+
+/**
  * True for an RFC 3339 date-time (`2026-01-01T12:00:00.123Z`, `…+02:00`), with real calendar
  * and clock ranges (no February 30th, no hour 24; second 60 allowed for leap seconds). Pure.
  */

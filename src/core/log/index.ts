@@ -2,6 +2,7 @@ export { type AppendCheckInput, checkAppend } from './append-check.js';
 export {
   getEntryIssues,
   isRfc3339,
+  isRfc3339Form,
   LOG_SCHEMA_VERSION,
   type LogEntry,
   type LogEvent,
