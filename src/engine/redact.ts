@@ -27,7 +27,7 @@ import type { RedactionRows, Sharer } from '../store/read-model/redaction.js';
 import { invalid } from './checks.js';
 import type { Runtime } from './engine.js';
 import { type IdempotencyClaim, idempotencyRecord } from './idempotency.js';
-import { answeredAs, locateThread } from './tenancy.js';
+import { answeredAs, type Located, locateThread } from './tenancy.js';
 import type { RedactNodesInput, RedactNodesResult } from './types.js';
 
 /** Nodes one redaction may name. */
@@ -50,79 +50,91 @@ export async function redactNodes(
   if (!located.ok) return located;
   const at = located.value;
   const ids = [...new Set(input.nodeIds)];
-  return rt.exclusive(at.key, async () => {
-    for (let attempt = 1; ; attempt++) {
-      const latest = await rt.load(at.key, true);
-      if (!latest.ok) return answeredAs(latest, at);
-      const state = latest.value;
-      const unknown = ids.filter((id) => getNode(state.graph, id) === undefined);
-      if (unknown.length > 0) {
-        return err({
-          code: 'NOT_FOUND',
-          message: `thread ${at.id} has no node ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ` (and ${unknown.length - 5} more)` : ''}`,
-          entity: 'Node',
-          id: unknown[0]!,
-        });
-      }
-      const pending = ids.filter((id) => !isTombstone(getNode(state.graph, id)!.payload));
-      const already = ids.filter((id) => !pending.includes(id));
-      if (pending.length === 0) {
-        return ok({
-          threadId: at.id,
-          redactedNodeIds: [],
-          alreadyRedactedNodeIds: already,
-          logLength: state.length,
-          stateHash: state.stateHash,
-        });
-      }
-      const planned = await plan(rt, at.key, state, pending, input);
-      if (!planned.ok) return answeredAs(planned, at);
-      const { commits, rows, states } = planned.value;
-      const mine = states.get(at.key)!;
-      const response: RedactNodesResult = {
-        threadId: at.id,
-        redactedNodeIds: pending,
-        alreadyRedactedNodeIds: already,
-        logLength: mine.next.length,
-        stateHash: mine.next.stateHash,
-      };
-      const written = await rt.store.commitRedaction(
-        commits,
-        rows,
-        idempotencyRecord(claim, at.key, response, planned.value.now),
-      );
-      if (!written.ok) return written;
-      if (written.value === 'written') {
-        for (const [threadId, s] of states) {
-          rt.cache.set(threadId, s.next, { from: s.prev, texts: [s.text] });
-        }
-        // Threads holding the rows that got no entry (deleted ones) are not cached anyway.
-        for (const row of rows.entries) {
-          if (!states.has(row.threadId)) rt.cache.delete(row.threadId);
-        }
-        // Their later snapshots are gone: the next ones must not be deltas against them.
-        for (const { threadId } of rows.snapshots) rt.forgetSnapshots(threadId);
-        for (const [threadId, s] of states) {
-          await rt.publish({
-            threadId,
-            entries: [s.entry],
-            effects: [],
-            logLength: s.next.length,
-          });
-        }
-        return ok(response);
-      }
-      if (attempt >= rt.maxAttempts) {
-        return err({
-          code: 'CONFLICT',
-          message: `thread ${at.id} (or a fork sharing its nodes) kept changing while its nodes were redacted: retry`,
-          threadId: at.id,
-          expectedIndex: state.length,
-          actualIndex: (await rt.store.getLogLength(at.key)) ?? state.length,
-        });
-      }
+  // Forks of the lineage wait for the redaction (fork.ts), so none is made from what it rewrites.
+  return rt.inLineage(at.key, (root) =>
+    rt.exclusive(at.key, () => redactIn(rt, root, at, ids, input, claim)),
+  );
+}
+
+async function redactIn(
+  rt: Runtime,
+  root: string,
+  at: Located,
+  ids: readonly string[],
+  input: RedactNodesInput,
+  claim: IdempotencyClaim | undefined,
+): Promise<Result<RedactNodesResult>> {
+  for (let attempt = 1; ; attempt++) {
+    const latest = await rt.load(at.key, true);
+    if (!latest.ok) return answeredAs(latest, at);
+    const state = latest.value;
+    const unknown = ids.filter((id) => getNode(state.graph, id) === undefined);
+    if (unknown.length > 0) {
+      return err({
+        code: 'NOT_FOUND',
+        message: `thread ${at.id} has no node ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ` (and ${unknown.length - 5} more)` : ''}`,
+        entity: 'Node',
+        id: unknown[0]!,
+      });
     }
-  });
+    const pending = ids.filter((id) => !isTombstone(getNode(state.graph, id)!.payload));
+    const already = ids.filter((id) => !pending.includes(id));
+    if (pending.length === 0) {
+      return ok({
+        threadId: at.id,
+        redactedNodeIds: [],
+        alreadyRedactedNodeIds: already,
+        logLength: state.length,
+        stateHash: state.stateHash,
+      });
+    }
+    const planned = await plan(rt, at.key, state, pending, input);
+    if (!planned.ok) return answeredAs(planned, at);
+    const { commits, rows, states } = planned.value;
+    const mine = states.get(at.key)!;
+    const response: RedactNodesResult = {
+      threadId: at.id,
+      redactedNodeIds: pending,
+      alreadyRedactedNodeIds: already,
+      logLength: mine.next.length,
+      stateHash: mine.next.stateHash,
+    };
+    const written = await rt.store.commitRedaction(
+      commits,
+      rows,
+      idempotencyRecord(claim, at.key, response, planned.value.now),
+    );
+    if (!written.ok) return written;
+    if (written.value === 'written') {
+      // Every state of the lineage derived before this commit stops being served, whichever
+      // thread it is of; the ones just made are the first of the new generation.
+      rt.cache.rewritten(root);
+      const under = rt.cache.derivation(root);
+      for (const [threadId, s] of states) {
+        rt.cache.set(threadId, s.next, { from: s.prev, texts: [s.text], under });
+      }
+      // Their later snapshots are gone: the next ones must not be deltas against them.
+      for (const { threadId } of rows.snapshots) rt.forgetSnapshots(threadId);
+      for (const [threadId, s] of states) {
+        await rt.publish({
+          threadId,
+          entries: [s.entry],
+          effects: [],
+          logLength: s.next.length,
+        });
+      }
+      return ok(response);
+    }
+    if (attempt >= rt.maxAttempts) {
+      return err({
+        code: 'CONFLICT',
+        message: `thread ${at.id} (or a fork sharing its nodes) kept changing while its nodes were redacted: retry`,
+        threadId: at.id,
+        expectedIndex: state.length,
+        actualIndex: (await rt.store.getLogLength(at.key)) ?? state.length,
+      });
+    }
+  }
 }
 
 function checkInput(input: RedactNodesInput): WeftError | undefined {
