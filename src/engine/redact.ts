@@ -227,7 +227,12 @@ async function plan(
     }
     return found;
   };
-  const rows: RedactionRows = { nodes: [], entries: [], snapshots: [] };
+  const rows: RedactionRows = {
+    nodes: [],
+    entries: [],
+    snapshots: [],
+    answers: { threadIds: [], payload: payloadText },
+  };
   /** Per live thread: the redacted nodes its history holds (the thread asked holds them all). */
   const recorders = new Map<string, NodesRedactedEvent['nodes']>([[key, []]]);
   const firstIndex = new Map<string, number>();
@@ -276,6 +281,8 @@ async function plan(
     touch(key, group.index);
   }
   for (const [threadId, fromIndex] of firstIndex) rows.snapshots.push({ threadId, fromIndex });
+  // Every thread whose history holds a node may have answered a command with it.
+  rows.answers.threadIds = [...firstIndex.keys()];
 
   const commits: ReadModelChanges[] = [];
   const states = new Map<string, ThreadRedaction>();
