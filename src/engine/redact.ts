@@ -12,6 +12,7 @@ import { canonicalJson } from '../core/canonical.js';
 import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { getNode } from '../core/graph/index.js';
 import { isTombstone, tombstone } from '../core/graph/tombstone.js';
+import type { JsonValue } from '../core/json.js';
 import type { LogEntry } from '../core/log/index.js';
 import {
   commitEvent,
@@ -22,7 +23,7 @@ import {
   type ThreadState,
 } from '../core/thread/index.js';
 import { projectEntry, type ReadModelChanges } from '../store/read-model/index.js';
-import { segmentOfSequence } from '../store/read-model/lineage.js';
+import { indexSpans, segmentOfSequence } from '../store/read-model/lineage.js';
 import type { RedactionRows, Sharer } from '../store/read-model/redaction.js';
 import { invalid } from './checks.js';
 import type { Runtime } from './engine.js';
@@ -250,7 +251,8 @@ async function plan(
         ),
       );
     }
-    const redacted = redactEntryText(text, new Set(group.ids), payload);
+    // All the nodes: an entry may create one and record another again (see repeatsOf).
+    const redacted = redactEntryText(text, new Set(pending), payload);
     if (redacted.replaced < group.ids.length) {
       return err(invalid('$.nodeIds', `entry ${group.index} does not hold all of its nodes`));
     }
@@ -280,6 +282,32 @@ async function plan(
     recorders.get(key)!.push(...named);
     touch(key, group.index);
   }
+  const creators = new Set([...groups.values()].map((g) => `${g.holder}\u0000${g.index}`));
+  const from = Math.min(...groups.keys()) + 1;
+  const live = [...recorders.keys()];
+  for (const repeat of await repeatsOf(rt, live, new Set(pending), from, creators, payload)) {
+    const digest = redactionDigest(repeat.text);
+    rows.entries.push({
+      threadId: repeat.holder,
+      index: repeat.index,
+      recordedAt: repeat.recordedAt,
+      text: repeat.text,
+      created: await rt.store.createdPayloads(repeat.holder, repeat.index),
+      nodeIds: repeat.nodeIds,
+    });
+    const named = repeat.nodeIds.map((id) => ({ id, index: repeat.index, digest }));
+    const holderLive = (await rt.store.getLogLength(repeat.holder)) !== undefined;
+    const readers: Sharer[] = [
+      { threadId: repeat.holder, live: holderLive, reach: Number.POSITIVE_INFINITY },
+      ...(await rt.store.sharersOf(repeat.holder, repeat.index)),
+    ];
+    for (const reader of readers) {
+      if (reader.reach <= repeat.index) continue;
+      touch(reader.threadId, repeat.index);
+      if (!reader.live) continue;
+      recorders.set(reader.threadId, [...(recorders.get(reader.threadId) ?? []), ...named]);
+    }
+  }
   for (const [threadId, fromIndex] of firstIndex) rows.snapshots.push({ threadId, fromIndex });
   // Every thread whose history holds a node may have answered a command with it.
   rows.answers.threadIds = [...firstIndex.keys()];
@@ -307,4 +335,59 @@ async function plan(
     states.set(threadId, { prev: prev.value, next: committed.value.state, entry, text });
   }
   return ok({ now, commits, rows, states });
+}
+
+/** An entry that recorded a redacted node again, its text as it reads redacted. */
+interface Repeat {
+  holder: string;
+  index: number;
+  recordedAt: Date;
+  text: string;
+  nodeIds: string[];
+}
+
+/**
+ * The entries after the ones that created the nodes that record some of them again: an append of
+ * content identical to an existing node is answered with that node, and its entry holds the
+ * node, payload included. Read through each live thread holding the nodes (`threadIds`), from
+ * `from` on, each (holder, index) once; `skip`: the creating entries, rewritten already. The
+ * redaction is rare and this reads those logs whole, which it can afford.
+ */
+async function repeatsOf(
+  rt: Runtime,
+  threadIds: readonly string[],
+  ids: ReadonlySet<string>,
+  from: number,
+  skip: ReadonlySet<string>,
+  payload: JsonValue,
+): Promise<Repeat[]> {
+  const seen = new Set(skip);
+  const found: Repeat[] = [];
+  const quoted = [...ids].map((id) => JSON.stringify(id));
+  for (const threadId of threadIds) {
+    const lineage = await rt.store.lineage(threadId);
+    const texts = await rt.store.readEntryTexts(threadId, from);
+    for (let k = 0; k < texts.length; k++) {
+      const index = from + k;
+      const holder = indexSpans(lineage, index, index + 1)[0]?.threadId ?? threadId;
+      const at = `${holder}\u0000${index}`;
+      if (seen.has(at)) continue;
+      seen.add(at);
+      const text = texts[k]!;
+      if (!quoted.some((id) => text.includes(id))) continue;
+      const redacted = redactEntryText(text, ids, payload);
+      if (redacted.replaced === 0) continue;
+      const entry = JSON.parse(text) as LogEntry;
+      const named = new Set<string>();
+      for (const id of ids) if (text.includes(JSON.stringify(id))) named.add(id);
+      found.push({
+        holder,
+        index,
+        recordedAt: new Date(entry.recordedAt),
+        text: redacted.text,
+        nodeIds: [...named],
+      });
+    }
+  }
+  return found;
 }

@@ -193,6 +193,42 @@ function retrySuite(backend: Backend) {
     opened.splice(0);
     expect(await storedText(url)).not.toContain(SSN);
   });
+
+  it('withholds the payload from entries that recorded the node again', async () => {
+    const { engine, url } = await open();
+    must(await engine.createThread({ threadId: 't' }));
+    const first = must(await append(engine, 't', 'turn-1', `my ssn is ${SSN}`));
+    // The same content again, under another key and through a fork: answered with the node,
+    // recorded in each append's entry.
+    const echo = must(await append(engine, 't', 'turn-1-again', `my ssn is ${SSN}`));
+    expect(echo.nodes[0]!.id).toBe(first.nodes[0]!.id);
+    must(await engine.forkThread({ threadId: 't', newThreadId: 'f' }));
+    must(await append(engine, 'f', 'fork-turn', `my ssn is ${SSN}`));
+    must(await engine.forkThread({ threadId: 'f', newThreadId: 'g' }));
+
+    must(
+      await engine.redactNodes({ threadId: 'f', nodeIds: [first.nodes[0]!.id], reason: REASON }),
+    );
+    const before = await counts(engine);
+    const retried = must(await append(engine, 't', 'turn-1-again', `my ssn is ${SSN}`));
+    expect(retried.logLength).toBe(echo.logLength);
+    expect(JSON.stringify(retried)).not.toContain(SSN);
+    expect(await counts(engine)).toEqual(before);
+    for (const threadId of ['t', 'f', 'g']) {
+      expect(JSON.stringify(must(await engine.readEntries(threadId)))).not.toContain(SSN);
+      const report = must(await engine.verify(threadId));
+      expect(report.ok).toBe(true);
+      expect(report.redactedNodes?.every((n) => n.recorded)).toBe(true);
+    }
+    await engine.close();
+    opened.splice(0);
+    expect(await storedText(url)).not.toContain(SSN);
+    // A fresh engine replays every log with the rewritten entries.
+    const fresh = createEngine({ store: openThreadStore(url) });
+    opened.push(fresh);
+    for (const threadId of ['t', 'f', 'g'])
+      expect(must(await fresh.verify(threadId)).ok).toBe(true);
+  });
 }
 
 describe('idempotent retries after a redaction [sqlite]', () => retrySuite(sqliteBackend()));
