@@ -23,7 +23,7 @@ import { conflict } from './checks.js';
 import { type IdempotencyClaim, idempotencyRecord } from './idempotency.js';
 import type { SnapshotWriter } from './snapshots.js';
 import type { ThreadTenants } from './tenancy.js';
-import type { KeyedLock, LoadThread, ThreadCache } from './thread-cache.js';
+import type { Derivation, KeyedLock, LoadThread, ThreadCache } from './thread-cache.js';
 import type { CommittedEvent, Publisher } from './types.js';
 
 /** What a thread command does with the loaded state: the event to record and the answer. */
@@ -73,7 +73,11 @@ export interface Committer {
   readonly maxAttempts: number;
   /** Runs `work` while no other command of this engine runs on the thread. */
   exclusive<T>(threadId: string, work: () => Promise<T>): Promise<T>;
-  /** Commits precomputed changes of a new thread (create, import, fork). */
+  /**
+   * Commits precomputed changes of a new thread (create, import, fork). `under`: what a fork's
+   * state was derived under (its source lineage's derivation, taken before reading the source);
+   * a fork without one is not cached.
+   */
   newThread<T>(
     threadId: string,
     changes: ReadModelChanges,
@@ -82,6 +86,7 @@ export interface Committer {
     response: T,
     now: string,
     published: Omit<CommittedEvent, 'threadId' | 'logLength'>,
+    under?: Derivation,
   ): Promise<Result<T>>;
 }
 
@@ -172,7 +177,11 @@ export function createCommitter(deps: CommitDeps): Committer {
     response: T,
     now: string,
     published: Omit<CommittedEvent, 'threadId' | 'logLength'>,
+    given?: Derivation,
   ): Promise<Result<T>> {
+    // A new thread of its own is the root of its lineage; a fork's state came from its source's.
+    const under =
+      given ?? (changes.thread.baseThreadId == null ? cache.derivation(threadId) : undefined);
     const snapshot = snapshots.ofNewThread(threadId, state, now, changes.snapshots);
     if (snapshot !== undefined) changes.snapshots = [...(changes.snapshots ?? []), snapshot.row];
     return withLock(threadId, async () => {
@@ -186,7 +195,10 @@ export function createCommitter(deps: CommitDeps): Committer {
           message: `thread ${threadId} already exists: choose another id`,
         });
       }
-      cache.set(threadId, state, { texts: changes.entries.map((row) => row.entry) });
+      cache.set(threadId, state, {
+        texts: changes.entries.map((row) => row.entry),
+        ...(under === undefined ? {} : { under }),
+      });
       tenants.remember(threadId, changes.thread.tenantId ?? DEFAULT_TENANT);
       snapshot?.committed();
       await publish({ threadId, ...published, logLength: state.length });

@@ -21,6 +21,7 @@ import {
   createThreadLoader,
   DEFAULT_CACHE_BYTES,
   type LoadThread,
+  lineageRoot,
   type ThreadCache,
 } from './thread-cache.js';
 import type { CommittedEvent, EngineOptions, SnapshotPolicy } from './types.js';
@@ -50,6 +51,12 @@ export interface Runtime extends Committer {
   tenants: ThreadTenants;
   /** The retention default in days (retention.ts); undefined: none. */
   retentionDays: number | undefined;
+  /**
+   * Runs `work(root)` while no other work of this engine runs in the lineage of `threadId`
+   * (every thread sharing history with it has the same root): forks and redactions go through
+   * it, so a fork is either made before a redaction, and shares it, or reads after it.
+   */
+  inLineage<T>(threadId: string, work: (root: string) => Promise<T>): Promise<T>;
 }
 
 /**
@@ -84,6 +91,7 @@ export function createRuntime(options: EngineOptions): Runtime {
   const load = createThreadLoader(store, cache, machineOptions);
   const restorer = createSnapshotRestorer(store, machineOptions, onSnapshotRejected);
   const tenants = createThreadTenants(store);
+  const locks = createKeyedLock();
   const committer = createCommitter({
     tenants,
     store,
@@ -96,7 +104,7 @@ export function createRuntime(options: EngineOptions): Runtime {
     snapshots: createSnapshotWriter(snapshots, SNAPSHOT_BASES),
     // Commands on one thread run one after another in this runtime (every tenant view of the
     // engine shares it), so the cached state they plan on is current unless someone else wrote.
-    withLock: createKeyedLock(),
+    withLock: locks,
     publisher: options.publisher,
     onPublishError:
       options.onPublishError ??
@@ -116,6 +124,11 @@ export function createRuntime(options: EngineOptions): Runtime {
     idempotent: createIdempotent(store),
     tenants,
     retentionDays,
+    async inLineage(threadId, work) {
+      const root = await lineageRoot(store, threadId);
+      // NUL never occurs in a thread's key, so this lock is no thread's.
+      return locks(`\u0000lineage\u0000${root}`, () => work(root));
+    },
     ...committer,
   };
 }

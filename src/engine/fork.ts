@@ -21,6 +21,7 @@ import {
   publicThreadId,
   threadTenant,
 } from './tenancy.js';
+import type { Derivation } from './thread-cache.js';
 import type { ForkThreadInput, ForkThreadResult } from './types.js';
 
 /** Entries read per step when looking back for a run's last change before the fork point. */
@@ -48,6 +49,35 @@ export async function forkThread(
   const located = await locateThread(rt.tenants, input.threadId, tenant);
   if (!located.ok) return located;
   const from = located.value;
+  // Ordered against redactions of the lineage: one that commits first is read here, and one
+  // that comes after finds this fork among the threads sharing the nodes.
+  return rt.inLineage(from.key, (root) =>
+    forkUnder(rt, input, tenant, {
+      from,
+      newThreadId,
+      place,
+      claim,
+      under: rt.cache.derivation(root),
+    }),
+  );
+}
+
+/** What forkThread has settled before the lineage is its own: where, what to, and under what. */
+interface ForkPlan {
+  from: Located;
+  newThreadId: string;
+  place: (threadId: string, owner: string) => Promise<Result<Located>>;
+  claim: Parameters<Runtime['newThread']>[3];
+  /** The source lineage's derivation, taken before the source is read. */
+  under: Derivation;
+}
+
+async function forkUnder(
+  rt: Runtime,
+  input: ForkThreadInput,
+  tenant: string | undefined,
+  { from, newThreadId, place, claim, under }: ForkPlan,
+): Promise<Result<ForkThreadResult>> {
   const source = await rt.load(from.key, true);
   if (!source.ok) return answeredAs(source, from);
   const upToIndex = input.upToIndex ?? source.value.length;
@@ -100,10 +130,16 @@ export async function forkThread(
     logLength: state.length,
     forkedFrom: { threadId: from.id, upToIndex },
   };
-  const written = await rt.newThread(to.key, changes, state, claim, response, now, {
-    entries: [entry],
-    effects,
-  });
+  const written = await rt.newThread(
+    to.key,
+    changes,
+    state,
+    claim,
+    response,
+    now,
+    { entries: [entry], effects },
+    under,
+  );
   return answeredAs(written, to);
 }
 

@@ -12,6 +12,7 @@ import { canonicalJson } from '../core/canonical.js';
 import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { getNode } from '../core/graph/index.js';
 import { isTombstone, tombstone } from '../core/graph/tombstone.js';
+import type { JsonValue } from '../core/json.js';
 import type { LogEntry } from '../core/log/index.js';
 import {
   commitEvent,
@@ -22,12 +23,12 @@ import {
   type ThreadState,
 } from '../core/thread/index.js';
 import { projectEntry, type ReadModelChanges } from '../store/read-model/index.js';
-import { segmentOfSequence } from '../store/read-model/lineage.js';
+import { indexSpans, segmentOfSequence } from '../store/read-model/lineage.js';
 import type { RedactionRows, Sharer } from '../store/read-model/redaction.js';
 import { invalid } from './checks.js';
 import type { Runtime } from './engine.js';
 import { type IdempotencyClaim, idempotencyRecord } from './idempotency.js';
-import { answeredAs, locateThread } from './tenancy.js';
+import { answeredAs, type Located, locateThread } from './tenancy.js';
 import type { RedactNodesInput, RedactNodesResult } from './types.js';
 
 /** Nodes one redaction may name. */
@@ -50,79 +51,91 @@ export async function redactNodes(
   if (!located.ok) return located;
   const at = located.value;
   const ids = [...new Set(input.nodeIds)];
-  return rt.exclusive(at.key, async () => {
-    for (let attempt = 1; ; attempt++) {
-      const latest = await rt.load(at.key, true);
-      if (!latest.ok) return answeredAs(latest, at);
-      const state = latest.value;
-      const unknown = ids.filter((id) => getNode(state.graph, id) === undefined);
-      if (unknown.length > 0) {
-        return err({
-          code: 'NOT_FOUND',
-          message: `thread ${at.id} has no node ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ` (and ${unknown.length - 5} more)` : ''}`,
-          entity: 'Node',
-          id: unknown[0]!,
-        });
-      }
-      const pending = ids.filter((id) => !isTombstone(getNode(state.graph, id)!.payload));
-      const already = ids.filter((id) => !pending.includes(id));
-      if (pending.length === 0) {
-        return ok({
-          threadId: at.id,
-          redactedNodeIds: [],
-          alreadyRedactedNodeIds: already,
-          logLength: state.length,
-          stateHash: state.stateHash,
-        });
-      }
-      const planned = await plan(rt, at.key, state, pending, input);
-      if (!planned.ok) return answeredAs(planned, at);
-      const { commits, rows, states } = planned.value;
-      const mine = states.get(at.key)!;
-      const response: RedactNodesResult = {
-        threadId: at.id,
-        redactedNodeIds: pending,
-        alreadyRedactedNodeIds: already,
-        logLength: mine.next.length,
-        stateHash: mine.next.stateHash,
-      };
-      const written = await rt.store.commitRedaction(
-        commits,
-        rows,
-        idempotencyRecord(claim, at.key, response, planned.value.now),
-      );
-      if (!written.ok) return written;
-      if (written.value === 'written') {
-        for (const [threadId, s] of states) {
-          rt.cache.set(threadId, s.next, { from: s.prev, texts: [s.text] });
-        }
-        // Threads holding the rows that got no entry (deleted ones) are not cached anyway.
-        for (const row of rows.entries) {
-          if (!states.has(row.threadId)) rt.cache.delete(row.threadId);
-        }
-        // Their later snapshots are gone: the next ones must not be deltas against them.
-        for (const { threadId } of rows.snapshots) rt.forgetSnapshots(threadId);
-        for (const [threadId, s] of states) {
-          await rt.publish({
-            threadId,
-            entries: [s.entry],
-            effects: [],
-            logLength: s.next.length,
-          });
-        }
-        return ok(response);
-      }
-      if (attempt >= rt.maxAttempts) {
-        return err({
-          code: 'CONFLICT',
-          message: `thread ${at.id} (or a fork sharing its nodes) kept changing while its nodes were redacted: retry`,
-          threadId: at.id,
-          expectedIndex: state.length,
-          actualIndex: (await rt.store.getLogLength(at.key)) ?? state.length,
-        });
-      }
+  // Forks of the lineage wait for the redaction (fork.ts), so none is made from what it rewrites.
+  return rt.inLineage(at.key, (root) =>
+    rt.exclusive(at.key, () => redactIn(rt, root, at, ids, input, claim)),
+  );
+}
+
+async function redactIn(
+  rt: Runtime,
+  root: string,
+  at: Located,
+  ids: readonly string[],
+  input: RedactNodesInput,
+  claim: IdempotencyClaim | undefined,
+): Promise<Result<RedactNodesResult>> {
+  for (let attempt = 1; ; attempt++) {
+    const latest = await rt.load(at.key, true);
+    if (!latest.ok) return answeredAs(latest, at);
+    const state = latest.value;
+    const unknown = ids.filter((id) => getNode(state.graph, id) === undefined);
+    if (unknown.length > 0) {
+      return err({
+        code: 'NOT_FOUND',
+        message: `thread ${at.id} has no node ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ` (and ${unknown.length - 5} more)` : ''}`,
+        entity: 'Node',
+        id: unknown[0]!,
+      });
     }
-  });
+    const pending = ids.filter((id) => !isTombstone(getNode(state.graph, id)!.payload));
+    const already = ids.filter((id) => !pending.includes(id));
+    if (pending.length === 0) {
+      return ok({
+        threadId: at.id,
+        redactedNodeIds: [],
+        alreadyRedactedNodeIds: already,
+        logLength: state.length,
+        stateHash: state.stateHash,
+      });
+    }
+    const planned = await plan(rt, at.key, state, pending, input);
+    if (!planned.ok) return answeredAs(planned, at);
+    const { commits, rows, states } = planned.value;
+    const mine = states.get(at.key)!;
+    const response: RedactNodesResult = {
+      threadId: at.id,
+      redactedNodeIds: pending,
+      alreadyRedactedNodeIds: already,
+      logLength: mine.next.length,
+      stateHash: mine.next.stateHash,
+    };
+    const written = await rt.store.commitRedaction(
+      commits,
+      rows,
+      idempotencyRecord(claim, at.key, response, planned.value.now),
+    );
+    if (!written.ok) return written;
+    if (written.value === 'written') {
+      // Every state of the lineage derived before this commit stops being served, whichever
+      // thread it is of; the ones just made are the first of the new generation.
+      rt.cache.rewritten(root);
+      const under = rt.cache.derivation(root);
+      for (const [threadId, s] of states) {
+        rt.cache.set(threadId, s.next, { from: s.prev, texts: [s.text], under });
+      }
+      // Their later snapshots are gone: the next ones must not be deltas against them.
+      for (const { threadId } of rows.snapshots) rt.forgetSnapshots(threadId);
+      for (const [threadId, s] of states) {
+        await rt.publish({
+          threadId,
+          entries: [s.entry],
+          effects: [],
+          logLength: s.next.length,
+        });
+      }
+      return ok(response);
+    }
+    if (attempt >= rt.maxAttempts) {
+      return err({
+        code: 'CONFLICT',
+        message: `thread ${at.id} (or a fork sharing its nodes) kept changing while its nodes were redacted: retry`,
+        threadId: at.id,
+        expectedIndex: state.length,
+        actualIndex: (await rt.store.getLogLength(at.key)) ?? state.length,
+      });
+    }
+  }
 }
 
 function checkInput(input: RedactNodesInput): WeftError | undefined {
@@ -215,7 +228,12 @@ async function plan(
     }
     return found;
   };
-  const rows: RedactionRows = { nodes: [], entries: [], snapshots: [] };
+  const rows: RedactionRows = {
+    nodes: [],
+    entries: [],
+    snapshots: [],
+    answers: { threadIds: [], payload: payloadText },
+  };
   /** Per live thread: the redacted nodes its history holds (the thread asked holds them all). */
   const recorders = new Map<string, NodesRedactedEvent['nodes']>([[key, []]]);
   const firstIndex = new Map<string, number>();
@@ -233,7 +251,8 @@ async function plan(
         ),
       );
     }
-    const redacted = redactEntryText(text, new Set(group.ids), payload);
+    // All the nodes: an entry may create one and record another again (see repeatsOf).
+    const redacted = redactEntryText(text, new Set(pending), payload);
     if (redacted.replaced < group.ids.length) {
       return err(invalid('$.nodeIds', `entry ${group.index} does not hold all of its nodes`));
     }
@@ -263,7 +282,35 @@ async function plan(
     recorders.get(key)!.push(...named);
     touch(key, group.index);
   }
+  const creators = new Set([...groups.values()].map((g) => `${g.holder}\u0000${g.index}`));
+  const from = Math.min(...groups.keys()) + 1;
+  const live = [...recorders.keys()];
+  for (const repeat of await repeatsOf(rt, live, new Set(pending), from, creators, payload)) {
+    const digest = redactionDigest(repeat.text);
+    rows.entries.push({
+      threadId: repeat.holder,
+      index: repeat.index,
+      recordedAt: repeat.recordedAt,
+      text: repeat.text,
+      created: await rt.store.createdPayloads(repeat.holder, repeat.index),
+      nodeIds: repeat.nodeIds,
+    });
+    const named = repeat.nodeIds.map((id) => ({ id, index: repeat.index, digest }));
+    const holderLive = (await rt.store.getLogLength(repeat.holder)) !== undefined;
+    const readers: Sharer[] = [
+      { threadId: repeat.holder, live: holderLive, reach: Number.POSITIVE_INFINITY },
+      ...(await rt.store.sharersOf(repeat.holder, repeat.index)),
+    ];
+    for (const reader of readers) {
+      if (reader.reach <= repeat.index) continue;
+      touch(reader.threadId, repeat.index);
+      if (!reader.live) continue;
+      recorders.set(reader.threadId, [...(recorders.get(reader.threadId) ?? []), ...named]);
+    }
+  }
   for (const [threadId, fromIndex] of firstIndex) rows.snapshots.push({ threadId, fromIndex });
+  // Every thread whose history holds a node may have answered a command with it.
+  rows.answers.threadIds = [...firstIndex.keys()];
 
   const commits: ReadModelChanges[] = [];
   const states = new Map<string, ThreadRedaction>();
@@ -288,4 +335,59 @@ async function plan(
     states.set(threadId, { prev: prev.value, next: committed.value.state, entry, text });
   }
   return ok({ now, commits, rows, states });
+}
+
+/** An entry that recorded a redacted node again, its text as it reads redacted. */
+interface Repeat {
+  holder: string;
+  index: number;
+  recordedAt: Date;
+  text: string;
+  nodeIds: string[];
+}
+
+/**
+ * The entries after the ones that created the nodes that record some of them again: an append of
+ * content identical to an existing node is answered with that node, and its entry holds the
+ * node, payload included. Read through each live thread holding the nodes (`threadIds`), from
+ * `from` on, each (holder, index) once; `skip`: the creating entries, rewritten already. The
+ * redaction is rare and this reads those logs whole, which it can afford.
+ */
+async function repeatsOf(
+  rt: Runtime,
+  threadIds: readonly string[],
+  ids: ReadonlySet<string>,
+  from: number,
+  skip: ReadonlySet<string>,
+  payload: JsonValue,
+): Promise<Repeat[]> {
+  const seen = new Set(skip);
+  const found: Repeat[] = [];
+  const quoted = [...ids].map((id) => JSON.stringify(id));
+  for (const threadId of threadIds) {
+    const lineage = await rt.store.lineage(threadId);
+    const texts = await rt.store.readEntryTexts(threadId, from);
+    for (let k = 0; k < texts.length; k++) {
+      const index = from + k;
+      const holder = indexSpans(lineage, index, index + 1)[0]?.threadId ?? threadId;
+      const at = `${holder}\u0000${index}`;
+      if (seen.has(at)) continue;
+      seen.add(at);
+      const text = texts[k]!;
+      if (!quoted.some((id) => text.includes(id))) continue;
+      const redacted = redactEntryText(text, ids, payload);
+      if (redacted.replaced === 0) continue;
+      const entry = JSON.parse(text) as LogEntry;
+      const named = new Set<string>();
+      for (const id of ids) if (text.includes(JSON.stringify(id))) named.add(id);
+      found.push({
+        holder,
+        index,
+        recordedAt: new Date(entry.recordedAt),
+        text: redacted.text,
+        nodeIds: [...named],
+      });
+    }
+  }
+  return found;
 }

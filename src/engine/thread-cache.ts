@@ -29,11 +29,25 @@ export const CACHE_ESTIMATE = {
   bytesPerNode: 300,
 } as const;
 
+/**
+ * What a state was derived under: the root of its thread's lineage (the thread whose rows hold
+ * the first entry, store/read-model/lineage.ts; a thread of its own is its own root) and the
+ * lineage's redaction generation when the derivation began to read. A redaction rewrites stored
+ * history for the whole lineage (every fork shares its source's rows) and moves the generation
+ * on, so every state derived before it stops being served, whoever holds it.
+ */
+export interface Derivation {
+  readonly root: string;
+  readonly generation: number;
+}
+
 /** How a state was made: folding entries with these canonical texts onto `from`. */
 export interface StateOrigin {
   /** The state the entries were folded onto; default the empty thread. */
   from?: ThreadState;
   texts: readonly string[];
+  /** Default: what `from` was derived under. A state derived under nothing known is not kept. */
+  under?: Derivation;
 }
 
 /** The cache's counters since it was made, and what it holds now. */
@@ -56,14 +70,22 @@ export interface ThreadCacheStats {
 
 /** The latest known states of recently used threads (see createThreadCache). */
 export interface ThreadCache {
+  /** The thread's state, unless none is kept or it was derived before a redaction of its lineage. */
   get(threadId: string): ThreadState | undefined;
   /**
-   * Keeps `state`, made as `origin` says (what its size is estimated from), unless a longer one
-   * is cached (a slower command may finish with an older one).
+   * Keeps `state`, made as `origin` says (what its size is estimated from, and what it was
+   * derived under), unless a longer one is cached (a slower command may finish with an older
+   * one) or its derivation is already out of date.
    */
   set(threadId: string, state: ThreadState, origin: StateOrigin): void;
   /** Forgets a thread (it was deleted). */
   delete(threadId: string): void;
+  /** The current derivation of the lineage rooted at `root`: take it before reading. */
+  derivation(root: string): Derivation;
+  /** What a state given to `set` was derived under. */
+  derivationOf(state: ThreadState): Derivation | undefined;
+  /** A redaction rewrote stored history of the lineage rooted at `root` (call after commit). */
+  rewritten(root: string): void;
   stats(): ThreadCacheStats;
 }
 /** Serialises async work per key. */
@@ -81,13 +103,18 @@ export type LoadThread = (threadId: string, refresh?: boolean) => Promise<Result
  * cached. An entry that does not fold fails the load (VERIFICATION_FAILED and the like).
  */
 export function createThreadLoader(
-  store: Pick<ThreadStore, 'readEntryTexts'>,
+  store: Pick<ThreadStore, 'readEntryTexts' | 'lineage'>,
   cache: ThreadCache,
   machineOptions: ThreadMachineOptions,
 ): LoadThread {
   return async function load(threadId, refresh = false) {
     const cached = cache.get(threadId);
     if (cached !== undefined && !refresh) return ok(cached);
+    // Taken before reading: what a redaction committed meanwhile rewrote may or may not be in
+    // what is read, so a state read across one is answered once and never cached.
+    const known = cached === undefined ? undefined : cache.derivationOf(cached);
+    const root = known?.root ?? (await lineageRoot(store, threadId));
+    const under = cache.derivation(root);
     // The stored texts: the cache sizes the state by them, and the fold hashes them as they are
     // instead of serialising every entry again.
     const texts = await store.readEntryTexts(threadId, cached?.length ?? 0);
@@ -102,10 +129,25 @@ export function createThreadLoader(
     if (!folded.ok) {
       return err({ ...folded.error, message: `thread ${threadId}: ${folded.error.message}` });
     }
-    cache.set(threadId, folded.value, cached === undefined ? { texts } : { from: cached, texts });
+    cache.set(
+      threadId,
+      folded.value,
+      cached === undefined ? { texts, under } : { from: cached, texts, under },
+    );
     return folded;
   };
 }
+
+/** The root of a thread's lineage: the thread whose rows hold its first entry. */
+export async function lineageRoot(
+  store: Pick<ThreadStore, 'lineage'>,
+  threadId: string,
+): Promise<string> {
+  return (await store.lineage(threadId))[0]?.threadId ?? threadId;
+}
+
+/** Redaction generations remembered by root; older ones are folded into one floor. */
+const MAX_GENERATIONS = 10_000;
 
 /**
  * The latest known states of recently used threads, bounded by `maxBytes` of estimated size
@@ -119,7 +161,16 @@ export function createThreadCache(maxBytes: number = DEFAULT_CACHE_BYTES): Threa
   // The estimate of every state this cache was given, while the state lives: a command's next
   // state is sized from the one it loaded even if that one was evicted meanwhile.
   const sizes = new WeakMap<ThreadState, number>();
+  const derivations = new WeakMap<ThreadState, Derivation>();
   const counts = { bytes: 0, hits: 0, misses: 0, evictions: 0, oversized: 0 };
+  // Generations are values of one counter: a lineage's is the counter at its last redaction, or
+  // `floor` when not remembered. Forgetting a lineage raises the floor to its generation, which
+  // makes states of other forgotten lineages stale too (a reload), never a stale state current.
+  let counter = 0;
+  let floor = 0;
+  const generations = new Map<string, number>();
+  const generationOf = (root: string) => generations.get(root) ?? floor;
+  const isCurrent = (under: Derivation) => under.generation === generationOf(under.root);
 
   function sizeOf(state: ThreadState | undefined): number {
     if (state === undefined) return 0;
@@ -147,7 +198,12 @@ export function createThreadCache(maxBytes: number = DEFAULT_CACHE_BYTES): Threa
 
   return {
     get(threadId: string): ThreadState | undefined {
-      const entry = held.get(threadId);
+      let entry = held.get(threadId);
+      // Derived before a redaction of its lineage committed: it may hold what was redacted.
+      if (entry !== undefined && !isCurrent(derivations.get(entry.state)!)) {
+        drop(threadId);
+        entry = undefined;
+      }
       if (entry === undefined) {
         counts.misses++;
         return undefined;
@@ -160,11 +216,23 @@ export function createThreadCache(maxBytes: number = DEFAULT_CACHE_BYTES): Threa
     set(threadId: string, state: ThreadState, origin: StateOrigin): void {
       const bytes = sizes.get(state) ?? estimate(state, origin);
       sizes.set(state, bytes);
+      const under =
+        origin.under ?? (origin.from === undefined ? undefined : derivations.get(origin.from));
+      if (under !== undefined) derivations.set(state, under);
       const current = held.get(threadId);
       // Never move a thread backwards: a slower command may finish with an older state.
-      if (current !== undefined && current.state.length > state.length) return;
+      if (
+        current !== undefined &&
+        isCurrent(derivations.get(current.state)!) &&
+        current.state.length > state.length
+      ) {
+        return;
+      }
       // The older state goes either way: a cached state is answered as current.
       drop(threadId);
+      // Derived before a redaction of its lineage committed (or under nothing known): it may
+      // hold what was redacted, so it is never kept.
+      if (under === undefined || !isCurrent(under)) return;
       if (bytes > maxBytes) {
         counts.oversized++;
         return;
@@ -178,6 +246,16 @@ export function createThreadCache(maxBytes: number = DEFAULT_CACHE_BYTES): Threa
       }
     },
     delete: drop,
+    derivation: (root) => ({ root, generation: generationOf(root) }),
+    derivationOf: (state) => derivations.get(state),
+    rewritten(root: string): void {
+      generations.delete(root);
+      generations.set(root, ++counter);
+      if (generations.size <= MAX_GENERATIONS) return;
+      const [oldest, generation] = generations.entries().next().value!;
+      generations.delete(oldest);
+      floor = Math.max(floor, generation);
+    },
     stats: () => ({ ...counts, maxBytes, threads: held.size }),
   };
 }

@@ -86,12 +86,13 @@ export function createEventHub(options: EventHubOptions): EventHub {
   }
 
   /**
-   * Forgets what is cached of a thread's entries (the shared pages, the derived effects): a
-   * redaction rewrote them, and "committed entries never change" no longer holds for them.
+   * Forgets what is cached of entries a redaction of `threadId` rewrote: "committed entries never
+   * change" no longer holds for them. A redaction rewrites the rows of every thread sharing the
+   * nodes, so every shared page goes, not only this thread's: pages are few and cheap to read
+   * again, and no list of the threads sharing a history is needed to get it right.
    */
   function forget(threadId: string): void {
-    const prefix = `${threadId}\u0000`;
-    for (const key of [...pages.keys()]) if (key.startsWith(prefix)) pages.delete(key);
+    pages.clear();
     deriver.forget(threadId);
   }
 

@@ -42,6 +42,7 @@ export {
 export {
   checkRedactions,
   type RedactedNodeReport,
+  redactAnswerText,
   redactEntryText,
   redactionDigest,
 } from './redaction.js';

@@ -6,10 +6,12 @@ import { err, ok, type Result, type WeftError } from '../errors.js';
 import {
   createSemanticDraft,
   type GraphState,
+  getNode,
   type NodeDraft,
   type NodeKind,
   previewAppend,
 } from '../graph/index.js';
+import { isTombstone } from '../graph/tombstone.js';
 import type { JsonValue } from '../json.js';
 import { checkTokenRoom, runTokenTotals, type TokenTotals } from '../run/index.js';
 import type { NodesAppendedEvent, NodeTaint, NodeUsage, RecordedNode } from './events.js';
@@ -128,6 +130,19 @@ export function resolveNodes(
 ): Result<Array<Omit<RecordedNode, 'runId' | 'taint' | 'usage'>>> {
   const appended = previewAppend(graph, drafts, now);
   if (!appended.ok) return appended;
+  // Identical content names the existing node, and the entry would record its content again:
+  // of a redacted node, that is the erased payload written back.
+  const erased = appended.value.nodes.findIndex(
+    (node, i) => !appended.value.created[i] && isTombstone(getNode(graph, node.id)?.payload),
+  );
+  if (erased >= 0) {
+    const id = appended.value.nodes[erased]!.id;
+    return err({
+      code: 'VALIDATION_FAILED',
+      message: `node ${id} has this content and was redacted: its content cannot be written again (a retry answers from its idempotency key; otherwise send other content)`,
+      issues: [{ path: `$.nodes[${erased}]`, message: `node ${id} was redacted` }],
+    });
+  }
   return ok(
     appended.value.nodes.map((node, i) => {
       const recorded: Omit<RecordedNode, 'runId' | 'taint' | 'usage'> = {

@@ -60,6 +60,26 @@ export function redactEntryText(
   return { text: canonicalJson(entry), replaced };
 }
 
+/**
+ * A stored answer (a command's canonical response, kept for idempotent retries) with the
+ * payloads of the nodes `ids` replaced by `payload`, wherever it holds them, and how many it
+ * held: a retry then answers with the same receipt, its nodes redacted. Pure.
+ */
+export function redactAnswerText(
+  text: string,
+  ids: ReadonlySet<string>,
+  payload: JsonValue,
+): { text: string; replaced: number } {
+  const answer = JSON.parse(text) as unknown;
+  let replaced = 0;
+  forEachNode(answer, (node) => {
+    if (!ids.has(node.id)) return;
+    node.payload = payload;
+    replaced++;
+  });
+  return { text: canonicalJson(answer), replaced };
+}
+
 /** The digest a redaction records for an entry's text (without its signature). */
 export const redactionDigest = (text: string): string =>
   sha256Hex(unsignedEntryText(JSON.parse(text) as LogEntry, text));

@@ -3,8 +3,9 @@
  * (`node.payload`), the text of the entry that created it (spliced back from the row when the
  * entry is packed, otherwise in `log_entry.entry`) and the search index (`node_text`) — and
  * derived into two more: the snapshots of every thread whose history includes the entry, and the
- * stored response of the command that appended it. A redaction rewrites or drops all of them in
- * the transaction that records it, with a `nodes_redacted` entry in each live thread whose history
+ * stored responses of the commands answered with the node (kept for idempotent retries). A
+ * redaction drops the snapshots and rewrites the rest in the transaction that records it (a
+ * stored response keeps its request hash, so a retry answers the redacted receipt), with a `nodes_redacted` entry in each live thread whose history
  * holds the nodes (the thread asked, the one whose rows hold them, and the forks sharing them).
  *
  * The entry is stored packed afterwards, its every created payload cut out and read back from the
@@ -12,6 +13,8 @@
  * other's tombstones: each only rewrites its own nodes' rows and the same skeleton.
  */
 import { ok, type Result } from '../../core/errors.js';
+import type { JsonValue } from '../../core/json.js';
+import { redactAnswerText } from '../../core/thread/index.js';
 import { type FieldCodec, keyringOf } from '../crypto/index.js';
 import type { WeftPrisma } from '../prisma/index.js';
 import {
@@ -32,6 +35,9 @@ import { keyReused } from './thread-removal.js';
 import type { ScriptRecorder } from './write-script.js';
 import type { WriteItem, Writer } from './writer.js';
 
+/** Threads whose stored answers one statement reads (under SQLite's bound-variable limit). */
+const ANSWER_THREADS_PER_STATEMENT = 400;
+
 /** The rows a redaction rewrites, plain (the store seals them). */
 export interface RedactionRows {
   /** Node rows (by their holder's id and sequence) whose payload becomes `payload`. */
@@ -51,6 +57,12 @@ export interface RedactionRows {
   }>;
   /** Threads whose snapshots after `fromIndex` entries are dropped (they hold the payloads). */
   snapshots: Array<{ threadId: string; fromIndex: number }>;
+  /**
+   * The threads whose commands may have answered with the nodes (the thread asked, the holder
+   * and every thread reading its rows), and the tombstone: their stored answers holding a node
+   * are rewritten with it, so that a retry answers the same receipt and never writes again.
+   */
+  answers: { threadIds: string[]; payload: string };
 }
 
 /** The rows as written: sealed, entries packed. */
@@ -65,8 +77,8 @@ interface StoredRedaction {
     nodeIds: string[];
   }>;
   snapshots: Array<{ threadId: string; fromIndex: number }>;
-  /** Stored responses (scope, key) that named a redacted node. */
-  records: Array<readonly [string, string]>;
+  /** Stored responses that held a redacted node, by (scope, stored key), rewritten and sealed. */
+  records: Array<{ scope: string; key: string; response: string }>;
 }
 
 /** A thread reading a holder's rows (RedactionStore.sharersOf). */
@@ -175,7 +187,7 @@ export function createRedactionStore(deps: {
           };
         }),
         snapshots: rows.snapshots,
-        records: await responsesNaming(weft, codec, rows.entries),
+        records: await answersHolding(weft, codec, rows),
       };
       const [first, ...others] = commits.map(storedItem);
       if (first === undefined) return ok('written');
@@ -190,27 +202,38 @@ export function createRedactionStore(deps: {
   };
 }
 
-/** The stored responses of the commands that appended the redacted nodes (they hold them). */
-async function responsesNaming(
+/**
+ * The stored answers of commands on the threads that read the nodes which hold any of them
+ * (the command that appended a node, one that appended identical content and was answered with
+ * it, `remember`, and so on), rewritten with the tombstone and sealed. `idempotency_record` has
+ * no index on its thread: each statement scans it, which a redaction (rare) can afford.
+ */
+async function answersHolding(
   weft: WeftPrisma,
   codec: FieldCodec,
-  entries: RedactionRows['entries'],
-): Promise<Array<readonly [string, string]>> {
+  rows: RedactionRows,
+): Promise<StoredRedaction['records']> {
   const I = idempotencyRecord.c;
-  const out: Array<readonly [string, string]> = [];
-  for (const e of entries) {
-    // A command's record is written with its entry, stamped with the entry's time.
-    const rows = await selectRows(
+  const ids = new Set(rows.entries.flatMap((e) => e.nodeIds));
+  const named = [...ids].map((id) => JSON.stringify(id));
+  const payload = JSON.parse(rows.answers.payload) as JsonValue;
+  const threadIds = [...new Set(rows.answers.threadIds)];
+  const out: StoredRedaction['records'] = [];
+  for (let i = 0; i < threadIds.length; i += ANSWER_THREADS_PER_STATEMENT) {
+    const chunk = threadIds.slice(i, i + ANSWER_THREADS_PER_STATEMENT);
+    const found = await selectRows(
       weft,
       idempotencyRecord,
-      `${I.threadId} = ? AND ${I.createdAt} = ?`,
-      [e.threadId, idempotencyRecord.encodeField('createdAt', e.recordedAt, weft.provider)],
+      `${I.threadId} IN (${chunk.map(() => '?').join(', ')})`,
+      chunk,
+      ` ORDER BY ${I.scope}, ${I.key}`,
     );
-    for (const row of rows) {
+    for (const row of found) {
       const response = codec.openText(row.response);
-      if (e.nodeIds.some((id) => response.includes(JSON.stringify(id)))) {
-        out.push([row.scope, row.key] as const);
-      }
+      if (!named.some((id) => response.includes(id))) continue;
+      const redacted = redactAnswerText(response, ids, payload);
+      if (redacted.replaced === 0) continue;
+      out.push({ scope: row.scope, key: row.key, response: codec.sealText(redacted.text) });
     }
   }
   return out;
@@ -245,11 +268,11 @@ export function recordRedaction(script: ScriptRecorder, rows: StoredRedaction): 
     ]);
   }
   const I = idempotencyRecord.c;
-  for (const [scope, key] of rows.records) {
-    script.add(`DELETE FROM ${idempotencyRecord.sql} WHERE ${I.scope} = ? AND ${I.key} = ?`, [
-      scope,
-      key,
-    ]);
+  for (const { scope, key, response } of rows.records) {
+    script.add(
+      `UPDATE ${idempotencyRecord.sql} SET ${I.response} = ? WHERE ${I.scope} = ? AND ${I.key} = ?`,
+      [response, scope, key],
+    );
   }
 }
 
