@@ -5,10 +5,20 @@ import type { NodeView } from '../engine/reads.js';
 import { builder } from './builder.js';
 import { type GraphQLContext, primeNodes } from './context.js';
 import { NodeKindEnum, OrderDirectionEnum } from './enums.js';
-import { notFound, unwrapResult } from './error-classes.js';
+import { badInput, notFound, unwrapResult } from './error-classes.js';
 import { RUN_ERRORS } from './errors.js';
 import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
-import { isInt, pageConnection, pageRequest, resolveCount, withCount } from './pagination.js';
+import {
+  inTurns,
+  isInt,
+  MAX_PAGE_SIZE,
+  pageConnection,
+  pageRequest,
+  positionWindow,
+  resolveCount,
+  windowConnection,
+  withCount,
+} from './pagination.js';
 import { CausalNodeRef, ThreadRef } from './refs.js';
 import { loadThread, pageSizeHint } from './thread.js';
 
@@ -49,6 +59,20 @@ const TaintRef = builder.objectRef<NonNullable<NodeView['taint']>>('Taint').impl
     derivedFrom: t.idList({ resolve: (x) => x.derivedFrom ?? [] }),
   }),
 });
+
+/**
+ * A list field's answer: at most a page of nodes, served a slice per turn of the event loop. A
+ * longer list is refused before its nodes are read, naming the paged field that serves it.
+ */
+function listed(nodes: NodeView[], total: number, field: string, paged: string): NodeView[] {
+  if (total > MAX_PAGE_SIZE) {
+    throw badInput(
+      field,
+      `has ${total} nodes, more than the ${MAX_PAGE_SIZE} a list answers: page them with ${paged}(first: ${MAX_PAGE_SIZE}, after: endCursor)`,
+    );
+  }
+  return inTurns(nodes, (n) => n);
+}
 
 CausalNodeRef.implement({
   description:
@@ -98,7 +122,39 @@ CausalNodeRef.implement({
       }),
       children: t.field({
         type: [CausalNodeRef],
-        resolve: (n, _a, ctx) => ctx.loaders.children.load({ threadId: n.threadId, id: n.id }),
+        description: `The node's children, oldest first: at most ${MAX_PAGE_SIZE}, else BAD_USER_INPUT (page them with childNodes).`,
+        resolve: async (n, _a, ctx) => {
+          const list = await ctx.loaders.children.load({ threadId: n.threadId, id: n.id });
+          return listed(list.nodes, list.total, 'children', 'childNodes');
+        },
+      }),
+      childNodes: t.field({
+        type: CausalNodeConnection,
+        description:
+          "The node's children, oldest first, in pages (`first`/`after`, or `last`/`before`).",
+        args: {
+          first: t.arg.int(),
+          after: t.arg.string(),
+          last: t.arg.int(),
+          before: t.arg.string(),
+        },
+        complexity: (args) => ({ field: 1, multiplier: pageSizeHint(args.first ?? args.last) }),
+        resolve: async (n, args, ctx) => {
+          const request = pageRequest(args, isInt);
+          const list = await ctx.reads.childPage({
+            threadId: n.threadId,
+            id: n.id,
+            cursor: request.cursor,
+            backward: request.backward,
+            take: request.size + 1,
+          });
+          const connection = pageConnection(
+            primeNodes(ctx, list.nodes),
+            request,
+            (c) => c.sequence,
+          );
+          return withCount(connection, () => Promise.resolve(list.total));
+        },
       }),
       payload: t.field({ type: 'JSON', nullable: true, resolve: (n) => n.payload }),
       createdAt: t.field({ type: 'DateTime', resolve: (n) => n.createdAt }),
@@ -143,8 +199,37 @@ const CausalNodeConnection = builder.connectionObject(
 builder.objectFields(ThreadRef, (t) => ({
   frontier: t.field({
     type: [CausalNodeRef],
-    description: 'The current heads: what a new node gets as parents by default.',
-    resolve: (th, _a, ctx) => loadNodes(ctx, th.id, th.frontier),
+    description: `The current heads: what a new node gets as parents by default. At most ${MAX_PAGE_SIZE}, else BAD_USER_INPUT (page them with frontierNodes).`,
+    resolve: async (th, _a, ctx) => {
+      if (th.frontier.length > MAX_PAGE_SIZE) {
+        return listed([], th.frontier.length, 'frontier', 'frontierNodes');
+      }
+      return listed(await loadNodes(ctx, th.id, th.frontier), th.frontier.length, 'frontier', '');
+    },
+  }),
+  frontierNodes: t.field({
+    type: CausalNodeConnection,
+    description:
+      'The current heads in frontier order (the newest head last), in pages (`first`/`after`, or `last`/`before`). A cursor is a position: when the frontier moves between two pages, a head may be skipped or shown twice.',
+    args: {
+      first: t.arg.int(),
+      after: t.arg.string(),
+      last: t.arg.int(),
+      before: t.arg.string(),
+    },
+    complexity: (args) => ({ field: 1, multiplier: pageSizeHint(args.first ?? args.last) }),
+    resolve: async (th, args, ctx) => {
+      const request = pageRequest(args, isInt);
+      const window = positionWindow(request, false, 0, th.frontier.length);
+      const ids = th.frontier.slice(window.from, window.to);
+      const position = new Map(ids.map((id, i) => [id, window.from + i] as const));
+      const connection = windowConnection(
+        await loadNodes(ctx, th.id, ids),
+        (n) => position.get(n.id)!,
+        window,
+      );
+      return withCount(connection, () => Promise.resolve(th.frontier.length));
+    },
   }),
   nodes: t.field({
     type: CausalNodeConnection,

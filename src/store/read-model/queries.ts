@@ -16,8 +16,9 @@ import { createFeedQueries, type FeedQueries } from './feed-queries.js';
 import { createLineages, isOwn, nodeSpans, type Segment } from './lineage.js';
 import {
   asSeenBy,
-  childrenInLineage,
+  edgesToParents,
   nodesById,
+  nodesBySequence,
   parentIdsInLineage,
   spanBounds,
 } from './lineage-nodes.js';
@@ -105,8 +106,12 @@ export interface ReadQueries extends FeedQueries, WalkQueries {
   nodeCount(threadId: string): Promise<number>;
   /** How many nodes of the thread match the filter. */
   countNodes(query: NodeFilterQuery): Promise<number>;
-  /** Children of each key (a child row carries `parentId` = the key's id). */
-  children(keys: readonly NodeKey[]): Promise<Array<NodeWithParents & { parentId: string }>>;
+  /** Each key's edges to its children, oldest child first: counted and paged before rows are read. */
+  childEdges(
+    keys: readonly NodeKey[],
+  ): Promise<Array<{ threadId: string; parentId: string; childSeq: number }>>;
+  /** The thread's nodes with these sequences (as the thread sees them), in sequence order. */
+  nodesAt(threadId: string, sequences: readonly number[]): Promise<NodeWithParents[]>;
   /** Every version of each resource key, oldest first. */
   resourceVersions(
     keys: ReadonlyArray<{ threadId: string; resourceKey: string }>,
@@ -336,63 +341,60 @@ export function createReadQueries(
       return row?.nodeCount ?? 0;
     },
 
-    async children(keys) {
-      const groups = byThread(keys);
+    async childEdges(keys) {
       const found = await Promise.all(
-        [...groups].map(async ([threadId, group]) => {
+        [...byThread(keys)].map(async ([threadId, group]) => {
+          const ids = [...new Set(group.map((k) => k.id))];
           const lineage = await lineages.of(threadId);
           if (!isOwn(lineage)) {
-            const found = await childrenInLineage(
-              weft,
-              lineage,
+            const idOf = new Map(
+              (await nodesById(weft, lineage, ids)).map((p) => [p.sequence, p.id] as const),
+            );
+            return (await edgesToParents(weft, lineage, [...idOf.keys()])).map((e) => ({
               threadId,
-              group.map((k) => k.id),
-              openNodes,
-            );
-            const children = new Map(
-              (
-                await withParents(
-                  threadId,
-                  found.map((f) => f.row),
-                )
-              ).map((n) => [n.sequence, n] as const),
-            );
-            return found.map((f) => ({ ...children.get(f.row.sequence)!, parentId: f.parentId }));
+              parentId: idOf.get(e.parentSeq)!,
+              childSeq: e.childSeq,
+            }));
           }
-          const edges = await chunked([...new Set(group.map((k) => k.id))], (chunk) =>
+          const rows = await chunked(ids, (chunk) =>
             rawQuery(
               weft,
-              `SELECT p.${N.id}, e.${E.parentSeq}, e.${E.childSeq} FROM ${nodeParent.sql} e
+              `SELECT p.${N.id}, e.${E.childSeq} FROM ${nodeParent.sql} e
                 JOIN ${node.sql} p ON p.${N.threadId} = e.${E.threadId} AND p.${N.sequence} = e.${E.parentSeq}
                 WHERE e.${E.threadId} = ? AND p.${N.id} IN (${marks(chunk.length)})`,
               [threadId, ...chunk],
             ),
           );
-          const ordered = edges
-            .map((row) => {
-              const e = nodeParent.decode(row, weft.provider);
-              return {
-                parentId: node.decode(row, weft.provider).id,
-                parentSeq: e.parentSeq,
-                childSeq: e.childSeq,
-              };
-            })
-            .sort((a, b) => a.parentSeq - b.parentSeq || a.childSeq - b.childSeq);
-          const rows = await chunked([...new Set(ordered.map((e) => e.childSeq))], (chunk) =>
-            nodeRows(`${N.threadId} = ? AND ${N.sequence} IN (${marks(chunk.length)})`, [
-              threadId,
-              ...chunk,
-            ]),
-          );
-          const children = new Map(
-            (await withParents(threadId, await openNodes(rows))).map(
-              (n) => [n.sequence, n] as const,
-            ),
-          );
-          return ordered.map((e) => ({ ...children.get(e.childSeq)!, parentId: e.parentId }));
+          return rows.map((row) => ({
+            threadId,
+            parentId: node.decode(row, weft.provider).id,
+            childSeq: nodeParent.decode(row, weft.provider).childSeq,
+          }));
         }),
       );
-      return found.flat();
+      return found
+        .flat()
+        .sort((a, b) => a.childSeq - b.childSeq || (a.parentId < b.parentId ? -1 : 1));
+    },
+
+    async nodesAt(threadId, sequences) {
+      const lineage = await lineages.of(threadId);
+      const unique = [...new Set(sequences)];
+      const rows = isOwn(lineage)
+        ? await openNodes(
+            await chunked(unique, (chunk) =>
+              nodeRows(`${N.threadId} = ? AND ${N.sequence} IN (${marks(chunk.length)})`, [
+                threadId,
+                ...chunk,
+              ]),
+            ),
+          )
+        : await asSeenBy(
+            weft,
+            threadId,
+            await openNodes(await nodesBySequence(weft, lineage, unique)),
+          );
+      return withParents(threadId, rows.sort(bySequence));
     },
 
     async resourceVersions(keys) {
