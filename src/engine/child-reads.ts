@@ -1,8 +1,9 @@
 /**
  * A node's children, read so that a node with many children never costs a request more than
- * one page of rows: the edges (two numbers each) are read first, counted and cut, and only the
- * children a list or page shows are read as nodes.
+ * one page of rows: they are counted in the database first, and only the edges and nodes a list
+ * or page shows are read.
  */
+import type { ChildWindow } from '../store/read-model/child-queries.js';
 import type { ReadQueries } from '../store/read-model/queries.js';
 import type { NodeKey, NodeView } from './reads.js';
 import { toNodeView } from './views.js';
@@ -13,12 +14,7 @@ export interface ChildList {
   total: number;
 }
 
-export interface ChildPageQuery extends NodeKey {
-  /** Children after this sequence (before it when `backward`), nearest first. */
-  cursor?: number | undefined;
-  backward?: boolean | undefined;
-  take: number;
-}
+export interface ChildPageQuery extends NodeKey, ChildWindow {}
 
 const keyOf = (threadId: string, id: string) => `${threadId}\u0000${id}`;
 
@@ -41,41 +37,36 @@ export function createChildReads(q: ReadQueries) {
      * total and no nodes (its rows are never read).
      */
     async children(keys: readonly NodeKey[], limit: number): Promise<ChildList[]> {
-      const edges = await q.childEdges(keys);
+      const counts = new Map(
+        (await q.childCounts(keys)).map((c) => [keyOf(c.threadId, c.parentId), c.count] as const),
+      );
+      const total = (k: NodeKey) => counts.get(keyOf(k.threadId, k.id)) ?? 0;
+      const listed = keys.filter((k) => total(k) > 0 && total(k) <= limit);
+      const edges = listed.length === 0 ? [] : await q.childEdges(listed);
       const byParent = new Map<string, number[]>();
+      const wanted = new Map<string, number[]>();
       for (const e of edges) {
         const key = keyOf(e.threadId, e.parentId);
-        const list = byParent.get(key);
-        if (list === undefined) byParent.set(key, [e.childSeq]);
-        else list.push(e.childSeq);
-      }
-      const wanted = new Map<string, number[]>();
-      for (const k of keys) {
-        const seqs = byParent.get(keyOf(k.threadId, k.id)) ?? [];
-        if (seqs.length > limit) continue;
-        wanted.set(k.threadId, [...(wanted.get(k.threadId) ?? []), ...seqs]);
+        byParent.set(key, [...(byParent.get(key) ?? []), e.childSeq]);
+        wanted.set(e.threadId, [...(wanted.get(e.threadId) ?? []), e.childSeq]);
       }
       const nodes = await nodesAt(wanted);
       return keys.map((k) => {
         const seqs = byParent.get(keyOf(k.threadId, k.id)) ?? [];
-        if (seqs.length > limit) return { nodes: [], total: seqs.length };
         const list = seqs.map((s) => nodes.get(keyOf(k.threadId, String(s))));
-        return { nodes: list.filter((n) => n !== undefined), total: seqs.length };
+        return { nodes: list.filter((n) => n !== undefined), total: total(k) };
       });
     },
 
     /** One page of a node's children in the direction it is read, and how many there are. */
     async childPage(query: ChildPageQuery): Promise<ChildList> {
-      const edges = await q.childEdges([{ threadId: query.threadId, id: query.id }]);
-      const { cursor, backward, take } = query;
-      let seqs = edges.map((e) => e.childSeq);
-      if (backward === true)
-        seqs = seqs.filter((s) => cursor === undefined || s < cursor).reverse();
-      else if (cursor !== undefined) seqs = seqs.filter((s) => s > cursor);
-      const page = seqs.slice(0, take);
-      const nodes = await nodesAt(new Map([[query.threadId, page]]));
-      const list = page.map((s) => nodes.get(keyOf(query.threadId, String(s))));
-      return { nodes: list.filter((n) => n !== undefined), total: edges.length };
+      const { threadId, id } = query;
+      const [counted] = await q.childCounts([{ threadId, id }]);
+      const edges = await q.childWindow({ threadId, id }, query);
+      const page = edges.map((e) => e.childSeq);
+      const nodes = await nodesAt(new Map([[threadId, page]]));
+      const list = page.map((s) => nodes.get(keyOf(threadId, String(s))));
+      return { nodes: list.filter((n) => n !== undefined), total: counted?.count ?? 0 };
     },
   };
 }

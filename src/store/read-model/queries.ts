@@ -12,11 +12,11 @@ import { type FieldCodec, keyringOf, PLAIN_CODEC } from '../crypto/index.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
 import { node, nodeParent, resourceHead, run, thread } from '../tables/index.js';
+import { type ChildQueries, createChildQueries } from './child-queries.js';
 import { createFeedQueries, type FeedQueries } from './feed-queries.js';
 import { createLineages, isOwn, nodeSpans, type Segment } from './lineage.js';
 import {
   asSeenBy,
-  edgesToParents,
   nodesById,
   nodesBySequence,
   parentIdsInLineage,
@@ -96,7 +96,7 @@ export type {
 } from './feed-queries.js';
 export type { WalkQuery } from './walk-queries.js';
 
-export interface ReadQueries extends FeedQueries, WalkQueries {
+export interface ReadQueries extends FeedQueries, WalkQueries, ChildQueries {
   threads(ids: readonly string[]): Promise<ThreadRow[]>;
   listThreads(query: ThreadListQuery): Promise<ThreadRow[]>;
   /** How many threads match the filter. */
@@ -106,10 +106,6 @@ export interface ReadQueries extends FeedQueries, WalkQueries {
   nodeCount(threadId: string): Promise<number>;
   /** How many nodes of the thread match the filter. */
   countNodes(query: NodeFilterQuery): Promise<number>;
-  /** Each key's edges to its children, oldest child first: counted and paged before rows are read. */
-  childEdges(
-    keys: readonly NodeKey[],
-  ): Promise<Array<{ threadId: string; parentId: string; childSeq: number }>>;
   /** The thread's nodes with these sequences (as the thread sees them), in sequence order. */
   nodesAt(threadId: string, sequences: readonly number[]): Promise<NodeWithParents[]>;
   /** Every version of each resource key, oldest first. */
@@ -341,41 +337,7 @@ export function createReadQueries(
       return row?.nodeCount ?? 0;
     },
 
-    async childEdges(keys) {
-      const found = await Promise.all(
-        [...byThread(keys)].map(async ([threadId, group]) => {
-          const ids = [...new Set(group.map((k) => k.id))];
-          const lineage = await lineages.of(threadId);
-          if (!isOwn(lineage)) {
-            const idOf = new Map(
-              (await nodesById(weft, lineage, ids)).map((p) => [p.sequence, p.id] as const),
-            );
-            return (await edgesToParents(weft, lineage, [...idOf.keys()])).map((e) => ({
-              threadId,
-              parentId: idOf.get(e.parentSeq)!,
-              childSeq: e.childSeq,
-            }));
-          }
-          const rows = await chunked(ids, (chunk) =>
-            rawQuery(
-              weft,
-              `SELECT p.${N.id}, e.${E.childSeq} FROM ${nodeParent.sql} e
-                JOIN ${node.sql} p ON p.${N.threadId} = e.${E.threadId} AND p.${N.sequence} = e.${E.parentSeq}
-                WHERE e.${E.threadId} = ? AND p.${N.id} IN (${marks(chunk.length)})`,
-              [threadId, ...chunk],
-            ),
-          );
-          return rows.map((row) => ({
-            threadId,
-            parentId: node.decode(row, weft.provider).id,
-            childSeq: nodeParent.decode(row, weft.provider).childSeq,
-          }));
-        }),
-      );
-      return found
-        .flat()
-        .sort((a, b) => a.childSeq - b.childSeq || (a.parentId < b.parentId ? -1 : 1));
-    },
+    ...createChildQueries(weft, lineages, chunked),
 
     async nodesAt(threadId, sequences) {
       const lineage = await lineages.of(threadId);
