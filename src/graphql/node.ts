@@ -61,18 +61,18 @@ const TaintRef = builder.objectRef<NonNullable<NodeView['taint']>>('Taint').impl
 });
 
 /**
- * A list field's answer: at most a page of nodes, served a slice per turn of the event loop. A
- * longer list is refused before its nodes are read, naming the paged field that serves it.
+ * A list field answers at most a page of nodes (served a slice per turn of the event loop by
+ * inTurns); a longer list is refused before its nodes are read, naming the field that pages it.
  */
-function listed(nodes: NodeView[], total: number, field: string, paged: string): NodeView[] {
-  if (total > MAX_PAGE_SIZE) {
-    throw badInput(
-      field,
-      `has ${total} nodes, more than the ${MAX_PAGE_SIZE} a list answers: page them with ${paged}(first: ${MAX_PAGE_SIZE}, after: endCursor)`,
-    );
-  }
-  return inTurns(nodes, (n) => n);
+function checkListLength(total: number, field: string, paged: string): void {
+  if (total <= MAX_PAGE_SIZE) return;
+  throw badInput(
+    field,
+    `has ${total} nodes, more than the ${MAX_PAGE_SIZE} a list answers: page them with ${paged}(first: ${MAX_PAGE_SIZE}, after: endCursor)`,
+  );
 }
+
+const asIs = (n: NodeView) => n;
 
 CausalNodeRef.implement({
   description:
@@ -125,7 +125,8 @@ CausalNodeRef.implement({
         description: `The node's children, oldest first: at most ${MAX_PAGE_SIZE}, else BAD_USER_INPUT (page them with childNodes).`,
         resolve: async (n, _a, ctx) => {
           const list = await ctx.loaders.children.load({ threadId: n.threadId, id: n.id });
-          return listed(list.nodes, list.total, 'children', 'childNodes');
+          checkListLength(list.total, 'children', 'childNodes');
+          return inTurns(list.nodes, asIs);
         },
       }),
       childNodes: t.field({
@@ -201,10 +202,8 @@ builder.objectFields(ThreadRef, (t) => ({
     type: [CausalNodeRef],
     description: `The current heads: what a new node gets as parents by default. At most ${MAX_PAGE_SIZE}, else BAD_USER_INPUT (page them with frontierNodes).`,
     resolve: async (th, _a, ctx) => {
-      if (th.frontier.length > MAX_PAGE_SIZE) {
-        return listed([], th.frontier.length, 'frontier', 'frontierNodes');
-      }
-      return listed(await loadNodes(ctx, th.id, th.frontier), th.frontier.length, 'frontier', '');
+      checkListLength(th.frontier.length, 'frontier', 'frontierNodes');
+      return inTurns(await loadNodes(ctx, th.id, th.frontier), asIs);
     },
   }),
   frontierNodes: t.field({
