@@ -31,6 +31,7 @@ import {
   type ThreadListQuery,
 } from '../store/read-model/queries.js';
 import type { NodeSearchQuery, SearchSnippet } from '../store/read-model/search-queries.js';
+import { type ChildList, type ChildPageQuery, createChildReads } from './child-reads.js';
 import { isStorable, runHomes, shownId, threadKey } from './tenancy.js';
 import type { Engine, StateAt } from './types.js';
 import {
@@ -132,7 +133,9 @@ export interface Reads {
   nodeCount(threadId: string): Promise<number>;
   /** How many nodes of the thread match the filter. */
   countNodes(query: NodeFilterQuery & { kinds?: readonly NodeKind[] | undefined }): Promise<number>;
-  children(keys: readonly NodeKey[]): Promise<NodeView[][]>;
+  /** Each key's children, oldest first; over `limit`: the total alone (see child-reads.ts). */
+  children(keys: readonly NodeKey[], limit: number): Promise<ChildList[]>;
+  childPage(query: ChildPageQuery): Promise<ChildList>;
   resourceVersions(
     keys: ReadonlyArray<{ threadId: string; resourceKey: string }>,
   ): Promise<NodeView[][]>;
@@ -283,13 +286,7 @@ export function createReads(engine: Engine, source: ReadQueries | { databaseUrl:
     countNodes: async (query) =>
       isStorable(query.runId) && isStorable(query.resourceKey) ? q.countNodes(query) : 0,
 
-    async children(keys) {
-      const rows = await q.children(keys);
-      const children = rows.map((row) => ({ parentId: row.parentId, node: toNodeView(row) }));
-      return groupInKeyOrder(keys, children, byNode, (c) =>
-        nodeKey(c.node.threadId, c.parentId),
-      ).map((group) => group.map((c) => c.node).sort((a, b) => a.sequence - b.sequence));
-    },
+    ...createChildReads(q),
 
     async resourceVersions(keys) {
       const rows = (await q.resourceVersions(keys)).map(toNodeView);

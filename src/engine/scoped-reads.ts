@@ -141,12 +141,21 @@ export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string)
     nodeCount: (threadId) => ifVisible(threadId, (key) => reads.nodeCount(key), 0),
     countNodes: (query) =>
       ifVisible(query.threadId, (key) => reads.countNodes({ ...query, threadId: key }), 0),
-    children: (keys) =>
+    children: (keys, limit) =>
       keyed(
         keys,
-        (k) => reads.children(k),
-        () => [],
-        nodesNamed,
+        (k) => reads.children(k, limit),
+        () => ({ nodes: [], total: 0 }),
+        (list) => ({ ...list, nodes: nodesNamed(list.nodes) }),
+      ),
+    childPage: (query) =>
+      ifVisible(
+        query.threadId,
+        async (key) => {
+          const list = await reads.childPage({ ...query, threadId: key });
+          return { ...list, nodes: nodesNamed(list.nodes) };
+        },
+        { nodes: [], total: 0 },
       ),
     resourceVersions: (keys) =>
       keyed(

@@ -64,6 +64,9 @@ const written = (c: Committed, threadId: string): Written => ({
   logLength: c.state.length,
 });
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+const noWait = () => Promise.resolve();
+
 /** Request fields of an input: everything but the idempotency key. */
 function request<T extends { idempotencyKey?: string }>(input: T): Omit<T, 'idempotencyKey'> {
   const { idempotencyKey: _ignored, ...rest } = input;
@@ -124,9 +127,14 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
         checkSize(input.metadata, '$.metadata', rt.maxPayloadBytes),
       );
       if (!checked.ok) return checked;
+      // Each step of an import (checking, applying, deriving rows, packing) holds the event loop
+      // for as long as the state is big: other clients get their turn between the steps.
+      const step = scope === 'importState' ? nextTurn : noWait;
+      await step();
       // The log names the thread by its id; where it is stored is the store's business.
       const event = plan(threadId);
       if (!event.ok) return event;
+      await step();
       const initial = createThreadMachine().initial;
       const now = rt.clock.now();
       const expiresAt = newThreadExpiry(rt, input.expiresAt, now);
@@ -138,7 +146,9 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
       if (!at.ok) return at;
       const { key, id } = at.value;
       const { entry, state, effects, text, parts } = committed.value;
+      await step();
       const changes = projectEntry(initial, state, effects, entry, key, text, parts);
+      await step();
       changes.thread.tenantId = owner;
       changes.thread.expiresAt = expiresAt.value;
       const response = respond(committed.value, id);

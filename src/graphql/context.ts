@@ -5,6 +5,7 @@
  */
 import DataLoader from 'dataloader';
 import { type AuthInfo, OPEN_AUTH } from '../auth/types.js';
+import type { ChildList } from '../engine/child-reads.js';
 import type { Engine } from '../engine/index.js';
 import {
   type NodeKey,
@@ -15,6 +16,7 @@ import {
   type ThreadView,
   type WalkKey,
 } from '../engine/reads.js';
+import { MAX_PAGE_SIZE } from './pagination.js';
 
 export {
   type AuthInfo,
@@ -37,7 +39,7 @@ export interface GraphQLContext {
 export interface Loaders {
   thread: DataLoader<string, ThreadView | undefined>;
   node: DataLoader<NodeKey, NodeView | undefined, string>;
-  children: DataLoader<NodeKey, NodeView[], string>;
+  children: DataLoader<NodeKey, ChildList, string>;
   resourceVersions: DataLoader<{ threadId: string; resourceKey: string }, NodeView[], string>;
   run: DataLoader<NodeKey, RunView | undefined, string>;
   walk: DataLoader<WalkKey, string[], string>;
@@ -83,10 +85,13 @@ export function createLoaders(reads: Reads): Loaders {
       return once(
         'children',
         () =>
-          new DataLoader<NodeKey, NodeView[], string>(
+          new DataLoader<NodeKey, ChildList, string>(
             async (keys) => {
-              const lists = await reads.children(keys);
-              for (const list of lists) for (const child of list) loaders.node.prime(child, child);
+              // A node with more children than a page holds is refused by the field, unread.
+              const lists = await reads.children(keys, MAX_PAGE_SIZE);
+              for (const list of lists) {
+                for (const child of list.nodes) loaders.node.prime(child, child);
+              }
               return lists;
             },
             { ...yielding, cacheKeyFn: keyed },

@@ -5,15 +5,19 @@ import type { NodeView } from '../engine/reads.js';
 import { builder } from './builder.js';
 import { type GraphQLContext, primeNodes } from './context.js';
 import { NodeKindEnum, OrderDirectionEnum } from './enums.js';
-import { notFound, unwrapResult } from './error-classes.js';
+import { badInput, notFound, unwrapResult } from './error-classes.js';
 import { RUN_ERRORS } from './errors.js';
 import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
 import {
   cursorKind,
+  inTurns,
   isInt,
+  MAX_PAGE_SIZE,
   pageConnection,
   pageRequest,
+  positionWindow,
   resolveCount,
+  windowConnection,
   withCount,
 } from './pagination.js';
 import { CausalNodeRef, ThreadRef } from './refs.js';
@@ -21,6 +25,8 @@ import { loadThread, pageSizeHint } from './thread.js';
 
 /** A position in a thread's node list: a node's sequence. */
 const NODE_CURSOR = cursorKind('nodes', isInt);
+const CHILD_CURSOR = cursorKind('children', isInt);
+const FRONTIER_CURSOR = cursorKind('frontier', isInt);
 
 /** Most nodes one appendNodes call takes. */
 export const MAX_NODES_PER_APPEND = 1000;
@@ -59,6 +65,20 @@ const TaintRef = builder.objectRef<NonNullable<NodeView['taint']>>('Taint').impl
     derivedFrom: t.idList({ resolve: (x) => x.derivedFrom ?? [] }),
   }),
 });
+
+/**
+ * A list field answers at most a page of nodes (served a slice per turn of the event loop by
+ * inTurns); a longer list is refused before its nodes are read, naming the field that pages it.
+ */
+function checkListLength(total: number, field: string, paged: string): void {
+  if (total <= MAX_PAGE_SIZE) return;
+  throw badInput(
+    field,
+    `has ${total} nodes, more than the ${MAX_PAGE_SIZE} a list answers: page them with ${paged}(first: ${MAX_PAGE_SIZE}, after: endCursor)`,
+  );
+}
+
+const asIs = (n: NodeView) => n;
 
 CausalNodeRef.implement({
   description:
@@ -108,7 +128,40 @@ CausalNodeRef.implement({
       }),
       children: t.field({
         type: [CausalNodeRef],
-        resolve: (n, _a, ctx) => ctx.loaders.children.load({ threadId: n.threadId, id: n.id }),
+        description: `The node's children, oldest first: at most ${MAX_PAGE_SIZE}, else BAD_USER_INPUT (page them with childNodes).`,
+        resolve: async (n, _a, ctx) => {
+          const list = await ctx.loaders.children.load({ threadId: n.threadId, id: n.id });
+          checkListLength(list.total, 'children', 'childNodes');
+          return inTurns(list.nodes, asIs);
+        },
+      }),
+      childNodes: t.field({
+        type: CausalNodeConnection,
+        description:
+          "The node's children, oldest first, in pages (`first`/`after`, or `last`/`before`).",
+        args: {
+          first: t.arg.int(),
+          after: t.arg.string(),
+          last: t.arg.int(),
+          before: t.arg.string(),
+        },
+        complexity: (args) => ({ field: 1, multiplier: pageSizeHint(args.first ?? args.last) }),
+        resolve: async (n, args, ctx) => {
+          const request = pageRequest(args, CHILD_CURSOR);
+          const list = await ctx.reads.childPage({
+            threadId: n.threadId,
+            id: n.id,
+            cursor: request.cursor,
+            backward: request.backward,
+            take: request.size + 1,
+          });
+          const connection = pageConnection(
+            primeNodes(ctx, list.nodes),
+            request,
+            (c) => c.sequence,
+          );
+          return withCount(connection, () => Promise.resolve(list.total));
+        },
       }),
       payload: t.field({ type: 'JSON', nullable: true, resolve: (n) => n.payload }),
       createdAt: t.field({ type: 'DateTime', resolve: (n) => n.createdAt }),
@@ -153,8 +206,36 @@ const CausalNodeConnection = builder.connectionObject(
 builder.objectFields(ThreadRef, (t) => ({
   frontier: t.field({
     type: [CausalNodeRef],
-    description: 'The current heads: what a new node gets as parents by default.',
-    resolve: (th, _a, ctx) => loadNodes(ctx, th.id, th.frontier),
+    description: `The current heads: what a new node gets as parents by default. At most ${MAX_PAGE_SIZE}, else BAD_USER_INPUT (page them with frontierNodes).`,
+    resolve: async (th, _a, ctx) => {
+      checkListLength(th.frontier.length, 'frontier', 'frontierNodes');
+      return inTurns(await loadNodes(ctx, th.id, th.frontier), asIs);
+    },
+  }),
+  frontierNodes: t.field({
+    type: CausalNodeConnection,
+    description:
+      'The current heads in frontier order (the newest head last), in pages (`first`/`after`, or `last`/`before`). A cursor is a position: when the frontier moves between two pages, a head may be skipped or shown twice.',
+    args: {
+      first: t.arg.int(),
+      after: t.arg.string(),
+      last: t.arg.int(),
+      before: t.arg.string(),
+    },
+    complexity: (args) => ({ field: 1, multiplier: pageSizeHint(args.first ?? args.last) }),
+    resolve: async (th, args, ctx) => {
+      const request = pageRequest(args, FRONTIER_CURSOR);
+      const window = positionWindow(request, false, 0, th.frontier.length);
+      const ids = th.frontier.slice(window.from, window.to);
+      const position = new Map(ids.map((id, i) => [id, window.from + i] as const));
+      const connection = windowConnection(
+        FRONTIER_CURSOR,
+        await loadNodes(ctx, th.id, ids),
+        (n) => position.get(n.id)!,
+        window,
+      );
+      return withCount(connection, () => Promise.resolve(th.frontier.length));
+    },
   }),
   nodes: t.field({
     type: CausalNodeConnection,

@@ -33,6 +33,8 @@ export const CURSOR_KINDS = [
   'events',
   'search',
   'activity',
+  'frontier',
+  'children',
 ] as const;
 export type CursorKindName = (typeof CURSOR_KINDS)[number];
 

@@ -184,10 +184,12 @@ describe('the public contract over HTTP', () => {
         thread(id: $t) {
           logLength nodeCount
           frontier { id }
+          frontierNodes(first: 5) { totalCount edges { node { id } } }
           page1: nodes(first: 2) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } }
           kinds: nodes(kinds: [RESOURCE], afterSequence: 1) { edges { node { id sequence isCurrent
             supersedes { id } supersededBy { id } } } }
-          system: causalNode(id: $s) { children { id } descendants(depth: 2, kinds: [ANSWER]) { id } }
+          system: causalNode(id: $s) { children { id } childNodes(first: 1) { totalCount edges { node { id } } }
+            descendants(depth: 2, kinds: [ANSWER]) { id } }
           answer: causalNode(id: $a) { parents { id } ancestors(depth: 3, kinds: [SYSTEM, TOOL_RESULT]) { id } }
           resources { resourceKey payload }
           memory(type: "preference", key: "drink") { type key content node { id } history { payload } tainted }
@@ -201,6 +203,7 @@ describe('the public contract over HTTP', () => {
     expect(th.logLength).toBe(5);
     expect(th.nodeCount).toBe(7);
     expect(th.frontier.map((n: { id: string }) => n.id)).toEqual([answer]);
+    expect(th.frontierNodes).toEqual({ totalCount: 1, edges: [{ node: { id: answer } }] });
     expect(th.page1.edges).toHaveLength(2);
     expect(th.page1.pageInfo.hasNextPage).toBe(true);
     const page2 = await ok(
@@ -214,6 +217,8 @@ describe('the public contract over HTTP', () => {
     expect(v1).toMatchObject({ isCurrent: false, supersedes: null, supersededBy: { id: v2.id } });
     expect(v2).toMatchObject({ isCurrent: true, supersedes: { id: v1.id }, supersededBy: null });
     expect(th.system.children.map((n: { id: string }) => n.id)).toContain(tool);
+    expect(th.system.childNodes.totalCount).toBe(th.system.children.length);
+    expect(th.system.childNodes.edges).toEqual([{ node: th.system.children[0] }]);
     expect(th.system.descendants.map((n: { id: string }) => n.id)).toEqual([answer]);
     expect(th.answer.parents).toEqual([{ id: tool }]);
     expect(th.answer.ancestors.map((n: { id: string }) => n.id)).toEqual([tool, system]);

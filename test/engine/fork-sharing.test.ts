@@ -152,7 +152,8 @@ async function reads(q: ReadQueries, store: ThreadStore, threadId: string) {
     byIds: (await q.nodes(ids.map((id) => ({ threadId, id })))).sort((a, b) =>
       a.id < b.id ? -1 : 1,
     ),
-    children: await q.children(ids.map((id) => ({ threadId, id }))),
+    children: await q.childEdges(ids.map((id) => ({ threadId, id }))),
+    childNodes: await q.nodesAt(threadId, [2, 3, 4, 1_000]),
     versions: await q.resourceVersions(keys.map((resourceKey) => ({ threadId, resourceKey }))),
     heads: await q.resourceHeads(threadId),
     entries: await q.entries(threadId, -1, 10_000),

@@ -76,6 +76,9 @@ function documentOf(list: List, arg?: 'after' | 'before'): string {
       return `query${variable} { ${call.replace('()', '')} }`;
     case 'Thread':
       return `query${variable} { thread(id: "t1") { ${call} } }`;
+    case 'CausalNode':
+      // t1's first node (its root), which the goal appended after it is a child of.
+      return `query${variable} { thread(id: "t1") { nodes(first: 1) { edges { node { ${call} } } } } }`;
     case 'Subscription':
       return `subscription${variable} { ${call.replace('()', '')} }`;
     default:
@@ -131,7 +134,12 @@ describe('cursors are typed per list', () => {
     }
     const answer = await s.gql(key, query);
     expect(answer.errors, JSON.stringify(answer.errors)).toBeUndefined();
-    const holder = list.on === 'Thread' ? answer.data.thread : answer.data;
+    const holder =
+      list.on === 'Thread'
+        ? answer.data.thread
+        : list.on === 'CausalNode'
+          ? answer.data.thread.nodes.edges[0].node
+          : answer.data;
     return holder[list.field.name].edges[0].cursor;
   }
 

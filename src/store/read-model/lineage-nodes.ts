@@ -214,39 +214,3 @@ export async function parentIdsInLineage(
       .sort((a, b) => a.position - b.position)
       .map((e) => ids.get(e.parentSeq)!);
 }
-
-/**
- * The children of the nodes `ids` as `threadId` sees them, one per edge, ordered by parent then
- * child sequence (see queries.ts). `open` gets the rows while they still name the thread that
- * stores them (whose data key seals them).
- */
-export async function childrenInLineage(
-  weft: WeftPrisma,
-  lineage: Lineage,
-  threadId: string,
-  ids: readonly string[],
-  open: (rows: NodeRow[]) => Promise<NodeRow[]>,
-): Promise<Array<{ row: NodeRow; parentId: string }>> {
-  const parents = await nodesById(weft, lineage, ids);
-  const idOf = new Map(parents.map((p) => [p.sequence, p.id] as const));
-  const edges = (
-    await edgesToParents(
-      weft,
-      lineage,
-      parents.map((p) => p.sequence),
-    )
-  ).sort((a, b) => a.parentSeq - b.parentSeq || a.childSeq - b.childSeq);
-  const rows = await asSeenBy(
-    weft,
-    threadId,
-    await open(
-      await nodesBySequence(
-        weft,
-        lineage,
-        edges.map((e) => e.childSeq),
-      ),
-    ),
-  );
-  const bySeq = new Map(rows.map((r) => [r.sequence, r] as const));
-  return edges.map((e) => ({ row: bySeq.get(e.childSeq)!, parentId: idOf.get(e.parentSeq)! }));
-}

@@ -12,12 +12,13 @@ import { type FieldCodec, keyringOf, PLAIN_CODEC } from '../crypto/index.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
 import { node, nodeParent, resourceHead, run, thread } from '../tables/index.js';
+import { type ChildQueries, createChildQueries } from './child-queries.js';
 import { createFeedQueries, type FeedQueries } from './feed-queries.js';
 import { createLineages, isOwn, nodeSpans, type Segment } from './lineage.js';
 import {
   asSeenBy,
-  childrenInLineage,
   nodesById,
+  nodesBySequence,
   parentIdsInLineage,
   spanBounds,
 } from './lineage-nodes.js';
@@ -95,7 +96,7 @@ export type {
 } from './feed-queries.js';
 export type { WalkQuery } from './walk-queries.js';
 
-export interface ReadQueries extends FeedQueries, WalkQueries {
+export interface ReadQueries extends FeedQueries, WalkQueries, ChildQueries {
   threads(ids: readonly string[]): Promise<ThreadRow[]>;
   listThreads(query: ThreadListQuery): Promise<ThreadRow[]>;
   /** How many threads match the filter. */
@@ -105,8 +106,8 @@ export interface ReadQueries extends FeedQueries, WalkQueries {
   nodeCount(threadId: string): Promise<number>;
   /** How many nodes of the thread match the filter. */
   countNodes(query: NodeFilterQuery): Promise<number>;
-  /** Children of each key (a child row carries `parentId` = the key's id). */
-  children(keys: readonly NodeKey[]): Promise<Array<NodeWithParents & { parentId: string }>>;
+  /** The thread's nodes with these sequences (as the thread sees them), in sequence order. */
+  nodesAt(threadId: string, sequences: readonly number[]): Promise<NodeWithParents[]>;
   /** Every version of each resource key, oldest first. */
   resourceVersions(
     keys: ReadonlyArray<{ threadId: string; resourceKey: string }>,
@@ -336,63 +337,26 @@ export function createReadQueries(
       return row?.nodeCount ?? 0;
     },
 
-    async children(keys) {
-      const groups = byThread(keys);
-      const found = await Promise.all(
-        [...groups].map(async ([threadId, group]) => {
-          const lineage = await lineages.of(threadId);
-          if (!isOwn(lineage)) {
-            const found = await childrenInLineage(
-              weft,
-              lineage,
-              threadId,
-              group.map((k) => k.id),
-              openNodes,
-            );
-            const children = new Map(
-              (
-                await withParents(
-                  threadId,
-                  found.map((f) => f.row),
-                )
-              ).map((n) => [n.sequence, n] as const),
-            );
-            return found.map((f) => ({ ...children.get(f.row.sequence)!, parentId: f.parentId }));
-          }
-          const edges = await chunked([...new Set(group.map((k) => k.id))], (chunk) =>
-            rawQuery(
-              weft,
-              `SELECT p.${N.id}, e.${E.parentSeq}, e.${E.childSeq} FROM ${nodeParent.sql} e
-                JOIN ${node.sql} p ON p.${N.threadId} = e.${E.threadId} AND p.${N.sequence} = e.${E.parentSeq}
-                WHERE e.${E.threadId} = ? AND p.${N.id} IN (${marks(chunk.length)})`,
-              [threadId, ...chunk],
+    ...createChildQueries(weft, lineages, chunked),
+
+    async nodesAt(threadId, sequences) {
+      const lineage = await lineages.of(threadId);
+      const unique = [...new Set(sequences)];
+      const rows = isOwn(lineage)
+        ? await openNodes(
+            await chunked(unique, (chunk) =>
+              nodeRows(`${N.threadId} = ? AND ${N.sequence} IN (${marks(chunk.length)})`, [
+                threadId,
+                ...chunk,
+              ]),
             ),
+          )
+        : await asSeenBy(
+            weft,
+            threadId,
+            await openNodes(await nodesBySequence(weft, lineage, unique)),
           );
-          const ordered = edges
-            .map((row) => {
-              const e = nodeParent.decode(row, weft.provider);
-              return {
-                parentId: node.decode(row, weft.provider).id,
-                parentSeq: e.parentSeq,
-                childSeq: e.childSeq,
-              };
-            })
-            .sort((a, b) => a.parentSeq - b.parentSeq || a.childSeq - b.childSeq);
-          const rows = await chunked([...new Set(ordered.map((e) => e.childSeq))], (chunk) =>
-            nodeRows(`${N.threadId} = ? AND ${N.sequence} IN (${marks(chunk.length)})`, [
-              threadId,
-              ...chunk,
-            ]),
-          );
-          const children = new Map(
-            (await withParents(threadId, await openNodes(rows))).map(
-              (n) => [n.sequence, n] as const,
-            ),
-          );
-          return ordered.map((e) => ({ ...children.get(e.childSeq)!, parentId: e.parentId }));
-        }),
-      );
-      return found.flat();
+      return withParents(threadId, rows.sort(bySequence));
     },
 
     async resourceVersions(keys) {
