@@ -112,12 +112,15 @@ async function main(): Promise<void> {
   const paused = await graph.getState(config);
   if (paused.next.length === 0) throw new Error('the graph finished without asking for review');
 
-  console.log(`Waiting for an approval of Weft thread ${threadId} (Query.approvals lists it).`);
+  const state = await engine.getState(threadId);
+  if (!state.ok) throw new Error(state.error.message);
+  const waiting = [...state.value.runs.values()].find((run) => run.status === 'waiting');
+  if (waiting === undefined) throw new Error('no run is waiting for an approval');
+  // Both ids, so that a reader can answer with resolveApproval without looking them up.
+  console.log(
+    `Waiting for an approval of Weft thread ${threadId}, run ${waiting.run_id} (Query.approvals lists it).`,
+  );
   if (autoDecision !== undefined) {
-    const state = await engine.getState(threadId);
-    if (!state.ok) throw new Error(state.error.message);
-    const waiting = [...state.value.runs.values()].find((run) => run.status === 'waiting');
-    if (waiting === undefined) throw new Error('no run is waiting for an approval');
     const resolved = await engine.resolveApproval({
       runId: waiting.run_id,
       threadId,
