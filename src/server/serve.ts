@@ -47,6 +47,7 @@ export async function startServer(
         storeOptions: {
           encryptionKey: config.encryptionKey,
           searchPlaintextIndex: config.searchPlaintextIndex,
+          queryTimeoutMs: config.queryTimeoutMs,
         },
         cacheBytes: config.cacheBytes,
         ...(config.retention.days === undefined ? {} : { retentionDays: config.retention.days }),
