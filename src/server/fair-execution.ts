@@ -124,7 +124,10 @@ export function createFairExecution(): FairExecution {
       return;
     }
     waitingTotal--;
-    next();
+    // On the next turn of the event loop, not in this microtask: a caller's queued operations
+    // would otherwise run back to back, each straight after the last, with no I/O polled between
+    // them (SQLite reads answer synchronously), so no other client would be heard until all ran.
+    setImmediate(next);
   };
 
   const plugin: Plugin = {

@@ -167,11 +167,9 @@ async function chunked<K, R>(
 
 const bySequence = (a: { sequence: number }, b: { sequence: number }) => a.sequence - b.sequence;
 
-export function openReadQueries(
-  databaseUrl: string,
-  codec: FieldCodec = PLAIN_CODEC,
-  options: WeftPrismaOptions = {},
-): ReadQueries {
+export type ReadQueriesSource = { databaseUrl: string } & WeftPrismaOptions;
+export function openReadQueries(source: ReadQueriesSource, codec = PLAIN_CODEC): ReadQueries {
+  const { databaseUrl, ...options } = source;
   return createReadQueries(createPrisma(databaseUrl, options), true, codec);
 }
 

@@ -386,24 +386,38 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
     });
   };
 
-  return {
-    async searchNodes(q) {
-      if (q.take <= 0 || q.kinds?.length === 0) return [];
-      const parsed = parseSearchQuery(q.text);
-      if (parsed.groups.length === 0) return [];
-      const lineage = q.threadId === undefined ? undefined : await lineages.of(q.threadId);
-      const hits =
-        weft.provider === 'postgres'
-          ? await postgres(q, parsed, lineage)
-          : await sqlite(q, parsed, lineage);
-      return hits.map((h) => ({
-        // A node of a shared stretch is reported in the thread searched.
-        threadId: q.threadId ?? h.threadId,
-        sequence: h.sequence,
-        nodeId: h.nodeId,
-        score: h.score,
-        snippet: h.snippet,
-      }));
-    },
+  // On SQLite a search runs on the event loop: searches take turns, one at a time, with a turn of
+  // the event loop before each, so that other clients' requests are heard between any two of
+  // them (the fields of one operation, or several callers' searches, would otherwise run back to
+  // back in one phase of the loop).
+  let lane: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(run: () => Promise<T>): Promise<T> => {
+    const mine = lane.then(turn).then(run);
+    lane = mine.catch(() => undefined);
+    return mine;
   };
+
+  return {
+    searchNodes: (q) =>
+      weft.provider === 'sqlite' ? inTurn(() => searchNodes(q)) : searchNodes(q),
+  };
+
+  async function searchNodes(q: NodeSearchQuery): Promise<NodeSearchHit[]> {
+    if (q.take <= 0 || q.kinds?.length === 0) return [];
+    const parsed = parseSearchQuery(q.text);
+    if (parsed.groups.length === 0) return [];
+    const lineage = q.threadId === undefined ? undefined : await lineages.of(q.threadId);
+    const hits =
+      weft.provider === 'postgres'
+        ? await postgres(q, parsed, lineage)
+        : await sqlite(q, parsed, lineage);
+    return hits.map((h) => ({
+      // A node of a shared stretch is reported in the thread searched.
+      threadId: q.threadId ?? h.threadId,
+      sequence: h.sequence,
+      nodeId: h.nodeId,
+      score: h.score,
+      snippet: h.snippet,
+    }));
+  }
 }
