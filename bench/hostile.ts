@@ -27,6 +27,7 @@ import { migrate } from '../src/store/migrate/index.js';
 import { createPrisma } from '../src/store/prisma/index.js';
 import { openThreadStore } from '../src/store/read-model/index.js';
 import { fmt, percentile } from './harness.js';
+import { openBenchDb } from './reads/common.js';
 
 const PHASE_MS = Number(process.env.WEFT_BENCH_HOSTILE_MS ?? 5000);
 /** Baseline-then-attack rounds per attack; the median round is reported. */
@@ -47,6 +48,9 @@ const APPEND_EVERY_MS = Number(process.env.WEFT_BENCH_APPEND_EVERY_MS ?? 20);
 const BIG_NODES = 1_200;
 
 type AttackName =
+  | 'search-bomb'
+  | 'search-aliases'
+  | 'search-bomb-postgres'
   | 'origin-host'
   | 'large-pages'
   | 'deep-nesting'
@@ -64,34 +68,63 @@ interface AttackSpec {
 
 interface Attack {
   name: AttackName;
-  item: number;
+  /** The issue item: `6` of issue 14, `32/1` of issue 32. */
+  item: string;
   label: string;
   keyed: boolean;
+  /** The server's database (SQLite unless said). */
+  backend?: 'postgres';
 }
+
+/** Nodes of one word repeated to the longest indexed text (64 KiB) that the search attacks hit. */
+const BOMB_NODES = 4;
+const BOMB_TEXT = 'k '.repeat(32_767);
+const PHRASE = `"${Array.from({ length: 10 }, () => 'k').join(' ')}"`;
+/** The most searches one operation may hold (5,000 complexity each, of 50,000). */
+const ALLOWED_SEARCHES = 9;
 
 const ATTACKS: Attack[] = [
   {
+    name: 'search-bomb',
+    item: '32/1',
+    label: `searchNodes "k" and a 10-word phrase over ${BOMB_NODES} nodes of "k " × 32,767`,
+    keyed: true,
+  },
+  {
+    name: 'search-aliases',
+    item: '32/1',
+    label: `30 aliased searchNodes (refused) / ${ALLOWED_SEARCHES} aliased (answered), same nodes`,
+    keyed: true,
+  },
+  {
+    name: 'search-bomb-postgres',
+    item: '32/1',
+    label: `Postgres: 10-word phrase over ${BOMB_NODES} nodes of "k " × 32,767`,
+    keyed: true,
+    backend: 'postgres',
+  },
+  {
     name: 'origin-host',
-    item: 1,
+    item: '1',
     label: 'foreign Origin + rebinding Host (open mode, 403)',
     keyed: false,
   },
-  { name: 'large-pages', item: 4, label: 'nodes(first: 1000) on 1,200 nodes', keyed: true },
+  { name: 'large-pages', item: '4', label: 'nodes(first: 1000) on 1,200 nodes', keyed: true },
   {
     name: 'deep-nesting',
-    item: 6,
+    item: '6',
     label: 'list literal 2,400 deep + metadata 10,000 deep',
     keyed: true,
   },
   {
     name: 'ws-flood',
-    item: 7,
+    item: '7',
     label: `${WS_FLOOD} sockets: no connection_init / init without key`,
     keyed: true,
   },
   {
     name: 'ws-subscriptions',
-    item: 7,
+    item: '7',
     label: `one socket, ${fmt(SUBSCRIBE_ATTEMPTS)} subscribes + ${
       APPEND_EVERY_MS > 0 ? `${fmt(1000 / APPEND_EVERY_MS)} appends/s` : 'appends back to back'
     }`,
@@ -99,7 +132,7 @@ const ATTACKS: Attack[] = [
   },
   {
     name: 'keyless-surface',
-    item: 10,
+    item: '10',
     label: 'keyless __typename / introspection / /metrics',
     keyed: true,
   },
@@ -346,7 +379,39 @@ async function attackKeylessSurface(spec: AttackSpec): Promise<Tally> {
   );
 }
 
+const searchBody = (q: string, aliases = 1) =>
+  JSON.stringify({
+    query: `query($q: String!) { ${Array.from(
+      { length: aliases },
+      (_, i) => `s${i}: searchNodes(query: $q) { edges { node { score snippet { text } } } }`,
+    ).join(' ')} }`,
+    variables: { q },
+  });
+
+async function attackSearchBomb(spec: AttackSpec): Promise<Tally> {
+  const word = searchBody('k');
+  const phrase = searchBody(PHRASE);
+  const headers = { authorization: `Bearer ${spec.key}` };
+  return hammer(spec, (i) => ({ headers, body: i % 2 === 0 ? word : phrase }));
+}
+
+async function attackSearchAliases(spec: AttackSpec): Promise<Tally> {
+  const refused = searchBody('k', 30);
+  const allowed = searchBody('k', ALLOWED_SEARCHES);
+  const headers = { authorization: `Bearer ${spec.key}` };
+  return hammer(spec, (i) => ({ headers, body: i % 2 === 0 ? refused : allowed }));
+}
+
+async function attackSearchBombPostgres(spec: AttackSpec): Promise<Tally> {
+  const phrase = searchBody(PHRASE);
+  const headers = { authorization: `Bearer ${spec.key}` };
+  return hammer(spec, () => ({ headers, body: phrase }));
+}
+
 const ATTACKERS: Record<AttackName, (spec: AttackSpec) => Promise<Tally>> = {
+  'search-bomb': attackSearchBomb,
+  'search-aliases': attackSearchAliases,
+  'search-bomb-postgres': attackSearchBombPostgres,
   'origin-host': attackOriginHost,
   'large-pages': attackLargePages,
   'deep-nesting': attackDeepNesting,
@@ -461,8 +526,11 @@ interface Server {
   close(): Promise<void>;
 }
 
-export async function startServer(dir: string, mode: 'open' | 'keys'): Promise<Server> {
-  const databaseUrl = `file:${join(dir, `${mode}.db`)}`;
+export async function startServer(
+  dir: string,
+  mode: 'open' | 'keys',
+  databaseUrl = `file:${join(dir, `${mode}.db`)}`,
+): Promise<Server> {
   await migrate(databaseUrl);
   const store = openThreadStore(databaseUrl);
   const hub = createEventHub({ store });
@@ -538,6 +606,25 @@ export async function seed(server: Server): Promise<void> {
   }
 }
 
+/** The nodes the search attacks hit: BOMB_NODES of one repeated word, and a few ordinary ones. */
+export async function seedSearch(server: Server): Promise<void> {
+  const { url, admin } = server;
+  await gql(url, admin, 'mutation { createThread(input: { threadId: "bombs" }) { __typename } }');
+  const nodes = [
+    ...Array.from({ length: BOMB_NODES }, () => ({ kind: 'ANSWER', payload: { text: BOMB_TEXT } })),
+    ...Array.from({ length: 20 }, (_, i) => ({
+      kind: 'ANSWER',
+      payload: { text: `k number ${i}` },
+    })),
+  ];
+  await gql(
+    url,
+    admin,
+    'mutation($n: [NodeInput!]!) { appendNodes(input: { threadId: "bombs", nodes: $n }) { __typename } }',
+    { n: nodes },
+  );
+}
+
 const summarize = (tally: Tally | undefined): string =>
   tally === undefined
     ? 'attacker gave no tally'
@@ -549,21 +636,35 @@ export async function runHostileBench(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'weft-bench-hostile-'));
   const open = await startServer(dir, 'open');
   const keyed = await startServer(dir, 'keys');
+  // WEFT_BENCH_HOSTILE_ONLY=large-pages,deep-nesting runs some attacks only (all by default).
+  const only = process.env.WEFT_BENCH_HOSTILE_ONLY?.split(',').map((s) => s.trim());
+  const selected = ATTACKS.filter((a) => only === undefined || only.includes(a.name));
+  // A keyed server on a fresh Postgres database, for the attacks that name it.
+  const pgDb = selected.some((a) => a.backend === 'postgres')
+    ? await openBenchDb('postgres', dir, 'hostile')
+    : undefined;
+  const pgServer = pgDb === undefined ? undefined : await startServer(dir, 'keys', pgDb.url);
   try {
     await seed(keyed);
+    await seedSearch(keyed);
+    if (pgServer !== undefined) await seedSearch(pgServer);
     // Warm-up: JIT and connection pools on both servers.
     await probe(open.url, undefined, 1000);
     await probe(keyed.url, keyed.reader, 1000);
+    if (pgServer !== undefined) await probe(pgServer.url, pgServer.reader, 1000);
     const rows: string[][] = [];
     const tallies: string[] = [];
-    // WEFT_BENCH_HOSTILE_ONLY=large-pages,deep-nesting runs some attacks only (all by default).
-    const only = process.env.WEFT_BENCH_HOSTILE_ONLY?.split(',').map((s) => s.trim());
-    for (const attack of ATTACKS.filter((a) => only === undefined || only.includes(a.name))) {
-      const server = attack.keyed ? keyed : open;
-      const probeKey = attack.keyed ? keyed.reader : undefined;
+    for (const attack of selected) {
+      const server =
+        attack.backend === 'postgres' && pgServer !== undefined
+          ? pgServer
+          : attack.keyed
+            ? keyed
+            : open;
+      const probeKey = attack.keyed ? server.reader : undefined;
       const spec: AttackSpec = { attack: attack.name, url: server.url, ms: PHASE_MS };
       if (attack.keyed && attack.name !== 'keyless-surface' && attack.name !== 'ws-flood') {
-        spec.key = keyed.admin!;
+        spec.key = server.admin!;
       }
       // Baseline, attack, baseline, attack …: the round with the median ratio is reported, so
       // that one stray pause of a shared machine decides no result either way.
@@ -620,6 +721,8 @@ export async function runHostileBench(): Promise<void> {
   } finally {
     await open.close();
     await keyed.close();
+    await pgServer?.close();
+    await pgDb?.drop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -70,6 +70,8 @@ Environment (serve uses all of these; the other commands DATABASE_URL and WEFT_E
   WEFT_METRICS            Prometheus metrics on /metrics (true)
   WEFT_REQUEST_LOG        one JSON line per request on stdout (true)
   WEFT_SHUTDOWN_GRACE_MS  how long SIGTERM waits for in-flight requests (8000)
+  WEFT_QUERY_TIMEOUT_MS   how long one read may run before it answers QUERY_TIMEOUT (30000; 0: no
+                          limit; Postgres statement_timeout, SQLite searches)
   WEFT_RETENTION_DAYS     new threads created without expiresAt expire this many days after
                           creation (unset: never); existing threads keep theirs
   WEFT_RETENTION_SWEEP_MS time between retention sweeps deleting expired threads (60000; 0: off)

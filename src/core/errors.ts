@@ -57,6 +57,8 @@ export type WeftError =
   | { code: 'SCHEMA_VERSION_UNSUPPORTED'; message: string; version: number; supported: number }
   | { code: 'VERIFICATION_FAILED'; message: string; index: number; entryId: string }
   | { code: 'IDEMPOTENCY_KEY_REUSED'; message: string; key: string }
+  /** A read ran past the configured time (WEFT_QUERY_TIMEOUT_MS) and was stopped. */
+  | { code: 'QUERY_TIMEOUT'; message: string; timeoutMs: number }
   | {
       code: 'PROJECTION_OVERFLOW';
       message: string;

@@ -25,6 +25,7 @@ import {
   type NodePageQuery,
   openReadQueries,
   type ReadQueries,
+  type ReadQueriesSource as ReadsSource,
   type RunFilterQuery,
   type RunListQuery,
   type ThreadFilterQuery,
@@ -243,9 +244,8 @@ function runLookupProblem(runId: string, threadId: string | undefined): Result<n
  * The read API on an engine and read queries (default: opened on `databaseUrl`). `close()`
  * closes the queries it opened itself, not the engine.
  */
-export function createReads(engine: Engine, source: ReadQueries | { databaseUrl: string }): Reads {
-  const q =
-    'databaseUrl' in source ? openReadQueries(source.databaseUrl, engine.store.codec) : source;
+export function createReads(engine: Engine, source: ReadQueries | ReadsSource): Reads {
+  const q = 'databaseUrl' in source ? openReadQueries(source, engine.store.codec) : source;
   const owned = 'databaseUrl' in source;
   const byNode = (n: { threadId: string; id: string }) => nodeKey(n.threadId, n.id);
   // A key that is not storable text (a NUL, a lone surrogate) matches no stored row; it is

@@ -4,7 +4,12 @@
  * `extensions.code` (NOT_FOUND, BAD_USER_INPUT, …) instead of being masked.
  */
 import { GraphQLError } from 'graphql';
-import { IMPORT_RULE_CODES, type ValidationIssue, type WeftError } from '../core/errors.js';
+import {
+  IMPORT_RULE_CODES,
+  isWeftFailure,
+  type ValidationIssue,
+  type WeftError,
+} from '../core/errors.js';
 
 /** `extensions.code` of errors that reach `errors[]`: the client-facing category. */
 export const NOT_FOUND = 'NOT_FOUND';
@@ -105,6 +110,16 @@ export class ProjectionOverflowError extends ApiError {
   }
 }
 
+/** A read ran past WEFT_QUERY_TIMEOUT_MS and was stopped; nothing was written. */
+export class QueryTimeoutError extends ApiError {
+  readonly timeoutMs: number;
+  constructor(message: string, timeoutMs: number) {
+    super('QUERY_TIMEOUT', message);
+    this.timeoutMs = timeoutMs;
+    this.extensions.timeoutMs = timeoutMs;
+  }
+}
+
 const IMPORT_RULES: ReadonlySet<string> = new Set(IMPORT_RULE_CODES);
 
 /** The API error for an engine error: the one translation of WeftError codes. */
@@ -142,12 +157,34 @@ export function toApiError(e: WeftError): ApiError {
       return new IdempotencyKeyReusedError(e.message, e.key);
     case 'PROJECTION_OVERFLOW':
       return new ProjectionOverflowError(e.message, e.requiredTokens, e.maxPromptTokens);
+    case 'QUERY_TIMEOUT':
+      return new QueryTimeoutError(e.message, e.timeoutMs);
     default:
       if (IMPORT_RULES.has(e.code)) {
         return new InvalidStateError(e.code, e.message, { nodeId: e.nodeId });
       }
       return new InvalidStateError(e.code, e.message, {});
   }
+}
+
+/**
+ * The typed error for one a read threw instead of returning (a WeftFailure from the store, such
+ * as QUERY_TIMEOUT, out of a DataLoader or a query), in place of where graphql-js reported it;
+ * undefined for anything else, which stays unexpected (masked).
+ */
+export function typedErrorOfThrown(error: unknown): GraphQLError | undefined {
+  const cause = error instanceof GraphQLError ? error.originalError : error;
+  if (!isWeftFailure(cause)) return undefined;
+  const api = toApiError(cause.error);
+  if (!(error instanceof GraphQLError)) return api;
+  return new GraphQLError(api.message, {
+    nodes: error.nodes ?? null,
+    source: error.source ?? null,
+    positions: error.positions ?? null,
+    path: error.path ?? null,
+    originalError: api,
+    extensions: api.extensions,
+  });
 }
 
 /** A ValidationError from input-validation issues (Standard Schema shape, as zod reports them). */

@@ -1,7 +1,7 @@
 /**
- * `Query.searchNodes`: full-text search over the caller's node payloads, ranked by the database's
- * own engine (SQLite FTS5 bm25, Postgres ts_rank), each match with a snippet whose highlights
- * are ranges, never markup. Pages are windows of the ranked list, by position, up to
+ * `Query.searchNodes`: full-text search over the caller's node payloads, ranked by a score of each
+ * node's own text (see store/read-model/search-queries.ts), each match with a snippet whose
+ * highlights are ranges, never markup. Pages are windows of the ranked list, by position, up to
  * MAX_SEARCH_DEPTH matches deep; a cursor is bound to the search it came from.
  */
 import { createHash } from 'node:crypto';
@@ -21,6 +21,12 @@ export const DEFAULT_SEARCH_PAGE = 20;
 export const MAX_SEARCH_PAGE = 100;
 /** How deep into the ranked matches paging reaches. */
 export const MAX_SEARCH_DEPTH = 1000;
+/**
+ * What one search adds to an operation's complexity (limit COMPLEXITY_LIMITS.complexity, 50,000),
+ * beside its page: a search reads and ranks up to a thousand texts, whatever page it returns, so
+ * an operation holds at most nine, however they are aliased.
+ */
+export const SEARCH_COMPLEXITY = 5_000;
 
 /**
  * Search answers nothing because its index is off (encryption at rest); the message says how to
@@ -40,7 +46,7 @@ const TextRangeRef = builder.objectRef<{ start: number; length: number }>('TextR
 
 const SearchSnippetRef = builder.objectRef<NodeSearchView['snippet']>('SearchSnippet').implement({
   description:
-    "A passage of a node's text around its matches: plain text (no markup; render it as text) and the ranges of the matched words in it, in order. On SQLite `…` marks text left out.",
+    "A passage of a node's text around its first match (up to 24 words): plain text (no markup; render it as text) and the ranges of the matched words in it, in order. `…` marks text left out.",
   fields: (t) => ({
     text: t.exposeString('text'),
     highlights: t.field({ type: [TextRangeRef], resolve: (s) => s.highlights }),
@@ -54,7 +60,7 @@ const NodeSearchHitRef = builder.objectRef<NodeSearchView>('NodeSearchHit').impl
     threadId: t.exposeID('threadId'),
     score: t.float({
       description:
-        "Relevance: higher is better. Comparable within one search only (the database's own measure).",
+        "Relevance: higher is better. Comparable within one search only. It depends on the node's own text and the query alone (SQLite: Weft's own BM25-style measure; Postgres: ts_rank).",
       resolve: (h) => h.score,
     }),
     snippet: t.field({ type: SearchSnippetRef, resolve: (h) => h.snippet }),
@@ -174,7 +180,7 @@ builder.queryFields((t) => ({
   searchNodes: t.field({
     type: NodeSearchConnection,
     description:
-      'Full-text search over the string values of the payloads of the nodes the caller may see, best match first. `query` (1–1,000 characters) is web-search syntax: words (all must match), "quoted phrases", `or` between alternatives, `-word` to exclude. Pages of `first` (default 20, at most 100) reach the first 1,000 matches. Answers SEARCH_DISABLED when payloads are encrypted at rest and the plain-text index is not enabled (WEFT_SEARCH_PLAINTEXT_INDEX=1).',
+      'Full-text search over the string values of the payloads of the nodes the caller may see, best match first. `query` (1–1,000 characters) is web-search syntax: words (all must match), "quoted phrases", `or` between alternatives, `-word` to exclude. Only the newest 1,000 matching nodes are ranked; pages of `first` (default 20, at most 100) reach through them. Each search counts 5,000 towards the complexity limit of its operation. Answers SEARCH_DISABLED when payloads are encrypted at rest and the plain-text index is not enabled (WEFT_SEARCH_PLAINTEXT_INDEX=1).',
     args: {
       query: t.arg.string({ required: true }),
       filter: t.arg({ type: NodeSearchFilter }),
@@ -182,7 +188,7 @@ builder.queryFields((t) => ({
       after: t.arg.string(),
     },
     complexity: (args) => ({
-      field: 1,
+      field: SEARCH_COMPLEXITY,
       multiplier:
         typeof args.first === 'number' && args.first >= 0 ? Math.min(args.first, 100) : 20,
     }),

@@ -12,11 +12,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { getOperationAST } from 'graphql';
-import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { WebSocketServer } from 'ws';
 import type { Engine, RetentionSweeperStats } from '../engine/index.js';
 import { createReads, type Reads } from '../engine/reads.js';
 import { createContext, type GraphQLContext } from '../graphql/context.js';
+import { typedErrorOfThrown } from '../graphql/error-classes.js';
 import { schema as defaultSchema } from '../graphql/schema.js';
 import { type Authenticator, openAuthenticator, useAuth } from './auth/index.js';
 import { isLoopbackHost as loopbackAddress, type ServerConfig } from './config.js';
@@ -140,7 +141,12 @@ export function buildApp(deps: AppDeps): App {
       })
     : undefined;
   const engine = metrics === undefined ? deps.engine : instrumentEngine(deps.engine, metrics);
-  const reads = deps.reads ?? createReads(engine, { databaseUrl: config.databaseUrl });
+  const reads =
+    deps.reads ??
+    createReads(engine, {
+      databaseUrl: config.databaseUrl,
+      queryTimeoutMs: config.queryTimeoutMs,
+    });
   const ownsReads = deps.reads === undefined;
   let stopping = false;
   /** Queries and mutations executing now (HTTP and WebSocket); drain() waits for none. */
@@ -181,7 +187,12 @@ export function buildApp(deps: AppDeps): App {
       if (origin === null || !allowedCrossOrigin(origin, config.allowedOrigins)) return false;
       return { origin: [origin], credentials: true };
     },
-    maskedErrors: { isDev: false },
+    maskedErrors: {
+      isDev: false,
+      // A store failure thrown where no union carries it (QUERY_TIMEOUT) keeps its code.
+      maskError: (error, message, isDev) =>
+        typedErrorOfThrown(error) ?? maskError(error, message, isDev),
+    },
     logging: false,
     // useBatchLimit applies WEFT_MAX_BATCH (and refuses arrays when it is 0) with its own codes.
     batching: { limit: YOGA_BATCH_CEILING },

@@ -13,6 +13,8 @@ export const DEFAULT_DATABASE_URL = 'file:./data/weft.db';
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
 /** Heap growth between full collections `weft serve` asks V8 for (WEFT_HEAP_GROWTH_PERCENT). */
 export const DEFAULT_HEAP_GROWTH_PERCENT = 20;
+/** How long one read may run before it is stopped with QUERY_TIMEOUT (WEFT_QUERY_TIMEOUT_MS). */
+export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
 
 /** Defaults of the hostile-input limits (each has a WEFT_MAX_* variable). */
 export const LIMIT_DEFAULTS = {
@@ -293,6 +295,8 @@ const EnvSchema = z.object({
   ),
   WEFT_RETENTION_BATCH: int('WEFT_RETENTION_BATCH', RETENTION_DEFAULTS.batch, 1, 10_000),
   WEFT_SHUTDOWN_GRACE_MS: int('WEFT_SHUTDOWN_GRACE_MS', 8_000, 0, 600_000),
+  // How long one read may run (0: no limit); see ServerConfig.queryTimeoutMs.
+  WEFT_QUERY_TIMEOUT_MS: int('WEFT_QUERY_TIMEOUT_MS', DEFAULT_QUERY_TIMEOUT_MS, 0, 3_600_000),
 });
 
 /** Every environment variable the server reads (`weft --help` lists each). */
@@ -384,6 +388,12 @@ export interface ServerConfig {
    * closed as a slow consumer (WebSocket 4413, SSE a final SLOW_CONSUMER event).
    */
   maxSendBufferBytes: number;
+  /**
+   * WEFT_QUERY_TIMEOUT_MS: how long one read may run before it is stopped and answered
+   * QUERY_TIMEOUT: Postgres's statement_timeout on every connection of the read pool; on SQLite
+   * a deadline a search checks between its statements. Undefined (the variable at 0): none.
+   */
+  queryTimeoutMs: number | undefined;
 }
 
 export class ConfigError extends Error {
@@ -446,6 +456,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     cacheBytes: e.WEFT_CACHE_BYTES,
     heapGrowthPercent: e.WEFT_HEAP_GROWTH_PERCENT,
     maxSendBufferBytes: e.WEFT_MAX_SEND_BUFFER_BYTES,
+    queryTimeoutMs: e.WEFT_QUERY_TIMEOUT_MS === 0 ? undefined : e.WEFT_QUERY_TIMEOUT_MS,
   };
 }
 

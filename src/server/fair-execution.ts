@@ -4,7 +4,8 @@
  * an operation that asks for many items (the product of the `first`/`last` sizes along any path
  * of its selection, at least HEAVY_ITEMS) runs only when no other such operation of the same
  * caller (API key; in open mode, everyone together) is running; the others wait their turn, in
- * order. Other callers, and small operations of the same caller, never wait. Together with the
+ * order; so does any search (searchNodes), which reads up to a thousand texts whatever its page.
+ * Other callers, and small operations of the same caller, never wait. Together with the
  * loaders yielding between levels of a selection, another client waits for at most a slice of
  * one large page, not for all of them.
  *
@@ -29,6 +30,8 @@ export const HEAVY_ITEMS = 200;
 /** Large operations of one caller waiting for their turn, at most. */
 export const MAX_WAITING = 32;
 const PAGE_ARGS = new Set(['first', 'last']);
+/** Fields that read and rank many rows whatever page they return: each counts as large. */
+const HEAVY_FIELDS = new Set(['searchNodes']);
 /** Fragment spreads followed at most (documents are depth-limited before this runs anyway). */
 const MAX_STEPS = 10_000;
 
@@ -62,7 +65,7 @@ export function requestedItems(
     for (const selection of set.selections) {
       if (++steps > MAX_STEPS) return most;
       if (selection.kind === Kind.FIELD) {
-        let size = 1;
+        let size = HEAVY_FIELDS.has(selection.name.value) ? HEAVY_ITEMS : 1;
         for (const arg of selection.arguments ?? []) {
           if (PAGE_ARGS.has(arg.name.value)) size = Math.max(size, sizeOf(arg.value));
         }
@@ -121,7 +124,10 @@ export function createFairExecution(): FairExecution {
       return;
     }
     waitingTotal--;
-    next();
+    // On the next turn of the event loop, not in this microtask: a caller's queued operations
+    // would otherwise run back to back, each straight after the last, with no I/O polled between
+    // them (SQLite reads answer synchronously), so no other client would be heard until all ran.
+    setImmediate(next);
   };
 
   const plugin: Plugin = {

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { GraphQLError, getOperationAST } from 'graphql';
 import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
+import { typedErrorOfThrown } from '../graphql/error-classes.js';
 import { errorCodesOf } from './metrics.js';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -109,6 +110,8 @@ export interface ErrorLogLine {
  * error masking applies, so what it masks is exactly what gets logged.
  */
 function isIntended(error: unknown): boolean {
+  // A typed failure a read threw (QUERY_TIMEOUT): the client gets its code, nothing is hidden.
+  if (typedErrorOfThrown(error) !== undefined) return true;
   if (!(error instanceof GraphQLError)) return false;
   const original: unknown = error.originalError;
   return original === undefined || original === null || isIntended(original);

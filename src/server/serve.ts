@@ -99,6 +99,7 @@ async function startLocked(
         storeOptions: {
           encryptionKey: config.encryptionKey,
           searchPlaintextIndex: config.searchPlaintextIndex,
+          queryTimeoutMs: config.queryTimeoutMs,
         },
         cacheBytes: config.cacheBytes,
         ...(config.retention.days === undefined ? {} : { retentionDays: config.retention.days }),

@@ -10,6 +10,8 @@
  * store writes SQLite through it directly) carry the SQLite code as `code`.
  */
 
+import { WeftFailure } from '../../core/errors.js';
+
 const UNIQUE_DRIVER_CODES: ReadonlySet<string> = new Set([
   '23505',
   'SQLITE_CONSTRAINT_PRIMARYKEY',
@@ -30,4 +32,21 @@ export function isUniqueViolation(error: unknown): boolean {
   if (field(cause, 'kind') === 'UniqueConstraintViolation') return true;
   const original = field(cause, 'originalCode');
   return typeof original === 'string' && UNIQUE_DRIVER_CODES.has(original);
+}
+
+/** Postgres's code for a statement cancelled, by statement_timeout here. */
+const QUERY_CANCELED = '57014';
+
+/** True for a read the database cancelled (the read pool's statement_timeout). */
+export function isQueryCanceled(error: unknown): boolean {
+  return field(error, 'code') === QUERY_CANCELED;
+}
+
+/** QUERY_TIMEOUT, thrown for a read that ran past WEFT_QUERY_TIMEOUT_MS. */
+export function queryTimeout(ms: number): WeftFailure {
+  return new WeftFailure({
+    code: 'QUERY_TIMEOUT',
+    message: `the database took longer than ${ms} ms (WEFT_QUERY_TIMEOUT_MS) to answer: ask for less (a smaller page, a narrower search or filter) and retry`,
+    timeoutMs: ms,
+  });
 }

@@ -23,30 +23,53 @@ export type WeftPrisma =
       prisma: SqlitePrismaClient;
       /** Where raw SELECTs run (sqlite-reader.ts); without one, on the Prisma client. */
       reader?: SqliteReader;
+      /** How long a search may run (WEFT_QUERY_TIMEOUT_MS), checked between its statements. */
+      queryTimeoutMs?: number | undefined;
     }
   | {
       provider: 'postgres';
       prisma: PostgresPrismaClient;
       /** Where raw SELECTs run (postgres-reader.ts); without one, on the Prisma client. */
       reader?: PostgresReader;
+      /** The read pool's statement_timeout (WEFT_QUERY_TIMEOUT_MS). */
+      queryTimeoutMs?: number | undefined;
     };
 
+export interface WeftPrismaOptions {
+  /**
+   * How long one read may run, in ms (WEFT_QUERY_TIMEOUT_MS): Postgres's statement_timeout on
+   * every connection of the read pool; on SQLite, whose statements cannot be interrupted, a
+   * deadline a search checks between its statements. Undefined: none.
+   */
+  queryTimeoutMs?: number | undefined;
+}
+
 /** A SQLite client with its read connection (closed with the client). */
-export function createSqliteWeft(path: string): WeftPrisma {
+export function createSqliteWeft(path: string, options: WeftPrismaOptions = {}): WeftPrisma {
   const prisma = createSqlitePrisma(path);
-  return { provider: 'sqlite', prisma, reader: attachSqliteReader(prisma, path) };
+  return {
+    provider: 'sqlite',
+    prisma,
+    reader: attachSqliteReader(prisma, path),
+    queryTimeoutMs: options.queryTimeoutMs,
+  };
 }
 
 /** A client for a DATABASE_URL (see parseDatabaseUrl for the accepted forms). */
-export function createPrisma(databaseUrl: string): WeftPrisma {
+export function createPrisma(databaseUrl: string, options: WeftPrismaOptions = {}): WeftPrisma {
   const target = parseDatabaseUrl(databaseUrl);
   return target.provider === 'sqlite'
-    ? createSqliteWeft(target.path)
-    : createPostgresWeft(target.url);
+    ? createSqliteWeft(target.path, options)
+    : createPostgresWeft(target.url, options);
 }
 
 /** A Postgres client with its read pool (closed with the client). */
-export function createPostgresWeft(url: string): WeftPrisma {
+export function createPostgresWeft(url: string, options: WeftPrismaOptions = {}): WeftPrisma {
   const prisma = createPostgresPrisma(url);
-  return { provider: 'postgres', prisma, reader: attachPostgresReader(prisma, url) };
+  return {
+    provider: 'postgres',
+    prisma,
+    reader: attachPostgresReader(prisma, url, options.queryTimeoutMs),
+    queryTimeoutMs: options.queryTimeoutMs,
+  };
 }

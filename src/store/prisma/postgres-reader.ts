@@ -12,6 +12,7 @@
  * Values the driver would bind differently from Prisma's adapter are left to Prisma.
  */
 import pg from 'pg';
+import { isQueryCanceled, queryTimeout } from './errors.js';
 import { bindAll, closeWithClient, NO_BIND } from './reader-binding.js';
 
 /** Connections of the read pool at most (Prisma's own pool keeps pg's default, 10). */
@@ -66,12 +67,20 @@ function bindable(value: unknown): unknown {
 
 export function openPostgresReader(
   url: string,
-  max: number = DEFAULT_MAX_CONNECTIONS,
+  options: { max?: number; queryTimeoutMs?: number | undefined } = {},
 ): PostgresReader {
   let pool: pg.Pool | undefined;
+  const { max = DEFAULT_MAX_CONNECTIONS, queryTimeoutMs } = options;
   const connection = () => {
     if (pool === undefined) {
-      pool = new pg.Pool({ connectionString: url, max, types });
+      pool = new pg.Pool({
+        connectionString: url,
+        max,
+        types,
+        // Set by the server on each connection it opens: a read that runs longer is cancelled
+        // there, its connection freed, and the caller told QUERY_TIMEOUT.
+        ...(queryTimeoutMs === undefined ? {} : { statement_timeout: queryTimeoutMs }),
+      });
       // An idle connection the server ends (a restart, a dropped database) is discarded by the
       // pool and the next read opens another; unheard, its 'error' would end the process.
       pool.on('error', () => undefined);
@@ -84,7 +93,14 @@ export function openPostgresReader(
       if (bound === undefined) return undefined;
       return connection()
         .query(text, bound)
-        .then((result) => result.rows as Array<Record<string, unknown>>);
+        .then(
+          (result) => result.rows as Array<Record<string, unknown>>,
+          (error: unknown) => {
+            throw queryTimeoutMs !== undefined && isQueryCanceled(error)
+              ? queryTimeout(queryTimeoutMs)
+              : error;
+          },
+        );
     },
     async close() {
       const open = pool;
@@ -98,8 +114,9 @@ export function openPostgresReader(
 export function attachPostgresReader(
   client: { $disconnect(): Promise<void> },
   url: string,
+  queryTimeoutMs?: number,
 ): PostgresReader {
-  const reader = openPostgresReader(url);
+  const reader = openPostgresReader(url, { queryTimeoutMs });
   closeWithClient(client, reader.close);
   return reader;
 }

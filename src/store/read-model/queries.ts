@@ -9,7 +9,7 @@
  * key matches the sealed value and, for rows written before it was sealed, the plain one.
  */
 import { type FieldCodec, keyringOf, PLAIN_CODEC } from '../crypto/index.js';
-import { createPrisma, type WeftPrisma } from '../prisma/index.js';
+import { createPrisma, type WeftPrisma, type WeftPrismaOptions } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
 import { node, nodeParent, resourceHead, run, thread } from '../tables/index.js';
 import { type ChildQueries, createChildQueries } from './child-queries.js';
@@ -168,8 +168,10 @@ async function chunked<K, R>(
 
 const bySequence = (a: { sequence: number }, b: { sequence: number }) => a.sequence - b.sequence;
 
-export function openReadQueries(databaseUrl: string, codec: FieldCodec = PLAIN_CODEC): ReadQueries {
-  return createReadQueries(createPrisma(databaseUrl), true, codec);
+export type ReadQueriesSource = { databaseUrl: string } & WeftPrismaOptions;
+export function openReadQueries(source: ReadQueriesSource, codec = PLAIN_CODEC): ReadQueries {
+  const { databaseUrl, ...options } = source;
+  return createReadQueries(createPrisma(databaseUrl, options), true, codec);
 }
 
 /**

@@ -1,7 +1,14 @@
 /**
- * Full-text search over node payloads, with each database's own engine: SQLite's FTS5 table
- * `node_search` (over node_text.body, kept by the triggers of migration 0010) ranked by bm25,
- * Postgres's `tsv` column (GIN-indexed) matched by websearch_to_tsquery and ranked by ts_rank.
+ * Full-text search over node payloads. Each database finds the matches with its own index:
+ * SQLite's FTS5 table `node_search` (over node_text.body, kept by the triggers of migration
+ * 0010), Postgres's `tsv` column (GIN-indexed) matched by websearch_to_tsquery. What each search
+ * costs is bounded whatever the documents: only the tenant's newest MAX_SEARCH_CANDIDATES
+ * matches are ranked, and snippets are cut from the text here (search-text.ts), never by the
+ * databases' snippet functions, which are quadratic in the matches of one text.
+ *
+ * Scores use nothing but the node's own text and the query, so one tenant's scores never depend
+ * on another's nodes: on SQLite a score computed here from the text (FTS5's bm25 would use the
+ * whole index's statistics); on Postgres ts_rank, which reads the node's own tsvector.
  *
  * What is indexed is a node's text (`nodeSearchText`): the string values of its payload, joined
  * by spaces — no keys, numbers or JSON punctuation. The store writes it in the node's
@@ -12,22 +19,30 @@
  * input can be an FTS5 syntax error; a query with no word to look for answers nothing.
  */
 import { isTombstone } from '../../core/graph/tombstone.js';
+import { queryTimeout } from '../prisma/errors.js';
 import type { WeftPrisma } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
 import { type NodeTextRow, node, nodeSearch, nodeText, thread } from '../tables/index.js';
 import { type Lineage, type Lineages, nodeSpans } from './lineage.js';
 import type { NodeRow } from './rows.js';
+import {
+  createMatcher,
+  type SearchSnippet,
+  scoreText,
+  snippetOfText,
+  wordsOf,
+} from './search-text.js';
 import { marks } from './select.js';
+
+export type { SearchSnippet } from './search-text.js';
 
 /** The longest text indexed per node, in UTF-16 code units (the rest is not searchable). */
 export const MAX_SEARCH_TEXT = 65_536;
 
 /**
- * Private-use characters the databases put around matched words in a snippet. Indexed text never
- * holds them (they become spaces), so every one in a snippet is a marker.
+ * NUL, and the private-use characters U+E000 and U+E001 that snippets were once marked with:
+ * indexed text never holds them (they become spaces), as the migrations' backfill wrote it.
  */
-const MARK_START = '\uE000';
-const MARK_END = '\uE001';
 // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what it replaces
 const UNINDEXED = /[\u0000\uE000\uE001]/g;
 
@@ -166,32 +181,6 @@ export function websearchText(parsed: ParsedSearch): string | undefined {
   ].join(' ');
 }
 
-/** A snippet of a node's text: `highlights` are the matched words, as UTF-16 offsets in `text`. */
-export interface SearchSnippet {
-  text: string;
-  highlights: Array<{ start: number; length: number }>;
-}
-
-/** A snippet as the database marked it (MARK_START … MARK_END), as text and ranges. */
-export function snippetOf(marked: string): SearchSnippet {
-  let text = '';
-  const highlights: SearchSnippet['highlights'] = [];
-  let start: number | undefined;
-  for (const part of marked.split(/([\uE000\uE001])/u)) {
-    if (part === MARK_START) {
-      start ??= text.length;
-    } else if (part === MARK_END) {
-      if (start !== undefined && text.length > start) {
-        highlights.push({ start, length: text.length - start });
-      }
-      start = undefined;
-    } else {
-      text += part;
-    }
-  }
-  return { text, highlights };
-}
-
 export interface NodeSearchQuery {
   tenantId: string;
   /** The user's query, in websearch syntax (parseSearchQuery). */
@@ -215,22 +204,40 @@ export interface NodeSearchHit {
 }
 
 /**
- * Words around the matches a snippet shows (FTS5 allows at most 64). FTS5 marks text left out
- * with an ellipsis; ts_headline shows one passage around the best match, unmarked.
+ * The matches a search ranks: the tenant's newest, at most this many. Ranking every match made a
+ * search's cost grow with the index; paging reaches 1,000 deep (MAX_SEARCH_DEPTH) anyway.
  */
-const SNIPPET_WORDS = 24;
-const ELLIPSIS = '…';
-const HEADLINE_OPTIONS = [
-  `StartSel="${MARK_START}"`,
-  `StopSel="${MARK_END}"`,
-  `MaxWords=${SNIPPET_WORDS}`,
-  'MinWords=8',
-  'ShortWord=0',
-].join(', ');
+export const MAX_SEARCH_CANDIDATES = 1_000;
+/**
+ * Text read and scored per search on SQLite, in UTF-8 bytes: the newest candidates up to this
+ * much are ranked (always at least one), the rest are left out.
+ */
+export const MAX_SCORED_BYTES = 4 * 1024 * 1024;
+/** Text read per statement on SQLite; other clients get a turn between statements. */
+const SLICE_BYTES = 256 * 1024;
+
+/** The items a query looks for (not those it excludes), each as its words. */
+const wantedItems = (parsed: ParsedSearch) =>
+  parsed.groups.flat().map((item) => wordsOf(item.text));
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface SearchQueries {
   /** The tenant's nodes matching the query, best first (ties by thread and sequence). */
   searchNodes(query: NodeSearchQuery): Promise<NodeSearchHit[]>;
+}
+
+interface Candidate {
+  textId: number;
+  threadId: string;
+  sequence: number;
+  nodeId: string;
+  bytes: number;
+}
+
+interface Scored extends Candidate {
+  score: number;
+  body: string;
 }
 
 export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): SearchQueries {
@@ -264,61 +271,153 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
     lineage === undefined
       ? `${alias}.${T.threadId}, ${alias}.${T.sequence}`
       : `${alias}.${T.sequence}`;
-  const order = (score: string, lineage: Lineage | undefined) =>
-    ` ORDER BY ${score}, ${ties('t', lineage)}`;
+  const byRank = (lineage: Lineage | undefined) => (a: Scored, b: Scored) =>
+    b.score - a.score ||
+    (lineage === undefined && a.threadId !== b.threadId ? (a.threadId < b.threadId ? -1 : 1) : 0) ||
+    a.sequence - b.sequence;
 
-  const sqlite = (q: NodeSearchQuery, match: string, lineage: Lineage | undefined) => {
+  /** SQLite: the newest matches (FTS5 walks its index by rowid, newest first, and stops). */
+  const sqliteCandidates = async (q: NodeSearchQuery, match: string, lineage?: Lineage) => {
     const s = scope(q, lineage);
     const fts = nodeSearch.sql;
-    return rawQuery(
+    const rows = await rawQuery(
       weft,
-      `SELECT t.${T.threadId}, t.${T.sequence}, n.${N.id}, -bm25(${fts}) AS score, ` +
-        `snippet(${fts}, 0, ?, ?, ?, ?) AS snippet FROM ${fts} ` +
+      `SELECT t.${T.id} AS cand, t.${T.threadId}, t.${T.sequence}, n.${N.id}, ` +
+        `octet_length(t.${T.body}) AS bytes FROM ${fts} ` +
         `JOIN ${nodeText.sql} t ON t.${T.id} = ${fts}.rowid${s.joins} ` +
-        `WHERE ${fts} MATCH ?${s.where}${order(`bm25(${fts})`, lineage)} LIMIT ? OFFSET ?`,
-      [MARK_START, MARK_END, ELLIPSIS, SNIPPET_WORDS, match, ...s.values, q.take, q.offset],
+        `WHERE ${fts} MATCH ?${s.where} ORDER BY ${fts}.rowid DESC LIMIT ?`,
+      [match, ...s.values, MAX_SEARCH_CANDIDATES],
     );
+    return rows.map((raw): Candidate => {
+      const row = node.decode(raw, weft.provider);
+      return {
+        textId: Number(raw.cand),
+        threadId: row.threadId,
+        sequence: row.sequence,
+        nodeId: row.id,
+        bytes: Number(raw.bytes),
+      };
+    });
   };
 
-  // The headline is computed for the page's rows only: it re-parses each text.
-  const postgres = (q: NodeSearchQuery, websearch: string, lineage: Lineage | undefined) => {
+  /**
+   * SQLite: the candidates' texts, read a slice at a time with a turn for other clients between
+   * slices, scored by their own text (search-text.ts). The newest candidates up to
+   * MAX_SCORED_BYTES of text are scored; past the deadline the search stops with QUERY_TIMEOUT.
+   */
+  const scoreSqlite = async (candidates: Candidate[], matcher: RegExp | undefined) => {
+    const deadline =
+      weft.queryTimeoutMs === undefined ? undefined : Date.now() + weft.queryTimeoutMs;
+    const scored: Scored[] = [];
+    let total = 0;
+    let at = 0;
+    while (at < candidates.length && (at === 0 || total < MAX_SCORED_BYTES)) {
+      const slice: Candidate[] = [];
+      let bytes = 0;
+      while (at < candidates.length && (slice.length === 0 || bytes < SLICE_BYTES)) {
+        const c = candidates[at]!;
+        if (at > 0 && total + c.bytes > MAX_SCORED_BYTES) break;
+        slice.push(c);
+        bytes += c.bytes;
+        total += c.bytes;
+        at++;
+      }
+      if (slice.length === 0) break;
+      if (scored.length > 0) {
+        await turn();
+        if (deadline !== undefined && Date.now() > deadline)
+          throw queryTimeout(weft.queryTimeoutMs!);
+      }
+      const bodies = new Map<number, string>();
+      for (const raw of await rawQuery(
+        weft,
+        `SELECT ${T.id} AS cand, ${T.body} AS body FROM ${nodeText.sql} WHERE ${T.id} IN (${marks(slice.length)})`,
+        slice.map((c) => c.textId),
+      )) {
+        bodies.set(Number(raw.cand), String(raw.body));
+      }
+      for (const c of slice) {
+        const body = bodies.get(c.textId) ?? '';
+        scored.push({ ...c, body, score: matcher === undefined ? 0 : scoreText(body, matcher) });
+      }
+    }
+    return scored;
+  };
+
+  const sqlite = async (q: NodeSearchQuery, parsed: ParsedSearch, lineage?: Lineage) => {
+    const match = ftsMatchText(parsed);
+    if (match === undefined) return [];
+    const matcher = createMatcher(wantedItems(parsed));
+    const scored = await scoreSqlite(await sqliteCandidates(q, match, lineage), matcher);
+    return scored
+      .sort(byRank(lineage))
+      .slice(q.offset, q.offset + q.take)
+      .map((h) => ({ ...h, snippet: snippetOfText(h.body, matcher) }));
+  };
+
+  // Postgres ranks the newest candidates by ts_rank, which reads the node's own tsvector only.
+  const postgres = async (q: NodeSearchQuery, parsed: ParsedSearch, lineage?: Lineage) => {
+    const websearch = websearchText(parsed);
+    if (websearch === undefined) return [];
     const s = scope(q, lineage);
     const tsquery = `(SELECT websearch_to_tsquery('simple', CAST(? AS TEXT)) AS query) q`;
-    return rawQuery(
+    const rows = await rawQuery(
       weft,
-      `SELECT hit.${T.threadId}, hit.${T.sequence}, hit.${N.id}, hit.score, ` +
-        `ts_headline('simple', hit.${T.body}, q.query, CAST(? AS TEXT)) AS snippet FROM (` +
-        `SELECT t.${T.threadId}, t.${T.sequence}, n.${N.id}, t.${T.body}, ` +
-        `ts_rank(t.${T.tsv}, q.query) AS score FROM ${nodeText.sql} t${s.joins}, ${tsquery} ` +
-        `WHERE t.${T.tsv} @@ q.query${s.where}${order('score DESC', lineage)} LIMIT ? OFFSET ?` +
-        `) hit, ${tsquery}` +
+      `SELECT hit.${T.threadId}, hit.${T.sequence}, hit.${N.id}, hit.score, b.${T.body} AS body FROM (` +
+        `SELECT c.cand, c.${T.threadId}, c.${T.sequence}, c.${N.id}, ts_rank(c.${T.tsv}, q.query) AS score FROM (` +
+        `SELECT t.${T.id} AS cand, t.${T.threadId}, t.${T.sequence}, n.${N.id}, t.${T.tsv} ` +
+        `FROM ${nodeText.sql} t${s.joins}, ${tsquery} ` +
+        `WHERE t.${T.tsv} @@ q.query${s.where} ORDER BY t.${T.id} DESC LIMIT ?` +
+        `) c, ${tsquery} ORDER BY score DESC, ${ties('c', lineage)} LIMIT ? OFFSET ?` +
+        `) hit JOIN ${nodeText.sql} b ON b.${T.id} = hit.cand` +
         ` ORDER BY hit.score DESC, ${ties('hit', lineage)}`,
-      [HEADLINE_OPTIONS, websearch, ...s.values, q.take, q.offset, websearch],
+      [websearch, ...s.values, MAX_SEARCH_CANDIDATES, websearch, q.take, q.offset],
     );
+    const matcher = createMatcher(wantedItems(parsed));
+    return rows.map((raw) => {
+      const row = node.decode(raw, weft.provider);
+      return {
+        threadId: row.threadId,
+        sequence: row.sequence,
+        nodeId: row.id,
+        score: Number(raw.score),
+        snippet: snippetOfText(String(raw.body ?? ''), matcher),
+      };
+    });
+  };
+
+  // On SQLite a search runs on the event loop: searches take turns, one at a time, with a turn of
+  // the event loop before each, so that other clients' requests are heard between any two of
+  // them (the fields of one operation, or several callers' searches, would otherwise run back to
+  // back in one phase of the loop).
+  let lane: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(run: () => Promise<T>): Promise<T> => {
+    const mine = lane.then(turn).then(run);
+    lane = mine.catch(() => undefined);
+    return mine;
   };
 
   return {
-    async searchNodes(q) {
-      if (q.take <= 0 || q.kinds?.length === 0) return [];
-      const parsed = parseSearchQuery(q.text);
-      const text = weft.provider === 'postgres' ? websearchText(parsed) : ftsMatchText(parsed);
-      if (text === undefined) return [];
-      const lineage = q.threadId === undefined ? undefined : await lineages.of(q.threadId);
-      const rows =
-        weft.provider === 'postgres'
-          ? await postgres(q, text, lineage)
-          : await sqlite(q, text, lineage);
-      return rows.map((raw) => {
-        const row = node.decode(raw, weft.provider);
-        return {
-          // A node of a shared stretch is reported in the thread searched.
-          threadId: q.threadId ?? row.threadId,
-          sequence: row.sequence,
-          nodeId: row.id,
-          score: Number(raw.score),
-          snippet: snippetOf(String(raw.snippet ?? '')),
-        };
-      });
-    },
+    searchNodes: (q) =>
+      weft.provider === 'sqlite' ? inTurn(() => searchNodes(q)) : searchNodes(q),
   };
+
+  async function searchNodes(q: NodeSearchQuery): Promise<NodeSearchHit[]> {
+    if (q.take <= 0 || q.kinds?.length === 0) return [];
+    const parsed = parseSearchQuery(q.text);
+    if (parsed.groups.length === 0) return [];
+    const lineage = q.threadId === undefined ? undefined : await lineages.of(q.threadId);
+    const hits =
+      weft.provider === 'postgres'
+        ? await postgres(q, parsed, lineage)
+        : await sqlite(q, parsed, lineage);
+    return hits.map((h) => ({
+      // A node of a shared stretch is reported in the thread searched.
+      threadId: q.threadId ?? h.threadId,
+      sequence: h.sequence,
+      nodeId: h.nodeId,
+      score: h.score,
+      snippet: h.snippet,
+    }));
+  }
 }

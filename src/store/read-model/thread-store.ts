@@ -151,6 +151,8 @@ export interface ThreadStoreOptions {
    * stay sealed; the index does not). Without a key the index is always kept.
    */
   searchPlaintextIndex?: boolean | undefined;
+  /** How long one read may run, in ms (WEFT_QUERY_TIMEOUT_MS; see WeftPrismaOptions). */
+  queryTimeoutMs?: number | undefined;
 }
 
 const searchIndexed = (options: ThreadStoreOptions) =>
@@ -177,7 +179,7 @@ export function openThreadStore(
   options: ThreadStoreOptions = {},
 ): ThreadStore {
   const target = parseDatabaseUrl(databaseUrl);
-  const weft = createPrisma(databaseUrl);
+  const weft = createPrisma(databaseUrl, { queryTimeoutMs: options.queryTimeoutMs });
   if (target.provider !== 'sqlite') return createThreadStore(weft, options);
   const maxBatch = maxBatchOf(options.groupCommit ?? true);
   return buildThreadStore(
