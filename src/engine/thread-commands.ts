@@ -28,6 +28,7 @@ import {
 import { deleteThread } from './delete.js';
 import type { Runtime } from './engine.js';
 import { forkThread } from './fork.js';
+import { newSaltSecret } from './payload-salts.js';
 import { redactNodes } from './redact.js';
 import { newThreadExpiry, setThreadExpiry } from './retention.js';
 import {
@@ -63,6 +64,13 @@ const written = (c: Committed, threadId: string): Written => ({
   logIndex: c.entry.index,
   logLength: c.state.length,
 });
+
+/** A boolean input field, if given (JavaScript callers can pass anything). */
+function checkFlag(input: object, field: string): Result<undefined> {
+  const value = (input as Record<string, unknown>)[field];
+  if (value === undefined || typeof value === 'boolean') return ok(undefined);
+  return err(invalid(`$.${field}`, 'must be true or false'));
+}
 
 /** Request fields of an input: everything but the idempotency key. */
 function request<T extends { idempotencyKey?: string }>(input: T): Omit<T, 'idempotencyKey'> {
@@ -122,6 +130,7 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
         checkNewThreadId(threadId, '$.threadId'),
         checkDepth(input.metadata, '$.metadata'),
         checkSize(input.metadata, '$.metadata', rt.maxPayloadBytes),
+        checkFlag(input, 'saltPayloads'),
       );
       if (!checked.ok) return checked;
       // The log names the thread by its id; where it is stored is the store's business.
@@ -141,6 +150,9 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
       const changes = projectEntry(initial, state, effects, entry, key, text, parts);
       changes.thread.tenantId = owner;
       changes.thread.expiresAt = expiresAt.value;
+      if ('saltPayloads' in input && input.saltPayloads) {
+        changes.thread.payloadSalt = newSaltSecret();
+      }
       const response = respond(committed.value, id);
       const written = await rt.newThread(key, changes, state, claim, response, now, {
         entries: [entry],
