@@ -12,6 +12,7 @@ import {
   type ThreadEvent,
   type ThreadMachineOptions,
   type ThreadState,
+  withPayloadSalt,
 } from '../core/thread/index.js';
 import {
   DEFAULT_TENANT,
@@ -21,6 +22,7 @@ import {
 } from '../store/read-model/index.js';
 import { conflict } from './checks.js';
 import { type IdempotencyClaim, idempotencyRecord } from './idempotency.js';
+import type { PayloadSalts } from './payload-salts.js';
 import type { SnapshotWriter } from './snapshots.js';
 import type { ThreadTenants } from './tenancy.js';
 import type { Derivation, KeyedLock, LoadThread, ThreadCache } from './thread-cache.js';
@@ -46,6 +48,8 @@ export interface CommitDeps {
   withLock: KeyedLock;
   /** Learns the owner of each thread this runtime creates. */
   tenants: Pick<ThreadTenants, 'remember'>;
+  /** Which threads salt their payloads: their commands plan on a salted view. */
+  salts: PayloadSalts;
   publisher?: Publisher | undefined;
   onPublishError: (error: unknown, event: CommittedEvent) => void;
 }
@@ -117,10 +121,16 @@ export function createCommitter(deps: CommitDeps): Committer {
     step: ThreadStep<T>,
   ): Promise<Result<T>> {
     return withLock(threadId, async () => {
+      let salt = await deps.salts.of(threadId);
       let refresh = false;
       for (let attempt = 1; ; attempt++) {
         const loaded = await load(threadId, refresh);
         if (!loaded.ok) return loaded;
+        // Behind the database, the thread may have been deleted and made again elsewhere.
+        if (refresh) {
+          deps.salts.forget(threadId);
+          salt = await deps.salts.of(threadId);
+        }
         const state = loaded.value;
         if (expectedIndex !== undefined && expectedIndex !== state.length) {
           // The cache may be behind the database: judge only a state caught up just now.
@@ -129,7 +139,7 @@ export function createCommitter(deps: CommitDeps): Committer {
           continue;
         }
         const now = clock.now();
-        const event = step.plan(state, now);
+        const event = step.plan(salt === undefined ? state : withPayloadSalt(state, salt), now);
         if (!event.ok) return event;
         const committed = commitEvent(state, event.value, stamp(now), plannedOptions);
         if (!committed.ok) return committed;
@@ -200,14 +210,17 @@ export function createCommitter(deps: CommitDeps): Committer {
         ...(under === undefined ? {} : { under }),
       });
       tenants.remember(threadId, changes.thread.tenantId ?? DEFAULT_TENANT);
+      deps.salts.forget(threadId);
       snapshot?.committed();
       await publish({ threadId, ...published, logLength: state.length });
       return ok(response);
     });
   }
 
-  const publishDeleted = (threadId: string) =>
-    publish({ threadId, entries: [], effects: [], logLength: 0, deleted: true });
+  const publishDeleted = (threadId: string) => {
+    deps.salts.forget(threadId);
+    return publish({ threadId, entries: [], effects: [], logLength: 0, deleted: true });
+  };
   return {
     stamp,
     onThread,

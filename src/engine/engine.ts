@@ -12,6 +12,7 @@ import { openThreadStore, type ThreadStore } from '../store/read-model/index.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './checks.js';
 import { type Committer, createCommitter } from './commit.js';
 import { createIdempotent, type Idempotent } from './idempotency.js';
+import { createPayloadSalts, type PayloadSalts } from './payload-salts.js';
 import { createSnapshotRestorer } from './snapshot-restore.js';
 import { createSnapshotWriter, DEFAULT_SNAPSHOT_POLICY } from './snapshots.js';
 import { createThreadTenants, type ThreadTenants } from './tenancy.js';
@@ -49,6 +50,8 @@ export interface Runtime extends Committer {
   idempotent: Idempotent;
   /** Which tenant owns each thread, remembered for this runtime (see tenancy.ts). */
   tenants: ThreadTenants;
+  /** Which threads salt their payloads (payload-salts.ts). */
+  salts: PayloadSalts;
   /** The retention default in days (retention.ts); undefined: none. */
   retentionDays: number | undefined;
   /**
@@ -92,8 +95,10 @@ export function createRuntime(options: EngineOptions): Runtime {
   const restorer = createSnapshotRestorer(store, machineOptions, onSnapshotRejected);
   const tenants = createThreadTenants(store);
   const locks = createKeyedLock();
+  const salts = createPayloadSalts(store);
   const committer = createCommitter({
     tenants,
+    salts,
     store,
     clock,
     ids,
@@ -123,6 +128,7 @@ export function createRuntime(options: EngineOptions): Runtime {
     snapshots,
     idempotent: createIdempotent(store),
     tenants,
+    salts,
     retentionDays,
     async inLineage(threadId, work) {
       const root = await lineageRoot(store, threadId);

@@ -107,6 +107,9 @@ async function forkUnder(
   if (!committed.ok) return committed;
   const { entry, state, effects, text, parts } = committed.value;
   const sourceRows = await rt.store.forkSourceRows(from.key, upToIndex);
+  // The fork salts its own nodes with its source's secret (a copy of it: deleting the source
+  // leaves the fork's), so content both append stays one id in both, as unsalted content does.
+  const payloadSalt = (await rt.store.getPayloadSalt(from.key)) ?? null;
   const runIndexes = await lastRunChanges(rt, from.key, upToIndex, sourceRows.runIndexes);
   const changes = {
     ...projectEntry(copied, state, effects, entry, to.key, text, parts),
@@ -123,6 +126,7 @@ async function forkUnder(
     baseNodeCount: copied.graph.count,
     // A fork is a new thread: the retention default applies to it, not its source's expiry.
     expiresAt: defaultExpiry(rt, now),
+    payloadSalt,
   };
   const response: ForkThreadResult = {
     threadId: to.id,

@@ -28,6 +28,7 @@ import {
 import { deleteThread } from './delete.js';
 import type { Runtime } from './engine.js';
 import { forkThread } from './fork.js';
+import { newSaltSecret } from './payload-salts.js';
 import { redactNodes } from './redact.js';
 import { newThreadExpiry, setThreadExpiry } from './retention.js';
 import {
@@ -66,6 +67,13 @@ const written = (c: Committed, threadId: string): Written => ({
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 const noWait = () => Promise.resolve();
+
+/** A boolean input field, if given (JavaScript callers can pass anything). */
+function checkFlag(input: object, field: string): Result<undefined> {
+  const value = (input as Record<string, unknown>)[field];
+  if (value === undefined || typeof value === 'boolean') return ok(undefined);
+  return err(invalid(`$.${field}`, 'must be true or false'));
+}
 
 /** Request fields of an input: everything but the idempotency key. */
 function request<T extends { idempotencyKey?: string }>(input: T): Omit<T, 'idempotencyKey'> {
@@ -125,6 +133,7 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
         checkNewThreadId(threadId, '$.threadId'),
         checkDepth(input.metadata, '$.metadata'),
         checkSize(input.metadata, '$.metadata', rt.maxPayloadBytes),
+        checkFlag(input, 'saltPayloads'),
       );
       if (!checked.ok) return checked;
       // Each step of an import (checking, applying, deriving rows, packing) holds the event loop
@@ -151,6 +160,9 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
       await step();
       changes.thread.tenantId = owner;
       changes.thread.expiresAt = expiresAt.value;
+      if ('saltPayloads' in input && input.saltPayloads) {
+        changes.thread.payloadSalt = newSaltSecret();
+      }
       const response = respond(committed.value, id);
       const written = await rt.newThread(key, changes, state, claim, response, now, {
         entries: [entry],

@@ -101,6 +101,11 @@ interface Expiring {
 export interface CreateThreadInput extends ThreadSettingsInput, Idempotent, Expiring {
   /** Default: a fresh id from the id source. */
   threadId?: string;
+  /**
+   * Salt every node's object payload with a `weft:salt` field keyed by a secret of the thread
+   * (payload-salts.ts), so a redacted payload cannot be guessed from its id. Default false.
+   */
+  saltPayloads?: boolean;
 }
 
 export interface ImportStateInput extends ThreadSettingsInput, Idempotent, Expiring {

@@ -36,6 +36,8 @@ export interface ThreadView {
   forkedFrom: { threadId: string; upToIndex: number } | null;
   /** When the retention sweeper deletes the thread; null: never. */
   expiresAt: Date | null;
+  /** Whether new nodes' payloads get a `weft:salt` field (createThread's saltPayloads). */
+  saltedPayloads: boolean;
 }
 
 export interface NodeView {
@@ -121,6 +123,7 @@ export function toThreadView(row: ThreadRow): ThreadView {
         ? null
         : { threadId: row.forkedFromId, upToIndex: row.forkedUpToIndex ?? 0 },
     expiresAt: row.expiresAt ?? null,
+    saltedPayloads: row.payloadSalt != null,
   };
 }
 

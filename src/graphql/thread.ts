@@ -105,6 +105,13 @@ ThreadRef.implement({
         'with an audit entry); null: never. Set at creation or with setThreadExpiry.',
       resolve: (th) => th.expiresAt,
     }),
+    saltedPayloads: t.boolean({
+      description:
+        'Whether each new node with an object payload gets a "weft:salt" field (createThread ' +
+        'saltPayloads, or forked from such a thread), so a redacted payload cannot be guessed ' +
+        'from its id.',
+      resolve: (th) => th.saltedPayloads,
+    }),
     state: t.field({
       type: 'JSON',
       description: 'The AgentState v1 export; with atIndex, as of that log length (time travel).',
@@ -280,6 +287,13 @@ const CreateThreadInput = builder.inputType('CreateThreadInput', {
     nodeTypes: t.field({ type: [SemanticNodeTypeInput] }),
     allowDynamicNodeTypes: t.boolean(),
     expiresAt: t.field(expiresAtField),
+    saltPayloads: t.boolean({
+      description:
+        'Give the thread a secret and add a "weft:salt" field (an HMAC of the node\'s content ' +
+        'under it) to every object payload appended to it, so a redacted payload cannot be ' +
+        'guessed from its id. Payloads must then be objects, and clients cannot compute ids ' +
+        'from their own content. Default false; cannot be changed later.',
+    }),
     idempotencyKey: t.string(idempotencyKeyField),
   }),
 });
@@ -394,7 +408,11 @@ builder.mutationFields((t) => ({
       const result = await ctx.engine.createThread({
         ...settingsOf(input),
         ...expiryOf(input.expiresAt),
-        ...compact({ threadId: input.threadId, idempotencyKey: input.idempotencyKey }),
+        ...compact({
+          threadId: input.threadId,
+          idempotencyKey: input.idempotencyKey,
+          saltPayloads: input.saltPayloads,
+        }),
       });
       return refreshAfterWrite(ctx, unwrapResult(result));
     },

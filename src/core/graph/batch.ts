@@ -2,6 +2,7 @@ import { err } from '../errors.js';
 import { nodeId } from '../identity.js';
 import type { JsonValue } from '../json.js';
 import { type Failure, type PreparedDraft, type Recorded, recordedFailure } from './draft.js';
+import { saltPayload } from './salt.js';
 import { isSemanticResourceKey } from './semantic.js';
 import { advanceFrontier, isSortedUnique, sameIds, sortUnique } from './sorted-ids.js';
 import {
@@ -125,8 +126,14 @@ export class Batch {
         problem: `${JSON.stringify(requested)} are not the parents the append resolves, ${JSON.stringify(parents)} (sorted, unique, with the previous version of its resourceKey)`,
       });
     }
-    const id =
-      knownId ?? nodeId({ kind: draft.kind, parents, payload: draft.payload, resourceKey });
+    let payload = draft.payload;
+    const { salt } = this.base;
+    if (salt !== undefined && knownId === undefined) {
+      const salted = saltPayload(salt, { kind: draft.kind, parents, payload, resourceKey }, index);
+      if (!salted.ok) return salted;
+      payload = salted.value;
+    }
+    const id = knownId ?? nodeId({ kind: draft.kind, parents, payload, resourceKey });
     const existing = this.seqOf(id);
     if (existing !== undefined) {
       this.nodes[index] = this.nodeAt(existing);
@@ -138,12 +145,12 @@ export class Batch {
     // One literal per shape, so the optional key needs no property store of its own.
     const node: CausalNode =
       resourceKey === undefined
-        ? { id, kind: draft.kind, parents, payload: draft.payload, createdAt, sequence }
+        ? { id, kind: draft.kind, parents, payload, createdAt, sequence }
         : {
             id,
             kind: draft.kind,
             parents,
-            payload: draft.payload,
+            payload,
             createdAt,
             sequence,
             resourceKey,

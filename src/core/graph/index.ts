@@ -34,6 +34,7 @@ export {
   isFrontier,
   nodeCount,
 } from './readers.js';
+export { type NodeSalt, SALT_FIELD, withSalt } from './salt.js';
 export {
   createSemanticDraft,
   isSemanticResourceKey,

@@ -1,4 +1,5 @@
 import type { NodeKind } from '../identity.js';
+import { SALT_FIELD } from './salt.js';
 import {
   isSemanticResourceKey,
   normalizeSemanticKey,
@@ -28,7 +29,8 @@ export interface NodeProblem {
   problem: string;
 }
 
-const SEMANTIC_FIELDS = new Set(['type', 'key', 'content']);
+// The salt field of a salted thread (salt.ts) may come with them.
+const SEMANTIC_FIELDS = new Set(['type', 'key', 'content', SALT_FIELD]);
 
 /**
  * A resource key, when present, is a non-empty string; keys starting with `semantic:` belong to

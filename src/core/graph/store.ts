@@ -1,3 +1,4 @@
+import type { NodeSalt } from './salt.js';
 import type { CausalNode, GraphConfig } from './types.js';
 
 /*
@@ -46,6 +47,8 @@ export interface GraphState {
   readonly frontier: readonly string[];
   /** @internal shared append-only storage; see the note at the top of store.ts. */
   readonly store: GraphStore;
+  /** Set only on a planning view of a salted thread (salt.ts): appends salt new nodes. */
+  readonly salt?: NodeSalt;
 }
 
 /** An empty store, with room for `expected` nodes before its id index grows. */

@@ -52,5 +52,6 @@ export {
   type ThreadConfig,
   type ThreadSpend,
   type ThreadState,
+  withPayloadSalt,
   ZERO_SPEND,
 } from './state.js';

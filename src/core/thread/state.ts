@@ -1,4 +1,4 @@
-import type { GraphState, SemanticNodeType } from '../graph/index.js';
+import { type GraphState, type NodeSalt, type SemanticNodeType, withSalt } from '../graph/index.js';
 import type { JsonValue } from '../json.js';
 import { GENESIS_STATE_HASH } from '../log/index.js';
 import type { WorkflowState } from '../run/index.js';
@@ -54,6 +54,15 @@ export interface ThreadState {
   /** verification.stateHash after the last applied entry. */
   stateHash: string;
 }
+
+/**
+ * `state` as a salted thread's commands plan on (graph/salt.ts): the nodes they append carry the
+ * salt field. For planning only; the committed state is the plain one. Pure.
+ */
+export const withPayloadSalt = (state: ThreadState, salt: NodeSalt): ThreadState => ({
+  ...state,
+  graph: withSalt(state.graph, salt),
+});
 
 export function createEmptyThreadState(graph: GraphState): ThreadState {
   return {

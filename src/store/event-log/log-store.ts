@@ -80,6 +80,7 @@ export function createLogStore(store: ThreadStore, options: LogStoreOptions = {}
     baseNodeCount: null,
     deletedAt: null,
     expiresAt: null,
+    payloadSalt: null,
     // Unknown: the spend is the thread machine's, and this row is written without one.
     spendInputTokens: null,
     spendOutputTokens: null,

@@ -122,10 +122,12 @@ export async function dumpReadModels(
     // Where a thread's rows are is storage, not read model: a copied fork has none of it.
     thread: thread
       .map((t) => {
-        // Nor is retention: it is not in the log, so a rebuilt row has none.
-        const { baseThreadId, baseLogLength, baseNodeCount, deletedAt, expiresAt, ...row } = plain(
+        // Nor are retention and the salt secret: they are not in the log, so a rebuilt row has
+        // neither.
+        const { baseThreadId, baseLogLength, baseNodeCount, deletedAt, expiresAt, ...rest } = plain(
           openThread(keys.forThread(t.id), t),
         );
+        const { payloadSalt, ...row } = rest;
         return row;
       })
       .sort(byKeys('id')),

@@ -162,6 +162,8 @@ function threadRow(threadId: string, state: ThreadState, entry: LogEntry): Threa
     deletedAt: null,
     // Retention is not in the log: the engine sets it on a new thread's row (retention.ts).
     expiresAt: null,
+    // Nor is the salt secret: the engine sets it on a new thread's row (payload-salts.ts).
+    payloadSalt: null,
     nodeCount: state.graph.count,
     spendInputTokens: state.spend.inputTokens,
     spendOutputTokens: state.spend.outputTokens,

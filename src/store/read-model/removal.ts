@@ -117,6 +117,8 @@ export function recordRemoval(script: ScriptRecorder, removal: ThreadRemoval): v
   if (removal.expiredBy === undefined) {
     script.add(`UPDATE ${thread.sql} SET ${T.deletedAt} = ? WHERE ${T.id} = ?`, [at, id]);
   }
+  // A row kept for its forks' history keeps no salt secret: each fork holds its own copy.
+  script.add(`UPDATE ${thread.sql} SET ${T.payloadSalt} = NULL WHERE ${T.id} = ?`, [id]);
   for (const table of [approval, run, resourceHead, activity, idempotencyRecord]) {
     script.add(`DELETE FROM ${table.sql} WHERE ${table.c.threadId} = ?`, [id]);
   }

@@ -3,7 +3,7 @@
  * src/store/crypto): the one place that maps rows to their stored form and back, used by every
  * writer (thread-store.ts) and reader (queries.ts, the store's dump) of these tables.
  *
- * - random-IV seal (`sealText`): thread metadata and node types, node payload, taint and usage,
+ * - random-IV seal (`sealText`): thread metadata, node types and payload salt secret, node payload, taint and usage,
  *   run goal and state, approval prompt, decision and response, snapshot state, the idempotency response and request hash;
  * - deterministic seal (`sealEqual`), for columns looked up by equality or part of a key:
  *   resource keys (node, resource_head), memory types and keys (resource_head), run_spend keys
@@ -74,6 +74,7 @@ export function sealThread(codec: FieldCodec, row: ThreadRow): ThreadRow {
     ...row,
     metadata: codec.sealText(row.metadata),
     nodeTypes: codec.sealText(row.nodeTypes),
+    payloadSalt: sealNullable(codec, row.payloadSalt),
   };
 }
 
@@ -83,6 +84,7 @@ export function openThread<T extends ThreadRow>(codec: FieldCodec, row: T): T {
     ...row,
     metadata: codec.openText(row.metadata),
     nodeTypes: codec.openText(row.nodeTypes),
+    payloadSalt: row.payloadSalt == null ? row.payloadSalt : codec.openText(row.payloadSalt),
   };
 }
 

@@ -19,6 +19,7 @@ import { type ForkSourceRows, readForkSourceRows } from './fork-rows.js';
 import { createLineages, type Lineage } from './lineage.js';
 import { type LogTexts, type LogWindow, MAX_LOG_INDEX, readLogTexts } from './log-reads.js';
 import { packEntry } from './packed-entry.js';
+import { readPayloadSalt } from './payload-salt.js';
 import { createRedactionStore, type RedactionStore } from './redaction.js';
 import type { LogEntryRow, NodeRow, ReadModelChanges, SnapshotRow } from './rows.js';
 import {
@@ -78,6 +79,8 @@ export interface ThreadStore extends ThreadRemovalStore, RedactionStore {
   forkSourceRows(threadId: string, upTo: number): Promise<ForkSourceRows>;
   /** The stored log length; undefined for an unknown thread. */
   getLogLength(threadId: string): Promise<number | undefined>;
+  /** A live thread's payload salt secret (payload-salt.ts); undefined for an unknown one. */
+  getPayloadSalt(threadId: string): Promise<string | null | undefined>;
   /** Every thread holding a run with this id (the starting thread and its forks). */
   findRunThreads(runId: string): Promise<RunLocation[]>;
   /** The tenant owning the thread; undefined for an unknown thread. */
@@ -433,6 +436,7 @@ function buildThreadStore(
       ready().then(() => readForkSourceRows(weft, codec, threadId, upTo)),
 
     getLogLength,
+    getPayloadSalt: (threadId) => readPayloadSalt(weft, codec, threadId),
 
     findRunThreads: (runId) => findRunLocations(weft, runId),
 

@@ -46,6 +46,11 @@ const threadColumns = {
   spendOutputTokens: { name: 'spend_output_tokens', type: 'integer', nullable: true },
   spendCostUsd: { name: 'spend_cost_usd', type: 'real', nullable: true },
   spendCalls: { name: 'spend_calls', type: 'integer', nullable: true },
+  /**
+   * A salted thread's secret (src/engine/payload-salts.ts), sealed like metadata; null: not
+   * salted. Written when the row is created (a fork copies its source's), never changed.
+   */
+  payloadSalt: { name: 'payload_salt', type: 'text', nullable: true },
 } as const;
 export const thread = defineTable('thread', threadColumns, ['id']);
 export type ThreadRow = RowOf<typeof threadColumns>;

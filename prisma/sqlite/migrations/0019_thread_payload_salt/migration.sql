@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "thread" ADD COLUMN "payload_salt" TEXT;

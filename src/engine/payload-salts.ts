@@ -1,0 +1,62 @@
+/**
+ * Payload salts (createThread's saltPayloads): a salted thread has a 32-byte secret of its own,
+ * made here and stored (sealed) on its row; each node appended to it gets a `weft:salt` payload
+ * field, HMAC-SHA256 under the secret of the node's identity text without the salt (core
+ * graph/salt.ts), so a redacted payload cannot be guessed from its id without the secret.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { NodeSalt } from '../core/graph/index.js';
+import type { ThreadStore } from '../store/read-model/index.js';
+
+/** Hex characters of the salt field (128 bits of the HMAC). */
+const SALT_CHARS = 32;
+
+/** A new thread's secret: 32 random bytes, hex. */
+export const newSaltSecret = (): string => randomBytes(32).toString('hex');
+
+/** The salt function of a thread with this secret. */
+export function saltWith(secret: string): NodeSalt {
+  const key = Buffer.from(secret, 'hex');
+  return (identityText) =>
+    createHmac('sha256', key).update(identityText).digest('hex').slice(0, SALT_CHARS);
+}
+
+export interface PayloadSalts {
+  /** The salt of thread `threadId` (storage key); undefined when the thread is not salted. */
+  of(threadId: string): NodeSalt | undefined | Promise<NodeSalt | undefined>;
+  /** Drops what is known of a deleted thread. */
+  forget(threadId: string): void;
+}
+
+/**
+ * The threads' salts, read from the store once per thread and kept (a thread's secret is set when
+ * it is created and never changes), for at most `max` threads: an unsalted thread's append pays
+ * one map lookup. Answers for unknown threads are not kept.
+ */
+export function createPayloadSalts(
+  store: Pick<ThreadStore, 'getPayloadSalt'>,
+  max = 10_000,
+): PayloadSalts {
+  const known = new Map<string, NodeSalt | null>();
+  const keep = (threadId: string, salt: NodeSalt | null) => {
+    if (known.size >= max) known.delete(known.keys().next().value as string);
+    known.set(threadId, salt);
+  };
+  const load = async (threadId: string): Promise<NodeSalt | undefined> => {
+    const secret = await store.getPayloadSalt(threadId);
+    if (secret === undefined) return undefined;
+    const salt = secret === null ? null : saltWith(secret);
+    keep(threadId, salt);
+    return salt ?? undefined;
+  };
+  return {
+    of(threadId) {
+      const salt = known.get(threadId);
+      if (salt === undefined) return load(threadId);
+      return salt ?? undefined;
+    },
+    forget: (threadId) => {
+      known.delete(threadId);
+    },
+  };
+}
