@@ -1,5 +1,5 @@
 import { err, ok, type Result } from '../core/errors.js';
-import { exportAgentState, getNode, nodeCount } from '../core/graph/index.js';
+import { exportAgentState, getNode, nodeCount, type Steps } from '../core/graph/index.js';
 import { verifyLog } from '../core/log/index.js';
 import {
   type Committed,
@@ -7,10 +7,11 @@ import {
   commitEvent,
   createThreadMachine,
   type NodesAppendedEvent,
+  type PreparedImport,
   planAppendNodes,
   planCreateThread,
-  planImportState,
   planRemember,
+  prepareImportState,
   type ThreadEvent,
 } from '../core/thread/index.js';
 import { projectEntry } from '../store/read-model/index.js';
@@ -75,6 +76,28 @@ function checkFlag(input: object, field: string): Result<undefined> {
   return err(invalid(`$.${field}`, 'must be true or false'));
 }
 
+/** Runs core steps (or takes a value computed in one go) to their end, pausing at each pause. */
+async function driven<T extends object>(
+  steps: Steps<T> | T,
+  pause: () => Promise<void>,
+): Promise<T> {
+  if (!isSteps(steps)) return steps;
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+    await pause();
+  }
+}
+
+const isSteps = <T extends object>(value: Steps<T> | T): value is Steps<T> =>
+  typeof (value as Partial<Steps<T>>).next === 'function';
+
+/** What a new thread starts from: its first event and, for an import, its checked graph. */
+interface Start {
+  event: ThreadEvent;
+  importedGraph?: PreparedImport['importedGraph'];
+}
+
 /** Request fields of an input: everything but the idempotency key. */
 function request<T extends { idempotencyKey?: string }>(input: T): Omit<T, 'idempotencyKey'> {
   const { idempotencyKey: _ignored, ...rest } = input;
@@ -124,7 +147,7 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
   async function startThread<T>(
     scope: string,
     input: CreateThreadInput | ImportStateInput,
-    plan: (threadId: string) => Result<ThreadEvent>,
+    plan: (threadId: string) => Result<Start> | Steps<Result<Start>>,
     respond: (c: Committed, threadId: string) => T,
   ): Promise<Result<T>> {
     return rt.idempotent(scoped(scope), input.idempotencyKey, request(input), async (claim) => {
@@ -136,19 +159,22 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
         checkFlag(input, 'saltPayloads'),
       );
       if (!checked.ok) return checked;
-      // Each step of an import (checking, applying, deriving rows, packing) holds the event loop
-      // for as long as the state is big: other clients get their turn between the steps.
+      // An import holds the event loop for as long as the state is big: it is checked in chunks
+      // of nodes, and other clients get their turn between chunks and between the later steps.
       const step = scope === 'importState' ? nextTurn : noWait;
       await step();
       // The log names the thread by its id; where it is stored is the store's business.
-      const event = plan(threadId);
-      if (!event.ok) return event;
+      const planned = await driven(plan(threadId), step);
+      if (!planned.ok) return planned;
       await step();
       const initial = createThreadMachine().initial;
       const now = rt.clock.now();
       const expiresAt = newThreadExpiry(rt, input.expiresAt, now);
       if (!expiresAt.ok) return expiresAt;
-      const committed = commitEvent(initial, event.value, rt.stamp(now), rt.machineOptions);
+      const { event, importedGraph } = planned.value;
+      const options =
+        importedGraph === undefined ? rt.machineOptions : { ...rt.machineOptions, importedGraph };
+      const committed = commitEvent(initial, event, rt.stamp(now), options);
       if (!committed.ok) return committed;
       const owner = newThreadTenant(tenant);
       const at = await place(threadId, owner);
@@ -185,7 +211,10 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
       startThread(
         'createThread',
         input,
-        (threadId) => planCreateThread(threadId, settings(input)),
+        (threadId) => {
+          const event = planCreateThread(threadId, settings(input));
+          return event.ok ? ok({ event: event.value }) : event;
+        },
         written,
       ),
 
@@ -193,7 +222,13 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
       startThread(
         'importState',
         input,
-        (threadId) => planImportState(threadId, input.state, settings(input)),
+        (threadId) =>
+          prepareImportState(
+            threadId,
+            input.state,
+            settings(input),
+            rt.machineOptions.importLimits,
+          ),
         (c, threadId): ImportStateResult => ({
           ...written(c, threadId),
           nodeCount: nodeCount(c.state.graph),

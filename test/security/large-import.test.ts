@@ -3,7 +3,8 @@
  * state, applying it, deriving its rows, writing) other callbacks run, so other clients are
  * served while a large AgentState is imported. A turn counter runs beside the import and is read
  * when the import asks the clock for the entry's time (after checking the state) and when it
- * hands its changes to the store (the one transaction). Nothing is written before that.
+ * hands its changes to the store (the one transaction). Nothing is written before that. The
+ * check itself runs in chunks of nodes, so a larger state is checked over more turns.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulatedClock } from '../../src/core/ports.js';
@@ -17,7 +18,7 @@ describe('a large importState yields between its steps', () => {
   let engine: Engine;
   let state: unknown;
   /** Turns of the event loop seen by the counter, at the clock read and at the commit. */
-  const seen: { atClock?: number; atCommit?: number } = {};
+  const seen: { atClock?: number | undefined; atCommit?: number | undefined } = {};
   let turns = 0;
   let watching = false;
 
@@ -38,18 +39,23 @@ describe('a large importState yields between its steps', () => {
         },
       },
     });
-    expect((await engine.createThread({ threadId: 'source' })).ok).toBe(true);
-    for (let from = 0; from < NODES; from += 1_000) {
+    state = await exportedChain('source', NODES);
+  });
+
+  /** The AgentState of a new thread `threadId` of `count` nodes in a chain, as a client sends it. */
+  async function exportedChain(threadId: string, count: number): Promise<unknown> {
+    expect((await engine.createThread({ threadId })).ok).toBe(true);
+    for (let from = 0; from < count; from += 1_000) {
       const nodes = Array.from({ length: 1_000 }, (_, k) => ({
         kind: 'answer' as const,
         payload: { i: from + k },
       }));
-      expect((await engine.appendNodes({ threadId: 'source', nodes })).ok).toBe(true);
+      expect((await engine.appendNodes({ threadId, nodes })).ok).toBe(true);
     }
-    const exported = await engine.stateAt('source');
+    const exported = await engine.stateAt(threadId);
     if (!exported.ok) throw new Error(exported.error.message);
-    state = JSON.parse(JSON.stringify(exported.value.agentState));
-  });
+    return JSON.parse(JSON.stringify(exported.value.agentState));
+  }
   afterAll(() => engine?.close());
 
   it('lets other callbacks run before it reads the clock and again before it commits', async () => {
@@ -70,6 +76,41 @@ describe('a large importState yields between its steps', () => {
     expect(seen.atCommit).toBeGreaterThanOrEqual(seen.atClock! + 2);
     const copy = await engine.stateAt('copy');
     expect(copy.ok && copy.value.agentState).toEqual(state);
+  });
+
+  it('checks a larger state in more turns: the check itself is cut into chunks of nodes', async () => {
+    const big = await exportedChain('big', NODES * 4);
+    /** Turns from the check's first read of the nodes to the clock read right after the check. */
+    const turnsOfCheck = async (threadId: string, exported: unknown) => {
+      const { nodes, ...rest } = exported as { nodes: unknown[] };
+      const watched = { ...rest };
+      let readAt: number | undefined;
+      Object.defineProperty(watched, 'nodes', {
+        enumerable: true,
+        get: () => {
+          if (watching && seen.atClock === undefined) readAt = turns;
+          return nodes;
+        },
+      });
+      seen.atClock = undefined;
+      turns = 0;
+      let importing = true;
+      const tick = () => {
+        turns++;
+        if (importing) setImmediate(tick);
+      };
+      setImmediate(tick);
+      watching = true;
+      const result = await engine.importState({ threadId, state: watched });
+      importing = false;
+      watching = false;
+      expect(result.ok).toBe(true);
+      return seen.atClock! - readAt!;
+    };
+    const small = await turnsOfCheck('small-copy', state);
+    const large = await turnsOfCheck('big-copy', big);
+    // Checked whole, both would take the same turns: the check's own and the one after it.
+    expect(large).toBeGreaterThan(small);
   });
 
   it('a state refused by a rule writes nothing, whichever step refuses it', async () => {

@@ -2,12 +2,20 @@ import { err, ok, type Result } from '../errors.js';
 import type { NodeKind } from '../identity.js';
 import type { JsonValue } from '../json.js';
 import { resolveGraphConfig } from './config.js';
-import { checkAgentState, type ImportFailure, type RawNode } from './import-rules.js';
+import {
+  CHUNK,
+  checkAgentState,
+  checkAgentStateSteps,
+  type ImportFailure,
+  type RawNode,
+  runSteps,
+  type Steps,
+} from './import-rules.js';
 import { frozenJsonCopy } from './json-value.js';
 import { createStore, freezeNode, type GraphState, makeGraph, pushNode } from './store.js';
 import type { AgentState, CausalNode, GraphConfig, ImportLimits } from './types.js';
 
-export type { ImportFailure } from './import-rules.js';
+export { type ImportFailure, runSteps, type Steps } from './import-rules.js';
 
 export type AgentStateValidation = { ok: true } | { ok: false; error: ImportFailure };
 
@@ -53,12 +61,27 @@ export function importAgentState(
   config?: Partial<GraphConfig>,
   limits?: ImportLimits,
 ): Result<GraphState> {
+  return runSteps(importAgentStateSteps(raw, config, limits));
+}
+
+/**
+ * `importAgentState` in steps of a thousand-odd nodes (see `Steps`): a caller that must not hold
+ * its thread for the whole import pauses at each `yield`. The same result. Pure.
+ */
+export function* importAgentStateSteps(
+  raw: unknown,
+  config?: Partial<GraphConfig>,
+  limits?: ImportLimits,
+): Steps<Result<GraphState>> {
   const resolved = resolveGraphConfig(config);
   if (!resolved.ok) return resolved;
-  const checked = checkAgentState(raw, limits ?? {}, resolved.value);
+  const checked = yield* checkAgentStateSteps(raw, limits ?? {}, resolved.value);
   if (!checked.ok) return err(checked.error);
   const store = createStore(checked.nodes.length);
-  for (const node of checked.nodes) pushNode(store, nodeFromRaw(node));
+  for (let i = 0; i < checked.nodes.length; i++) {
+    if (i > 0 && i % CHUNK === 0) yield;
+    pushNode(store, nodeFromRaw(checked.nodes[i]!));
+  }
   return ok(makeGraph(resolved.value, store, checked.nodes.length, [...checked.frontier]));
 }
 

@@ -35,7 +35,25 @@ interface RuleContext {
   frontier: unknown[];
   seqById: Map<string, number>;
 }
-type Rule = (context: RuleContext) => ImportFailure | undefined;
+/** A rule as steps: it yields between chunks of nodes and returns its first failure, if any. */
+type Rule = (context: RuleContext) => Steps<ImportFailure | undefined>;
+/**
+ * Work done in steps: each `yield` marks a point where a caller may pause (between chunks of
+ * CHUNK nodes); the return value is the result. `runSteps` runs it to the end in one go.
+ */
+export type Steps<T> = Generator<void, T, void>;
+/** Nodes per step: a few milliseconds of the costliest rule (recomputing ids). */
+export const CHUNK = 1_024;
+
+/** Runs steps to their end without pausing: the single-call form. */
+export function runSteps<T>(steps: Steps<T>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
+const pauseAt = (i: number) => i > 0 && i % CHUNK === 0;
 
 const NODE_FIELDS = new Set([
   'id',
@@ -59,7 +77,16 @@ export function checkAgentState(
   limits: ImportLimits,
   config: Readonly<GraphConfig>,
 ): CheckedState {
-  const tooLarge = checkSize(raw, { ...DEFAULT_IMPORT_LIMITS, ...limits });
+  return runSteps(checkAgentStateSteps(raw, limits, config));
+}
+
+/** `checkAgentState` in steps of CHUNK nodes (see `Steps`); the same result. Pure. */
+export function* checkAgentStateSteps(
+  raw: unknown,
+  limits: ImportLimits,
+  config: Readonly<GraphConfig>,
+): Steps<CheckedState> {
+  const tooLarge = yield* checkSize(raw, { ...DEFAULT_IMPORT_LIMITS, ...limits });
   if (tooLarge) return { ok: false, error: tooLarge };
   if (!isRecord(raw)) {
     return fail('STATE_SHAPE_INVALID', 'AgentState must be an object {version, nodes, frontier}');
@@ -78,7 +105,7 @@ export function checkAgentState(
   if (extra !== undefined) {
     return fail('STATE_SHAPE_INVALID', `AgentState has an unexpected field "${extra}"; remove it`);
   }
-  const shape = nodeShapeRule(nodes);
+  const shape = yield* nodeShapeRule(nodes);
   if (shape) return { ok: false, error: shape };
   const context: RuleContext = {
     config,
@@ -87,7 +114,8 @@ export function checkAgentState(
     seqById: new Map(),
   };
   for (const rule of NODE_RULES) {
-    const failure = rule(context);
+    yield;
+    const failure = yield* rule(context);
     if (failure) return { ok: false, error: failure };
   }
   return {
@@ -98,7 +126,10 @@ export function checkAgentState(
   };
 }
 
-function checkSize(raw: unknown, limits: Required<ImportLimits>): ImportFailure | undefined {
+function* checkSize(
+  raw: unknown,
+  limits: Required<ImportLimits>,
+): Steps<ImportFailure | undefined> {
   if (!isRecord(raw) || !Array.isArray(raw.nodes)) return undefined;
   const nodes: unknown[] = raw.nodes;
   if (nodes.length > limits.maxNodes) {
@@ -106,6 +137,7 @@ function checkSize(raw: unknown, limits: Required<ImportLimits>): ImportFailure 
   }
   let total = 0;
   for (let i = 0; i < nodes.length; i++) {
+    if (pauseAt(i)) yield;
     const node = nodes[i];
     if (!isRecord(node)) continue;
     const payloadSize = estimateJsonSize(node.payload, limits.maxPayloadBytes);
@@ -138,8 +170,9 @@ function checkSize(raw: unknown, limits: Required<ImportLimits>): ImportFailure 
   return undefined;
 }
 
-function nodeShapeRule(nodes: unknown[]): ImportFailure | undefined {
+function* nodeShapeRule(nodes: unknown[]): Steps<ImportFailure | undefined> {
   for (let i = 0; i < nodes.length; i++) {
+    if (pauseAt(i)) yield;
     const node = nodes[i];
     if (!isRecord(node)) return nodeFail('NODE_SHAPE_INVALID', node, i, 'is not an object');
     const problem = nodeShapeProblem(node);
@@ -161,14 +194,14 @@ function nodeShapeProblem(node: RawNode): string | undefined {
   return undefined;
 }
 
-const eachNode =
-  (
-    code: ImportRuleCode,
-    problem: (node: RawNode, index: number, context: RuleContext) => string | undefined,
-  ): Rule =>
-  (context) => {
+const eachNode = (
+  code: ImportRuleCode,
+  problem: (node: RawNode, index: number, context: RuleContext) => string | undefined,
+): Rule =>
+  function* (context) {
     const { nodes } = context;
     for (let i = 0; i < nodes.length; i++) {
+      if (pauseAt(i)) yield;
       const node = nodes[i] as RawNode;
       const message = problem(node, i, context);
       if (message !== undefined) return nodeFail(code, node, i, message);
@@ -231,8 +264,9 @@ const parentsRule = eachNode('NODE_PARENTS_INVALID', (node) => {
   return undefined;
 });
 
-const duplicateRule: Rule = ({ nodes, seqById }) => {
+const duplicateRule: Rule = function* ({ nodes, seqById }) {
   for (let i = 0; i < nodes.length; i++) {
+    if (pauseAt(i)) yield;
     const node = nodes[i] as RawNode;
     const id = node.id as string;
     if (seqById.has(id))
@@ -242,8 +276,9 @@ const duplicateRule: Rule = ({ nodes, seqById }) => {
   return undefined;
 };
 
-const parentOrderRule: Rule = ({ nodes, seqById }) => {
+const parentOrderRule: Rule = function* ({ nodes, seqById }) {
   for (let i = 0; i < nodes.length; i++) {
+    if (pauseAt(i)) yield;
     const node = nodes[i] as RawNode;
     for (const parent of node.parents as string[]) {
       const parentSeq = seqById.get(parent);
@@ -261,9 +296,10 @@ const parentOrderRule: Rule = ({ nodes, seqById }) => {
 };
 
 /** A new version of a resource key descends from the one it supersedes, as appends make it. */
-const versionParentRule: Rule = ({ nodes }) => {
+const versionParentRule: Rule = function* ({ nodes }) {
   const heads = new Map<string, string>();
   for (let i = 0; i < nodes.length; i++) {
+    if (pauseAt(i)) yield;
     const node = nodes[i] as RawNode;
     const key = node.resourceKey;
     if (typeof key !== 'string') continue;
@@ -294,9 +330,10 @@ const identityRule = eachNode('NODE_ID_MISMATCH', (node) => {
     : `content hashes to ${expected}: the node was altered or its id is wrong`;
 });
 
-const frontierRule: Rule = ({ frontier, seqById, nodes }) => {
+const frontierRule: Rule = function* ({ frontier, seqById, nodes }) {
   const seen = new Set<string>();
   for (let f = 0; f < frontier.length; f++) {
+    if (pauseAt(f)) yield;
     const id = frontier[f];
     if (typeof id !== 'string') {
       return { code: 'FRONTIER_INVALID', message: `frontier[${f}] is not a node id string` };

@@ -9,6 +9,9 @@ export {
   exportAgentState,
   type ImportFailure,
   importAgentState,
+  importAgentStateSteps,
+  runSteps,
+  type Steps,
   validateAgentState,
 } from './agent-state.js';
 export { type AppendOptions, type AppendResult, appendNodes, previewAppend } from './append.js';

@@ -5,7 +5,7 @@
 
 import { quoteJson } from '../canonical.js';
 import { err, isWeftFailure, ok, type Result, type WeftError } from '../errors.js';
-import type { CausalNode, ImportLimits } from '../graph/index.js';
+import type { AgentState, CausalNode, GraphState, ImportLimits } from '../graph/index.js';
 import type { LogEntry } from '../log/index.js';
 import type { MemoryLimits, PriceTable, RunEvent } from '../run/index.js';
 import type { NodeMeta } from './state.js';
@@ -39,6 +39,12 @@ export interface ThreadMachineOptions {
   prices?: PriceTable;
   memoryLimits?: MemoryLimits;
   importLimits?: ImportLimits;
+  /**
+   * The graph `prepareImportState` already checked and built from exactly `state` (the same
+   * object, with this thread's vocabulary and these import limits): a `state_imported` entry of
+   * that state takes it instead of checking and building it again. Any other state is checked.
+   */
+  importedGraph?: { state: AgentState; graph: GraphState };
 }
 
 export const invalid = (message: string): WeftError => ({

@@ -184,10 +184,13 @@ function applyCreation(
     return err(invalid(`${event.type} must be the first entry of a thread`));
   }
   const config = { nodeTypes: event.nodeTypes, allowDynamicNodeTypes: event.allowDynamicNodeTypes };
+  const prepared = ctx.options.importedGraph;
   const graph =
-    event.type === 'state_imported'
-      ? importAgentState(event.state, config, ctx.options.importLimits)
-      : createGraph(config);
+    event.type !== 'state_imported'
+      ? createGraph(config)
+      : prepared?.state === event.state
+        ? ok(prepared.graph)
+        : importAgentState(event.state, config, ctx.options.importLimits);
   if (!graph.ok) return graph;
   let nodeMeta = state.nodeMeta;
   let latestSystemNodeId: string | undefined;
