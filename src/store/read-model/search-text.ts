@@ -104,12 +104,18 @@ export function snippetOfText(text: string, matcher: RegExp | undefined): Search
   // The end: the end of the SNIPPET_WORDS-th word from there.
   words.lastIndex = from;
   let to = from;
+  let lastWord = false;
   for (let n = 0; n < SNIPPET_WORDS; n++) {
     const m = words.exec(text);
-    if (m === null) break;
+    if (m === null) {
+      lastWord = true;
+      break;
+    }
     to = m.index + m[0].length;
   }
-  if (to === from) to = Math.min(text.length, from + 200);
+  // Past the text's last word, what follows (symbols, punctuation) is part of the passage, up to
+  // a bound: a short text is shown whole, not cut before a trailing "✓".
+  if (lastWord || to === from) to = Math.min(text.length, to + 200);
   const passage = text.slice(from, to);
   const highlights: SearchSnippet['highlights'] = [];
   const lead = from > 0 ? ELLIPSIS.length : 0;
