@@ -485,6 +485,7 @@ function buildThreadStore(
 
     async close() {
       await writer.release();
+      await search.close();
       await weft.prisma.$disconnect();
     },
   };
