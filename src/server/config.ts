@@ -391,7 +391,8 @@ export interface ServerConfig {
   /**
    * WEFT_QUERY_TIMEOUT_MS: how long one read may run before it is stopped and answered
    * QUERY_TIMEOUT: Postgres's statement_timeout on every connection of the read pool; on SQLite
-   * a deadline a search checks between its statements. Undefined (the variable at 0): none.
+   * the deadline of a search, whose thread is terminated past it. Undefined (the variable at 0):
+   * none.
    */
   queryTimeoutMs: number | undefined;
 }

@@ -21,9 +21,11 @@ export type WeftPrisma =
   | {
       provider: 'sqlite';
       prisma: SqlitePrismaClient;
+      /** The database file (the search thread opens its own connection to it). */
+      path: string;
       /** Where raw SELECTs run (sqlite-reader.ts); without one, on the Prisma client. */
       reader?: SqliteReader;
-      /** How long a search may run (WEFT_QUERY_TIMEOUT_MS), checked between its statements. */
+      /** How long a search may run (WEFT_QUERY_TIMEOUT_MS): its thread is ended past it. */
       queryTimeoutMs?: number | undefined;
     }
   | {
@@ -38,8 +40,8 @@ export type WeftPrisma =
 export interface WeftPrismaOptions {
   /**
    * How long one read may run, in ms (WEFT_QUERY_TIMEOUT_MS): Postgres's statement_timeout on
-   * every connection of the read pool; on SQLite, whose statements cannot be interrupted, a
-   * deadline a search checks between its statements. Undefined: none.
+   * every connection of the read pool; on SQLite, the deadline of a search, which runs in a
+   * thread of its own that is terminated past it (sqlite-searcher.ts). Undefined: none.
    */
   queryTimeoutMs?: number | undefined;
 }
@@ -50,6 +52,7 @@ export function createSqliteWeft(path: string, options: WeftPrismaOptions = {}):
   return {
     provider: 'sqlite',
     prisma,
+    path,
     reader: attachSqliteReader(prisma, path),
     queryTimeoutMs: options.queryTimeoutMs,
   };

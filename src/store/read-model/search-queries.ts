@@ -19,7 +19,6 @@
  * input can be an FTS5 syntax error; a query with no word to look for answers nothing.
  */
 import { isTombstone } from '../../core/graph/tombstone.js';
-import { queryTimeout } from '../prisma/errors.js';
 import type { WeftPrisma } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
 import { type NodeTextRow, node, nodeSearch, nodeText, thread } from '../tables/index.js';
@@ -33,6 +32,7 @@ import {
   wordsOf,
 } from './search-text.js';
 import { marks } from './select.js';
+import { openSqliteSearcher } from './sqlite-searcher.js';
 
 export type { SearchSnippet } from './search-text.js';
 
@@ -213,8 +213,6 @@ export const MAX_SEARCH_CANDIDATES = 1_000;
  * much are ranked (always at least one), the rest are left out.
  */
 export const MAX_SCORED_BYTES = 4 * 1024 * 1024;
-/** Text read per statement on SQLite; other clients get a turn between statements. */
-const SLICE_BYTES = 256 * 1024;
 
 /** The items a query looks for (not those it excludes), each as its words. */
 const wantedItems = (parsed: ParsedSearch) =>
@@ -225,17 +223,14 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 export interface SearchQueries {
   /** The tenant's nodes matching the query, best first (ties by thread and sequence). */
   searchNodes(query: NodeSearchQuery): Promise<NodeSearchHit[]>;
+  /** Ends the SQLite search thread, if one was started. */
+  close(): Promise<void>;
 }
 
-interface Candidate {
-  textId: number;
+interface Scored {
   threadId: string;
   sequence: number;
   nodeId: string;
-  bytes: number;
-}
-
-interface Scored extends Candidate {
   score: number;
   body: string;
 }
@@ -244,6 +239,8 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
   const T = nodeText.c;
   const H = thread.c;
   const N = node.c;
+  const searcher =
+    weft.provider === 'sqlite' ? openSqliteSearcher(weft.path, weft.queryTimeoutMs) : undefined;
   /** The joins and filters both engines share (`t` the node_text row). */
   const scope = (q: NodeSearchQuery, lineage: Lineage | undefined) => {
     const values: unknown[] = [q.tenantId];
@@ -276,79 +273,48 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
     (lineage === undefined && a.threadId !== b.threadId ? (a.threadId < b.threadId ? -1 : 1) : 0) ||
     a.sequence - b.sequence;
 
-  /** SQLite: the newest matches (FTS5 walks its index by rowid, newest first, and stops). */
-  const sqliteCandidates = async (q: NodeSearchQuery, match: string, lineage?: Lineage) => {
+  /**
+   * SQLite: the newest matches (FTS5 walks its index by rowid, newest first, and stops) with
+   * their texts, newest first up to MAX_SCORED_BYTES, read in the search thread
+   * (sqlite-searcher.ts), then scored here by their own text (search-text.ts).
+   */
+  const sqliteScored = async (
+    q: NodeSearchQuery,
+    match: string,
+    matcher: RegExp | undefined,
+    lineage?: Lineage,
+  ) => {
     const s = scope(q, lineage);
     const fts = nodeSearch.sql;
-    const rows = await rawQuery(
-      weft,
-      `SELECT t.${T.id} AS cand, t.${T.threadId}, t.${T.sequence}, n.${N.id}, ` +
-        `octet_length(t.${T.body}) AS bytes FROM ${fts} ` +
-        `JOIN ${nodeText.sql} t ON t.${T.id} = ${fts}.rowid${s.joins} ` +
-        `WHERE ${fts} MATCH ?${s.where} ORDER BY ${fts}.rowid DESC LIMIT ?`,
-      [match, ...s.values, MAX_SEARCH_CANDIDATES],
-    );
-    return rows.map((raw): Candidate => {
+    const rows = await searcher!.read({
+      candidates: {
+        text:
+          `SELECT t.${T.id} AS cand, t.${T.threadId}, t.${T.sequence}, n.${N.id}, ` +
+          `octet_length(t.${T.body}) AS bytes FROM ${fts} ` +
+          `JOIN ${nodeText.sql} t ON t.${T.id} = ${fts}.rowid${s.joins} ` +
+          `WHERE ${fts} MATCH ?${s.where} ORDER BY ${fts}.rowid DESC LIMIT ?`,
+        values: [match, ...s.values, MAX_SEARCH_CANDIDATES],
+      },
+      body: `SELECT ${T.body} FROM ${nodeText.sql} WHERE ${T.id} = ?`,
+      maxBytes: MAX_SCORED_BYTES,
+    });
+    return rows.map(({ row: raw, body }): Scored => {
       const row = node.decode(raw, weft.provider);
       return {
-        textId: Number(raw.cand),
         threadId: row.threadId,
         sequence: row.sequence,
         nodeId: row.id,
-        bytes: Number(raw.bytes),
+        body,
+        score: matcher === undefined ? 0 : scoreText(body, matcher),
       };
     });
-  };
-
-  /**
-   * SQLite: the candidates' texts, read a slice at a time with a turn for other clients between
-   * slices, scored by their own text (search-text.ts). The newest candidates up to
-   * MAX_SCORED_BYTES of text are scored; past the deadline the search stops with QUERY_TIMEOUT.
-   */
-  const scoreSqlite = async (candidates: Candidate[], matcher: RegExp | undefined) => {
-    const deadline =
-      weft.queryTimeoutMs === undefined ? undefined : Date.now() + weft.queryTimeoutMs;
-    const scored: Scored[] = [];
-    let total = 0;
-    let at = 0;
-    while (at < candidates.length && (at === 0 || total < MAX_SCORED_BYTES)) {
-      const slice: Candidate[] = [];
-      let bytes = 0;
-      while (at < candidates.length && (slice.length === 0 || bytes < SLICE_BYTES)) {
-        const c = candidates[at]!;
-        if (at > 0 && total + c.bytes > MAX_SCORED_BYTES) break;
-        slice.push(c);
-        bytes += c.bytes;
-        total += c.bytes;
-        at++;
-      }
-      if (slice.length === 0) break;
-      if (scored.length > 0) {
-        await turn();
-        if (deadline !== undefined && Date.now() > deadline)
-          throw queryTimeout(weft.queryTimeoutMs!);
-      }
-      const bodies = new Map<number, string>();
-      for (const raw of await rawQuery(
-        weft,
-        `SELECT ${T.id} AS cand, ${T.body} AS body FROM ${nodeText.sql} WHERE ${T.id} IN (${marks(slice.length)})`,
-        slice.map((c) => c.textId),
-      )) {
-        bodies.set(Number(raw.cand), String(raw.body));
-      }
-      for (const c of slice) {
-        const body = bodies.get(c.textId) ?? '';
-        scored.push({ ...c, body, score: matcher === undefined ? 0 : scoreText(body, matcher) });
-      }
-    }
-    return scored;
   };
 
   const sqlite = async (q: NodeSearchQuery, parsed: ParsedSearch, lineage?: Lineage) => {
     const match = ftsMatchText(parsed);
     if (match === undefined) return [];
     const matcher = createMatcher(wantedItems(parsed));
-    const scored = await scoreSqlite(await sqliteCandidates(q, match, lineage), matcher);
+    const scored = await sqliteScored(q, match, matcher, lineage);
     return scored
       .sort(byRank(lineage))
       .slice(q.offset, q.offset + q.take)
@@ -386,10 +352,10 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
     });
   };
 
-  // On SQLite a search runs on the event loop: searches take turns, one at a time, with a turn of
-  // the event loop before each, so that other clients' requests are heard between any two of
-  // them (the fields of one operation, or several callers' searches, would otherwise run back to
-  // back in one phase of the loop).
+  // On SQLite searches take turns, one at a time, with a turn of the event loop before each: the
+  // search thread then has one search to run, which its deadline can end alone (by terminating
+  // the thread), and the scoring here of one search's texts is never followed back to back by
+  // another's in one phase of the loop.
   let lane: Promise<unknown> = Promise.resolve();
   const inTurn = <T>(run: () => Promise<T>): Promise<T> => {
     const mine = lane.then(turn).then(run);
@@ -400,6 +366,9 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
   return {
     searchNodes: (q) =>
       weft.provider === 'sqlite' ? inTurn(() => searchNodes(q)) : searchNodes(q),
+    close: async () => {
+      await searcher?.close();
+    },
   };
 
   async function searchNodes(q: NodeSearchQuery): Promise<NodeSearchHit[]> {

@@ -489,6 +489,7 @@ function buildThreadStore(
 
     async close() {
       await writer.release();
+      await search.close();
       await weft.prisma.$disconnect();
     },
   };
