@@ -214,7 +214,10 @@ describe('audit', () => {
       .map(([name]) => name)
       .sort();
     expect(names.length).toBeGreaterThanOrEqual(8);
-    expect([...reached.keys()].sort()).toEqual(names);
+    // A read cancelled by the database's statement timeout is reached through the API on
+    // Postgres, in test/security/search-cost.test.ts: this file runs on SQLite only.
+    const elsewhere = new Set(['QueryTimeoutError']);
+    expect([...reached.keys()].sort()).toEqual(names.filter((n) => !elsewhere.has(n)));
     expect([...(reached.get('BudgetExceededError') ?? [])].sort()).toEqual([
       'BUDGET_EXCEEDED',
       'ITERATION_LIMIT_EXCEEDED',

@@ -39,35 +39,41 @@ type Sql = (text: string, values?: unknown[]) => Promise<Row[]>;
 
 const AUDIT = 'SELECT * FROM "audit_entry" ORDER BY "tenant_id", "thread_id"';
 
-/** Threads `t1` of acme and of the default tenant, deleted, with the ids the old code wrote. */
-async function deleteWithOldIds(url: string, sql: Sql): Promise<void> {
-  const engine = createEngine({ store: openThreadStore(url) });
-  try {
-    for (const tenant of ['acme', 'default']) {
-      const scoped = engine.forTenant(tenant);
-      expect((await scoped.createThread({ threadId: 't1' })).ok).toBe(true);
-      expect((await scoped.deleteThread({ threadId: 't1' })).ok).toBe(true);
-    }
-  } finally {
-    await engine.close();
-  }
-  // acme's t1 is stored as `t1` U+001F `acme` (the default tenant's as `t1`): what the old ids held.
+/**
+ * The audit entries the old code wrote for deleting `t1` of acme and of the default tenant: acme's
+ * `t1` is stored as `t1` U+001F `acme` (the default tenant's as `t1`), and the ids held that key.
+ * Written as rows, not through the engine, whose writes follow today's schema, not 0017's.
+ */
+async function deleteWithOldIds(sql: Sql): Promise<void> {
   const old = { acme: 'thread_deleted:t1\u001facme:2026', default: 'thread_deleted:t1:2026' };
   for (const [tenant, id] of Object.entries(old)) {
-    await sql('UPDATE "audit_entry" SET "id" = $1 WHERE "tenant_id" = $2', [id, tenant]);
+    await sql(
+      `INSERT INTO "audit_entry" ("id", "tenant_id", "recorded_at", "actor", "action",
+        "thread_id", "log_length", "state_hash") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [
+        id,
+        tenant,
+        '2026-01-01T00:00:00.000Z',
+        'system',
+        'thread_deleted',
+        't1',
+        1,
+        'ab'.repeat(32),
+      ],
+    );
   }
 }
 
 /** The old rows of `url` get opaque ids, distinct, and keep every other column. */
 async function expectRenamed(url: string, sql: Sql): Promise<void> {
   await migrate(url, { prismaDir: migrationsUpTo(BEFORE) });
-  await deleteWithOldIds(url, sql);
+  await deleteWithOldIds(sql);
   const before = await sql(AUDIT);
   expect(before.map((r) => r.id)).toEqual([
     'thread_deleted:t1\u001facme:2026',
     'thread_deleted:t1:2026',
   ]);
-  expect((await migrate(url)).applied).toEqual(['0018_audit_entry_ids']);
+  expect((await migrate(url)).applied[0]).toBe('0018_audit_entry_ids');
   const after = await sql(AUDIT);
   expect(after.map((r) => r.id)).toEqual([
     expect.stringMatching(DIGEST),
