@@ -91,11 +91,17 @@ export function createRuntime(options: EngineOptions): Runtime {
     ((threadId: string, index: number, reason: string) =>
       console.warn(`weft: snapshot ${index} of thread ${threadId} ignored: ${reason}`));
   const cache = createThreadCache(options.cacheBytes ?? DEFAULT_CACHE_BYTES);
-  const load = createThreadLoader(store, cache, machineOptions);
+  const salts = createPayloadSalts(store);
+  const loadState = createThreadLoader(store, cache, machineOptions);
+  // A thread's salt is looked up beside its state: a command after a read then reaches the
+  // writer with no read of its own first (and joins the group commit of its turn).
+  const load: typeof loadState = async (threadId, refresh) => {
+    const [loaded] = await Promise.all([loadState(threadId, refresh), salts.of(threadId)]);
+    return loaded;
+  };
   const restorer = createSnapshotRestorer(store, machineOptions, onSnapshotRejected);
   const tenants = createThreadTenants(store);
   const locks = createKeyedLock();
-  const salts = createPayloadSalts(store);
   const committer = createCommitter({
     tenants,
     salts,

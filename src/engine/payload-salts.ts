@@ -26,6 +26,8 @@ export interface PayloadSalts {
   of(threadId: string): NodeSalt | undefined | Promise<NodeSalt | undefined>;
   /** Drops what is known of a deleted thread. */
   forget(threadId: string): void;
+  /** What a thread this process just created has (its secret, or null for none). */
+  remember(threadId: string, secret: string | null): void;
 }
 
 /**
@@ -58,5 +60,6 @@ export function createPayloadSalts(
     forget: (threadId) => {
       known.delete(threadId);
     },
+    remember: (threadId, secret) => keep(threadId, secret === null ? null : saltWith(secret)),
   };
 }

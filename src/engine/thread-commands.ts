@@ -190,10 +190,13 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
         changes.thread.payloadSalt = newSaltSecret();
       }
       const response = respond(committed.value, id);
+      // Taken before the write: the store may seal the row's copy in place.
+      const secret = changes.thread.payloadSalt ?? null;
       const written = await rt.newThread(key, changes, state, claim, response, now, {
         entries: [entry],
         effects,
       });
+      if (written.ok) rt.salts.remember(key, secret);
       return answeredAs(written, at.value);
     });
   }
