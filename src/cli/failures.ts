@@ -5,7 +5,7 @@
  * Each becomes one line saying what to do (exit 2), never a stack trace.
  */
 
-const UNREACHABLE = new Set([
+const UNREACHABLE: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
   'EAI_AGAIN',

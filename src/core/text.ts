@@ -1,5 +1,5 @@
 import type { ValidationIssue } from './errors.js';
-import { childPath, pathOf } from './log/json-safety.js';
+import { childPath, pathOf } from './json-path.js';
 
 /** `String.prototype.isWellFormed` (Node 20+), which the ES2023 lib typings do not declare. */
 type WellFormedCheck = string & { isWellFormed(): boolean };

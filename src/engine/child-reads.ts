@@ -5,8 +5,7 @@
  */
 import type { ChildWindow } from '../store/read-model/child-queries.js';
 import type { ReadQueries } from '../store/read-model/queries.js';
-import type { NodeKey, NodeView } from './reads.js';
-import { toNodeView } from './views.js';
+import { type NodeKey, type NodeView, toNodeView } from './views.js';
 
 /** Some children of a node, in sequence order, and how many it has in all. */
 export interface ChildList {

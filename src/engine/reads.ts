@@ -42,6 +42,7 @@ import {
   type EventView,
   eventOf,
   type MemoryView,
+  type NodeKey,
   type NodeView,
   type RunView,
   type ThreadDiffView,
@@ -78,11 +79,6 @@ function tokenCountersFor(
   return import('../core/projection/gpt-tokenizer.js').then((m) => m.GPT_TOKEN_COUNTERS);
 }
 
-export interface NodeKey {
-  threadId: string;
-  id: string;
-}
-
 export interface WalkKey extends NodeKey {
   direction: 'ancestors' | 'descendants';
   depth?: number | undefined;
@@ -95,6 +91,7 @@ export type {
   AuditView,
   EventView,
   MemoryView,
+  NodeKey,
   NodeView,
   RunView,
   ThreadDiffView,
@@ -492,5 +489,3 @@ export function createReads(engine: Engine, source: ReadQueries | ReadsSource): 
     },
   };
 }
-
-export { scopeReads } from './scoped-reads.js';

@@ -1,5 +1,5 @@
 import { err, ok, type Result } from '../core/errors.js';
-import type { EventView, NodeView, Reads, ThreadView } from './reads.js';
+import type { Reads } from './reads.js';
 import {
   answeredAs,
   DEFAULT_TENANT,
@@ -8,6 +8,7 @@ import {
   type ThreadTenants,
   threadKey,
 } from './tenancy.js';
+import type { EventView, NodeView, ThreadView } from './views.js';
 
 /**
  * The read API as `tenant` sees it: thread ids are the tenant's own (see tenancy.ts), mapped to

@@ -40,6 +40,12 @@ export interface ThreadView {
   saltedPayloads: boolean;
 }
 
+/** A node as callers name it: its thread and its id. */
+export interface NodeKey {
+  threadId: string;
+  id: string;
+}
+
 export interface NodeView {
   threadId: string;
   id: string;

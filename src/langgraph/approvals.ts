@@ -12,7 +12,10 @@ import { fromEngine } from './errors.js';
 import { plainJson } from './messages.js';
 import type { ThreadIndex } from './thread-index.js';
 
-const SETTLED_CODES = new Set<WeftError['code']>(['INVALID_TRANSITION', 'INVALID_ACTION']);
+const SETTLED_CODES: ReadonlySet<WeftError['code']> = new Set<WeftError['code']>([
+  'INVALID_TRANSITION',
+  'INVALID_ACTION',
+]);
 
 export async function requestApproval(
   engine: Engine,

@@ -244,7 +244,7 @@ export class ItemCache {
 export const MISS = Symbol('not decoded');
 
 /** The message fields compared by name, `lc_kwargs` aside (see Known). */
-const MESSAGE_FIELDS = new Set([
+const MESSAGE_FIELDS: ReadonlySet<string> = new Set([
   'content',
   'id',
   'name',

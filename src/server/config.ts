@@ -461,6 +461,4 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 }
 
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|\[::1\]|localhost)$/i;
-
-export const isLoopbackHost = (host: string): boolean => LOOPBACK.test(host);
+export { isLoopbackHost } from './auth/loopback.js';

@@ -29,9 +29,9 @@ import type { GraphQLContext } from '../graphql/context.js';
 export const HEAVY_ITEMS = 200;
 /** Large operations of one caller waiting for their turn, at most. */
 export const MAX_WAITING = 32;
-const PAGE_ARGS = new Set(['first', 'last']);
+const PAGE_ARGS: ReadonlySet<string> = new Set(['first', 'last']);
 /** Fields that read and rank many rows whatever page they return: each counts as large. */
-const HEAVY_FIELDS = new Set(['searchNodes']);
+const HEAVY_FIELDS: ReadonlySet<string> = new Set(['searchNodes']);
 /** Fragment spreads followed at most (documents are depth-limited before this runs anyway). */
 const MAX_STEPS = 10_000;
 

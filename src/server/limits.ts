@@ -136,7 +136,7 @@ export function useFragmentCycleCode(): Plugin {
 }
 
 /** Media types a browser may send cross-site without a CORS preflight. */
-const SIMPLE_TYPES = new Set([
+const SIMPLE_TYPES: ReadonlySet<string> = new Set([
   'application/x-www-form-urlencoded',
   'multipart/form-data',
   'text/plain',
@@ -183,7 +183,7 @@ export function useCsrfPrevention(): Plugin {
 }
 
 /** Loopback names a browser may put in Host when talking to a server bound on loopback. */
-const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+const LOOPBACK_NAMES: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /**
  * Whether a request's Origin may call: no Origin at all (curl, server-to-server, a browser's

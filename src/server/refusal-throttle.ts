@@ -39,7 +39,9 @@ export interface RefusalThrottle {
 }
 
 /** Status codes that are refusals of what the client sent (not "not found", not server errors). */
-const REFUSALS = new Set([400, 401, 403, 405, 406, 408, 411, 413, 414, 415, 422, 429, 431]);
+const REFUSALS: ReadonlySet<number> = new Set([
+  400, 401, 403, 405, 406, 408, 411, 413, 414, 415, 422, 429, 431,
+]);
 
 export const isRefusal = (status: number): boolean => REFUSALS.has(status);
 

@@ -2,9 +2,12 @@
  * The layers of src point one way: core ← store ← engine ← events and auth ← graphql ← server ←
  * cli (and the package entry, src/index.ts, over all of them). A module may import its own folder
  * and any lower layer, never a higher one, and the folders' import graph has no cycle (events and
- * auth, side by side, import at most one way). Scans every import and re-export of src.
+ * auth, side by side, import at most one way). Below the top folders the same holds at every
+ * depth: no two subfolders (store/prisma and store/migrate, core and core/log …) import each
+ * other, and no file reaches itself through its imports, type-only imports included — a cycle of
+ * files is a seam that was never cut. Scans every import and re-export of src.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -41,6 +44,72 @@ function folderOf(file: string): string {
 
 const SPECIFIER =
   /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|require\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+/** The folder of src holding `file`, at full depth ("store/read-model"; "" for src itself). */
+const subfolderOf = (file: string): string => relative(SRC, dirname(file)).split(sep).join('/');
+
+/** The source file an import names: `./x.js` is x.ts, a folder is its index.ts. */
+function sourceOf(target: string): string {
+  for (const candidate of [target.replace(/\.js$/, '.ts'), target, join(target, 'index.ts')]) {
+    if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
+  }
+  return target;
+}
+
+/** Every relative import inside src, file to file. */
+function fileGraph(): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const file of sourceFiles(SRC)) {
+    const to = new Set<string>();
+    for (const match of readFileSync(file, 'utf8').matchAll(SPECIFIER)) {
+      const specifier = match[1] ?? match[2] ?? match[3]!;
+      if (!specifier.startsWith('.')) continue;
+      const target = sourceOf(resolve(dirname(file), specifier));
+      if (target.startsWith(SRC + sep) && !target.includes(`${sep}generated${sep}`)) {
+        to.add(relative(SRC, target));
+      }
+    }
+    graph.set(relative(SRC, file), to);
+  }
+  return graph;
+}
+
+/** The strongly connected parts of a graph with more than one member: its cycles. */
+function cyclesOf(graph: Map<string, Set<string>>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  let next = 0;
+  const visit = (node: string) => {
+    index.set(node, next);
+    low.set(node, next);
+    next++;
+    stack.push(node);
+    onStack.add(node);
+    for (const to of graph.get(node) ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(node, Math.min(low.get(node)!, low.get(to)!));
+      } else if (onStack.has(to)) {
+        low.set(node, Math.min(low.get(node)!, index.get(to)!));
+      }
+    }
+    if (low.get(node) === index.get(node)) {
+      const part: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        part.push(member);
+      } while (member !== node);
+      if (part.length > 1) found.push(part.sort());
+    }
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return found;
+}
 
 function edges(): Array<{ file: string; from: string; to: string; specifier: string }> {
   const out: Array<{ file: string; from: string; to: string; specifier: string }> = [];
@@ -100,5 +169,38 @@ describe('src layers', () => {
     };
     for (const node of graph.keys()) visit(node, []);
     expect(cycles).toEqual([]);
+  });
+
+  it('no two subfolders import each other, at any depth', () => {
+    const files = fileGraph();
+    const folders = new Map<string, Set<string>>();
+    for (const [file, targets] of files) {
+      const from = subfolderOf(join(SRC, file));
+      for (const target of targets) {
+        const to = subfolderOf(join(SRC, target));
+        if (to === from) continue;
+        if (!folders.has(from)) folders.set(from, new Set());
+        folders.get(from)!.add(to);
+      }
+    }
+    expect(folders.get('store/read-model')?.has('store/prisma')).toBe(true);
+    expect(cyclesOf(folders)).toEqual([]);
+  });
+
+  it('no file reaches itself through its imports', () => {
+    const files = fileGraph();
+    // A scan that resolved nothing would find no cycle anywhere.
+    expect(files.get('engine/reads.ts')?.has('engine/views.ts')).toBe(true);
+    expect(cyclesOf(files)).toEqual([]);
+  });
+
+  it('finds a cycle when there is one', () => {
+    const graph = new Map([
+      ['a', new Set(['b'])],
+      ['b', new Set(['c'])],
+      ['c', new Set(['a'])],
+      ['d', new Set(['a'])],
+    ]);
+    expect(cyclesOf(graph)).toEqual([['a', 'b', 'c']]);
   });
 });

@@ -55,7 +55,7 @@ export function runSteps<T>(steps: Steps<T>): T {
 
 const pauseAt = (i: number) => i > 0 && i % CHUNK === 0;
 
-const NODE_FIELDS = new Set([
+const NODE_FIELDS: ReadonlySet<string> = new Set([
   'id',
   'kind',
   'parents',
@@ -64,7 +64,7 @@ const NODE_FIELDS = new Set([
   'sequence',
   'resourceKey',
 ]);
-const STATE_FIELDS = new Set(['version', 'nodes', 'frontier']);
+const STATE_FIELDS: ReadonlySet<string> = new Set(['version', 'nodes', 'frontier']);
 /** Rough size of a node's keys and punctuation, for the byte estimate. */
 const NODE_OVERHEAD = 96;
 

@@ -8,7 +8,7 @@ import {
   semanticResourceKey,
   vocabularyProblem,
 } from './semantic.js';
-import type { GraphConfig } from './types.js';
+import type { GraphConfig, NodeProblem } from './types.js';
 
 /*
  * The rules a node obeys to be part of a graph, whichever way it enters: an AgentState import,
@@ -19,18 +19,10 @@ import type { GraphConfig } from './types.js';
  * its id commits to its content. Pure.
  */
 
-export type NodeRule = 'resourceKey' | 'semantic' | 'vocabulary';
-
-export interface NodeProblem {
-  rule: NodeRule;
-  /** The field at fault, from the node: `resourceKey`, `payload`, `payload.type`, … */
-  field: string;
-  /** What is wrong with that field, as words that follow its name. */
-  problem: string;
-}
+export type { NodeProblem, NodeRule } from './types.js';
 
 // The salt field of a salted thread (salt.ts) may come with them.
-const SEMANTIC_FIELDS = new Set(['type', 'key', 'content', SALT_FIELD]);
+const SEMANTIC_FIELDS: ReadonlySet<string> = new Set(['type', 'key', 'content', SALT_FIELD]);
 
 /**
  * A resource key, when present, is a non-empty string; keys starting with `semantic:` belong to

@@ -7,17 +7,12 @@
 import { err, ok, type Result } from '../errors.js';
 import { nodeIdentityText } from '../identity.js';
 import type { JsonValue } from '../json.js';
-import type { GraphState } from './store.js';
+import type { GraphState, NodeSalt } from './store.js';
+
+export type { NodeSalt } from './store.js';
 
 /** The reserved payload field of a salted thread's nodes. */
 export const SALT_FIELD = 'weft:salt';
-
-/**
- * The salt of a node from its identity text without the salt (kind, resolved parents, payload,
- * resource key): a keyed digest the engine computes over the thread's secret. Must be
- * deterministic, so identical content appended twice is still one node.
- */
-export type NodeSalt = (identityText: string) => string;
 
 /**
  * `graph` as planning sees it in a salted thread: appends previewed on it salt each new node.

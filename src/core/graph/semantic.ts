@@ -1,9 +1,8 @@
 import { err, ok, type Result, type ValidationIssue } from '../errors.js';
 import type { JsonValue } from '../json.js';
 import { findJsonProblem } from './json-value.js';
-import type { NodeProblem } from './node-rules.js';
 import type { GraphState } from './store.js';
-import type { GraphConfig, NodeDraft, SemanticInput } from './types.js';
+import type { GraphConfig, NodeDraft, NodeProblem, SemanticInput } from './types.js';
 
 /**
  * Semantic memory: a `semantic` node's payload is `{type, key, content}` and its

@@ -1,4 +1,3 @@
-import type { NodeSalt } from './salt.js';
 import type { CausalNode, GraphConfig } from './types.js';
 
 /*
@@ -39,6 +38,13 @@ export interface GraphStore {
  * An immutable causal graph value. Read it through the `get*`/`is*`/`walk*` readers; `store` is
  * shared with other values and must never be touched directly.
  */
+/**
+ * The salt of a node from its identity text without the salt (kind, resolved parents, payload,
+ * resource key): a keyed digest the engine computes over the thread's secret. Must be
+ * deterministic, so identical content appended twice is still one node.
+ */
+export type NodeSalt = (identityText: string) => string;
+
 export interface GraphState {
   readonly config: Readonly<GraphConfig>;
   /** Number of nodes of this value (sequences 1..count). */

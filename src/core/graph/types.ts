@@ -88,3 +88,14 @@ export interface MemoryFilter {
   type?: string;
   key?: string;
 }
+
+/** Which rule a node breaks. */
+export type NodeRule = 'resourceKey' | 'semantic' | 'vocabulary';
+
+export interface NodeProblem {
+  rule: NodeRule;
+  /** The field at fault, from the node: `resourceKey`, `payload`, `payload.type`, … */
+  field: string;
+  /** What is wrong with that field, as words that follow its name. */
+  problem: string;
+}

@@ -1,4 +1,7 @@
 import { WeftFailure } from '../errors.js';
+import { childPath, pathOf } from '../json-path.js';
+
+export { childPath, type PathLink, pathOf } from '../json-path.js';
 
 /** Where a value stops being plain JSON, and why. */
 export interface JsonUnsafe {
@@ -10,14 +13,6 @@ export interface JsonUnsafe {
    * a value JSON cannot represent: writers must not lose it silently.
    */
   dropped?: true;
-}
-
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-
-/** Appends one segment to a JSON path: `.key`, `["odd key"]` or `[3]`. */
-export function childPath(parent: string, key: string | number): string {
-  if (typeof key === 'number') return `${parent}[${key}]`;
-  return IDENTIFIER.test(key) ? `${parent}.${key}` : `${parent}[${JSON.stringify(key)}]`;
 }
 
 /** Marks an array hole on the work stack, so it is reported in traversal order. */
@@ -135,23 +130,6 @@ function isSafeLeaf(value: unknown): boolean {
     default:
       return value === null;
   }
-}
-
-/** A step of an iterative walk: where it came from, and under which key. */
-export interface PathLink {
-  parent: PathLink | null;
-  key: string | number | null;
-}
-
-/** The `$`-rooted path of a walk's step, e.g. `$.a[2].b`. */
-export function pathOf(frame: PathLink, root: string): string {
-  const keys: (string | number)[] = [];
-  for (let f: PathLink | null = frame; f !== null && f.key !== null; f = f.parent) {
-    keys.push(f.key);
-  }
-  let out = root;
-  for (let i = keys.length - 1; i >= 0; i--) out = childPath(out, keys[i]!);
-  return out;
 }
 
 function primitiveProblem(value: unknown): string | null {

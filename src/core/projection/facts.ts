@@ -102,7 +102,13 @@ export function callKey(payload: JsonValue): string {
 
 const NAME_FIELDS = ['name', 'tool', 'toolName', 'tool_name'] as const;
 const ARGS_FIELDS = ['args', 'arguments', 'input', 'parameters', 'params'] as const;
-const CALL_ID_FIELDS = new Set(['id', 'callId', 'call_id', 'toolCallId', 'tool_call_id']);
+const CALL_ID_FIELDS: ReadonlySet<string> = new Set([
+  'id',
+  'callId',
+  'call_id',
+  'toolCallId',
+  'tool_call_id',
+]);
 const PATH_FIELDS = ['path', 'file', 'filePath', 'file_path', 'filename'] as const;
 const OFFSET_FIELDS = ['offset', 'start', 'startLine', 'start_line', 'line'] as const;
 

@@ -13,7 +13,7 @@ import { type Authenticator, createAuthenticator } from '../../auth/authenticato
 import { apiKeys } from '../../auth/keys.js';
 import { migrate, parseDatabaseUrl } from '../../store/migrate/index.js';
 import { createPrisma } from '../../store/prisma/index.js';
-import { isLoopbackHost } from '../config.js';
+import { isLoopbackHost } from './loopback.js';
 
 export type ServerAuth = { authenticator: Authenticator; banner: string } | { refused: string };
 

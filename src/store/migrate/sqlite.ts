@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { SQLITE_BUSY_TIMEOUT_MS, SQLITE_PRAGMAS } from '../prisma/sqlite-pragmas.js';
 import { migrationLedger } from '../tables/index.js';
 import { asMigrationFailure } from './errors.js';
 import { type AppliedMigration, type Migration, pendingMigrations } from './migration-files.js';
+import { SQLITE_BUSY_TIMEOUT_MS, SQLITE_PRAGMAS } from './sqlite-pragmas.js';
 
 const M = migrationLedger.c;
 

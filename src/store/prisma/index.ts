@@ -9,13 +9,13 @@ import { attachPostgresReader, type PostgresReader } from './postgres-reader.js'
 import { createSqlitePrisma, type SqlitePrismaClient } from './sqlite.js';
 import { attachSqliteReader, type SqliteReader } from './sqlite-reader.js';
 
-export { createPostgresPrisma, type PostgresPrismaClient } from './postgres.js';
-export { createSqlitePrisma, type SqlitePrismaClient } from './sqlite.js';
 export {
   SQLITE_BUSY_TIMEOUT_MS,
   SQLITE_PRAGMA_SCRIPT,
   SQLITE_PRAGMAS,
-} from './sqlite-pragmas.js';
+} from '../migrate/sqlite-pragmas.js';
+export { createPostgresPrisma, type PostgresPrismaClient } from './postgres.js';
+export { createSqlitePrisma, type SqlitePrismaClient } from './sqlite.js';
 
 export type WeftPrisma =
   | {

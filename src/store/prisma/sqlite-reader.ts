@@ -11,8 +11,8 @@
  * did. Statements that return no rows, and values the driver cannot bind, are left to Prisma.
  */
 import Database from 'better-sqlite3';
+import { SQLITE_BUSY_TIMEOUT_MS } from '../migrate/sqlite-pragmas.js';
 import { bindAll, closeWithClient, NO_BIND } from './reader-binding.js';
-import { SQLITE_BUSY_TIMEOUT_MS } from './sqlite-pragmas.js';
 
 /** Prepared statements kept per connection; the oldest is dropped past this. */
 const MAX_STATEMENTS = 1_000;

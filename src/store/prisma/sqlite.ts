@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaClient } from '../../generated/prisma-sqlite/client.js';
-import { SQLITE_BUSY_TIMEOUT_MS, SQLITE_PRAGMA_SCRIPT } from './sqlite-pragmas.js';
+import { SQLITE_BUSY_TIMEOUT_MS, SQLITE_PRAGMA_SCRIPT } from '../migrate/sqlite-pragmas.js';
 
 export type SqlitePrismaClient = PrismaClient;
 

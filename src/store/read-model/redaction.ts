@@ -17,22 +17,14 @@ import type { JsonValue } from '../../core/json.js';
 import { redactAnswerText } from '../../core/thread/index.js';
 import { type FieldCodec, keyringOf } from '../crypto/index.js';
 import type { WeftPrisma } from '../prisma/index.js';
-import {
-  idempotencyRecord,
-  logEntry,
-  node,
-  nodeText,
-  type Provider,
-  snapshot,
-  thread,
-} from '../tables/index.js';
+import { idempotencyRecord, node, thread } from '../tables/index.js';
 import { type CreatedPayload, packEntry } from './packed-entry.js';
+import type { StoredRedaction } from './redaction-statements.js';
 import type { ReadModelChanges } from './rows.js';
 import { type IdempotencyRecord, openNode, sealRecord } from './sealed-rows.js';
 import { selectRows } from './select.js';
 import { openByThread } from './thread-keys.js';
 import { keyReused } from './thread-removal.js';
-import type { ScriptRecorder } from './write-script.js';
 import type { WriteItem, Writer } from './writer.js';
 
 /** Threads whose stored answers one statement reads (under SQLite's bound-variable limit). */
@@ -63,22 +55,6 @@ export interface RedactionRows {
    * are rewritten with it, so that a retry answers the same receipt and never writes again.
    */
   answers: { threadIds: string[]; payload: string };
-}
-
-/** The rows as written: sealed, entries packed. */
-interface StoredRedaction {
-  nodes: Array<{ threadId: string; sequence: number; payload: string }>;
-  entries: Array<{
-    threadId: string;
-    index: number;
-    recordedAt: Date;
-    entry: string;
-    packed: Uint8Array | null;
-    nodeIds: string[];
-  }>;
-  snapshots: Array<{ threadId: string; fromIndex: number }>;
-  /** Stored responses that held a redacted node, by (scope, stored key), rewritten and sealed. */
-  records: Array<{ scope: string; key: string; response: string }>;
 }
 
 /** A thread reading a holder's rows (RedactionStore.sharersOf). */
@@ -238,42 +214,3 @@ async function answersHolding(
   }
   return out;
 }
-
-/** The statements of a redaction, after its commits' (writer.ts). */
-export function recordRedaction(script: ScriptRecorder, rows: StoredRedaction): void {
-  const p: Provider = script.provider;
-  const N = node.c;
-  for (const n of rows.nodes) {
-    script.add(
-      `UPDATE ${node.sql} SET ${N.payload} = ? WHERE ${N.threadId} = ? AND ${N.sequence} = ?`,
-      [n.payload, n.threadId, n.sequence],
-    );
-    script.add(
-      `DELETE FROM ${nodeText.sql} WHERE ${nodeText.c.threadId} = ? AND ${nodeText.c.sequence} = ?`,
-      [n.threadId, n.sequence],
-    );
-  }
-  const L = logEntry.c;
-  for (const e of rows.entries) {
-    script.add(
-      `UPDATE ${logEntry.sql} SET ${L.entry} = ?, ${L.packed} = ?, ${L.verbatim} = NULL WHERE ${L.threadId} = ? AND ${L.index} = ?`,
-      [e.entry, logEntry.encodeField('packed', e.packed, p), e.threadId, e.index],
-    );
-  }
-  const S = snapshot.c;
-  for (const s of rows.snapshots) {
-    script.add(`DELETE FROM ${snapshot.sql} WHERE ${S.threadId} = ? AND ${S.index} > ?`, [
-      s.threadId,
-      s.fromIndex,
-    ]);
-  }
-  const I = idempotencyRecord.c;
-  for (const { scope, key, response } of rows.records) {
-    script.add(
-      `UPDATE ${idempotencyRecord.sql} SET ${I.response} = ? WHERE ${I.scope} = ? AND ${I.key} = ?`,
-      [response, scope, key],
-    );
-  }
-}
-
-export type { StoredRedaction };

@@ -11,8 +11,8 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { SQLITE_BUSY_TIMEOUT_MS } from '../migrate/sqlite-pragmas.js';
 import { queryTimeout } from '../prisma/errors.js';
-import { SQLITE_BUSY_TIMEOUT_MS } from '../prisma/sqlite-pragmas.js';
 
 const require = createRequire(import.meta.url);
 

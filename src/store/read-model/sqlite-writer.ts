@@ -20,7 +20,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { SQLITE_PRAGMAS } from '../prisma/sqlite-pragmas.js';
+import { SQLITE_PRAGMAS } from '../migrate/sqlite-pragmas.js';
 import {
   type BlockOutcome,
   type RecordedStatement,

@@ -13,7 +13,7 @@ import type {
   ThreadKeyRow,
 } from '../tables/index.js';
 import { createGroupWriter, type Settled, type WriterStats } from './group-commit.js';
-import { recordRedaction, type StoredRedaction } from './redaction.js';
+import { recordRedaction, type StoredRedaction } from './redaction-statements.js';
 import { recordRemoval, type ThreadRemoval } from './removal.js';
 import { recordExpiry } from './retention.js';
 import type { ReadModelChanges } from './rows.js';
