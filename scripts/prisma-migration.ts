@@ -1,26 +1,38 @@
 /**
  * `npm run prisma:migration -- <name> [--empty]`: writes the next migration for both providers,
- * `prisma/<provider>/migrations/<NNNN>_<name>/migration.sql`, with the offline WASM schema engine.
+ * `prisma/<provider>/migrations/<NNNN>_<name>/migration.sql`, offline.
  *
- * The SQL is the engine's `diff` from the previous migration's end state to the current
- * `prisma/<provider>/schema.prisma` (from empty for the first). Each migration directory keeps
- * that end state as `end-state.prisma` (a copy of the schema it was generated from), so no
- * database or shadow database is needed. The runner applies only `migration.sql`; the store tests
- * prove that a database migrated from scratch matches the current schema.
+ * The SQL is the schema engine's diff from what the migrations directory builds to the current
+ * `prisma/<provider>/schema.prisma`: the existing migrations are applied by Weft's own runner to
+ * a scratch database (a temporary SQLite file; PGlite, an in-process Postgres, for Postgres),
+ * which the engine introspects (scripts/lib/schema-engine-migrations.ts). The migrations are
+ * the only record of the previous schema: nothing else is kept or needed, and hand-written SQL in
+ * earlier migrations is taken into account. The new migration is then checked the same way: with
+ * it applied, the scratch database must equal the schema, or nothing is written.
  *
  * `--empty` writes an empty migration.sql for hand-written SQL (e.g. a data migration) when the
  * schema has not changed. Without it, an unchanged schema is an error (nothing to migrate).
  * Never edit a migration once it has been applied anywhere: the runner rejects changed checksums.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { diff, type Provider } from './lib/schema-engine.js';
+import type { Provider } from './lib/schema-engine.js';
+import { diffFromMigrations } from './lib/schema-engine-migrations.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const PRISMA = join(ROOT, 'prisma');
 const PROVIDERS: Provider[] = ['sqlite', 'postgres'];
 const NAME = /^[a-z0-9]+(?:_[a-z0-9]+)*$/;
-const END_STATE = 'end-state.prisma';
 
 function fail(message: string): never {
   console.error(`prisma:migration: ${message}`);
@@ -28,7 +40,7 @@ function fail(message: string): never {
 }
 
 function existingMigrations(provider: Provider): string[] {
-  const dir = join(ROOT, 'prisma', provider, 'migrations');
+  const dir = join(PRISMA, provider, 'migrations');
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { withFileTypes: true })
     .filter((e) => e.isDirectory())
@@ -57,23 +69,12 @@ async function main(): Promise<void> {
   const number = previous === undefined ? 1 : Number.parseInt(previous.slice(0, 4), 10) + 1;
   const dirName = `${String(number).padStart(4, '0')}_${name}`;
 
-  const planned: Array<{ provider: Provider; dir: string; sql: string; schema: string }> = [];
+  const planned: Array<{ provider: Provider; file: string; sql: string }> = [];
   for (const provider of PROVIDERS) {
-    const schemaPath = join(ROOT, 'prisma', provider, 'schema.prisma');
-    const schema = readFileSync(schemaPath, 'utf8');
-    const migrationsDir = join(ROOT, 'prisma', provider, 'migrations');
-    const endStatePath =
-      previous === undefined ? undefined : join(migrationsDir, previous, END_STATE);
-    if (endStatePath !== undefined && !existsSync(endStatePath)) {
-      fail(`${relative(ROOT, endStatePath)} is missing; it records the schema after ${previous}`);
-    }
-    const result = await diff({
-      from: endStatePath === undefined ? { kind: 'empty' } : { kind: 'schema', path: endStatePath },
-      to: { kind: 'schema', path: schemaPath, content: schema },
-    });
+    const result = await diffFromMigrations(provider);
     if (result.empty && !empty) {
       fail(
-        `prisma/${provider}/schema.prisma has not changed since ${previous ?? 'empty'}; ` +
+        `the migrations already build prisma/${provider}/schema.prisma; ` +
           'nothing to migrate (pass --empty for a hand-written migration)',
       );
     }
@@ -81,14 +82,36 @@ async function main(): Promise<void> {
       fail(`--empty, but prisma/${provider}/schema.prisma has changes: drop --empty`);
     }
     const sql = result.empty ? '-- Hand-written migration: put its SQL here.\n' : result.sql;
-    planned.push({ provider, dir: join(migrationsDir, dirName), sql, schema });
+    const file = join(PRISMA, provider, 'migrations', dirName, 'migration.sql');
+    planned.push({ provider, file, sql });
   }
 
-  for (const { dir, sql, schema } of planned) {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'migration.sql'), sql);
-    writeFileSync(join(dir, END_STATE), schema);
-    console.log(`prisma:migration: wrote ${relative(ROOT, join(dir, 'migration.sql'))}`);
+  // Check the new migrations on a copy of prisma/ before writing them: applied after the others,
+  // they must build exactly the schema.
+  const copy = mkdtempSync(join(tmpdir(), 'weft-prisma-migration-'));
+  const misses: string[] = [];
+  try {
+    cpSync(PRISMA, copy, { recursive: true });
+    for (const { provider, file, sql } of planned) {
+      const target = join(copy, relative(PRISMA, file));
+      mkdirSync(dirname(target), { recursive: true });
+      writeFileSync(target, sql);
+      const rest = await diffFromMigrations(provider, { prismaDir: copy });
+      if (!rest.empty) misses.push(`${provider}, still to do:\n${rest.sql}`);
+    }
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
+  if (misses.length > 0) {
+    fail(
+      `the generated migration does not reach the schema (nothing written) on ${misses.join('')}`,
+    );
+  }
+
+  for (const { file, sql } of planned) {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, sql);
+    console.log(`prisma:migration: wrote ${relative(ROOT, file)}`);
   }
 }
 

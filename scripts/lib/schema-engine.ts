@@ -7,25 +7,22 @@
  * bundlers (`import * as wasm from "./x.wasm"`), hence the manual `WebAssembly.instantiate` with
  * `schema_engine_bg.js` as the import object.
  *
- * Three adapter factories:
- * - `createOfflineAdapterFactory(provider)`: no database. Enough for `diff` between schema files
- *   and empty. (A `migrations` diff source is not offered: it needs a shadow database, and the
- *   SQLite adapter cannot run the engine's multi-statement scripts there.)
- * - `createSqliteIntrospectionFactory(path)`: a live SQLite file.
- * - `createPostgresIntrospectionFactory(url)`: a live Postgres database. @prisma/adapter-pg
- *   rejects pg_catalog's `"char"` columns (OID 18) that the engine's introspection selects, so the
- *   pool reports them as `text` (their text-format values are already plain strings).
+ * The engine reaches a database only through an adapter factory, one per live database:
+ * - `createSqliteIntrospectionFactory(path)`: a SQLite file.
+ * - `createPostgresIntrospectionFactory(url)`: a Postgres database (a server, or the PGlite
+ *   scratch database of schema-engine-migrations.ts). @prisma/adapter-pg rejects pg_catalog's
+ *   `"char"` columns (OID 18) that the engine's introspection selects, so the pool reports them
+ *   as `text` (their text-format values are already plain strings).
+ * The engine's own `migrations` diff source is not used: it replays migrations in a shadow
+ * database through the adapter's script support, while schema-engine-migrations.ts applies them
+ * with Weft's runner, as a deployment does.
  */
 import { readFile } from 'node:fs/promises';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
 import {
   bindMigrationAwareSqlAdapterFactory,
-  ColumnTypeEnum,
-  type SqlDriverAdapter,
   type SqlMigrationAwareDriverAdapterFactory,
-  type SqlQuery,
-  type SqlResultSet,
 } from '@prisma/driver-adapter-utils';
 import type {
   DiffParams,
@@ -35,9 +32,6 @@ import type {
 import pg from 'pg';
 
 export type Provider = 'sqlite' | 'postgres';
-
-/** Postgres version the offline adapter claims to be; the engine uses it for a few SQL choices. */
-const OFFLINE_POSTGRES_VERSION_NUM = 150000;
 
 type EngineModule = typeof import('@prisma/schema-engine-wasm/schema_engine_bg');
 
@@ -65,59 +59,6 @@ function loadEngineModule(): Promise<EngineModule> {
     return bg;
   })();
   return engineModule;
-}
-
-/** The schema-engine-wasm version (its prisma-engines git hash). */
-export async function schemaEngineVersion(): Promise<string> {
-  return (await loadEngineModule()).version();
-}
-
-/** An adapter that answers only what the engine asks before a pure schema-to-schema diff. */
-function createOfflineAdapter(provider: Provider): SqlDriverAdapter {
-  const refuse = (what: string): Promise<never> =>
-    Promise.reject(
-      new Error(
-        `offline schema engine: unexpected ${what}; this operation needs a live database ` +
-          '(use createSqliteIntrospectionFactory / createPostgresIntrospectionFactory)',
-      ),
-    );
-  return {
-    provider,
-    adapterName: 'weft-offline',
-    async queryRaw(query: SqlQuery): Promise<SqlResultSet> {
-      // The Postgres flavour probes the server before any diff.
-      if (provider === 'postgres' && query.sql.includes('server_version_num')) {
-        return {
-          columnNames: ['exists', 'version', 'numeric_version'],
-          columnTypes: [ColumnTypeEnum.Boolean, ColumnTypeEnum.Text, ColumnTypeEnum.Int32],
-          rows: [
-            [true, 'PostgreSQL 15.0 (weft offline schema engine)', OFFLINE_POSTGRES_VERSION_NUM],
-          ],
-        };
-      }
-      return refuse(`query ${JSON.stringify(query.sql.slice(0, 80))}`);
-    },
-    executeRaw: (query) => refuse(`statement ${JSON.stringify(query.sql.slice(0, 80))}`),
-    executeScript: () => refuse('script'),
-    startTransaction: () => refuse('transaction'),
-    getConnectionInfo: () => ({ supportsRelationJoins: true }),
-    dispose: () => Promise.resolve(),
-  };
-}
-
-export function createOfflineAdapterFactory(
-  provider: Provider,
-): SqlMigrationAwareDriverAdapterFactory {
-  if (provider === 'sqlite') {
-    // An in-memory database stands in for both the main and the shadow database.
-    return new PrismaBetterSqlite3({ url: ':memory:' });
-  }
-  return {
-    provider,
-    adapterName: 'weft-offline',
-    connect: () => Promise.resolve(createOfflineAdapter(provider)),
-    connectToShadowDb: () => Promise.resolve(createOfflineAdapter(provider)),
-  };
 }
 
 export function createSqliteIntrospectionFactory(
@@ -171,7 +112,6 @@ export function createPostgresIntrospectionFactory(
 
 /** A source for `diff`, as plain data. */
 export type DiffSource =
-  | { kind: 'empty' }
   | { kind: 'schema'; path: string; content?: string }
   /** The live database behind the engine's adapter factory. */
   | { kind: 'database'; schemaPath: string };
@@ -186,8 +126,8 @@ export interface DiffResult {
 export interface DiffOptions {
   from: DiffSource;
   to: DiffSource;
-  /** Defaults to the offline factory for the provider of the first schema file. */
-  adapterFactory?: SqlMigrationAwareDriverAdapterFactory;
+  /** The database behind a `database` source (the engine connects even for schema files). */
+  adapterFactory: SqlMigrationAwareDriverAdapterFactory;
   /** Tables the diff ignores (e.g. `_weft_migrations`). */
   externalTables?: string[];
 }
@@ -198,8 +138,6 @@ async function readSchema(path: string, content?: string) {
 
 async function toTarget(source: DiffSource): Promise<DiffTarget> {
   switch (source.kind) {
-    case 'empty':
-      return { tag: 'empty' };
     case 'schema':
       return { tag: 'schemaDatamodel', files: [await readSchema(source.path, source.content)] };
     case 'database':
@@ -211,13 +149,6 @@ async function toTarget(source: DiffSource): Promise<DiffTarget> {
   }
 }
 
-export function providerOfSchema(content: string): Provider {
-  const match = /datasource\s+\w+\s*\{[^}]*provider\s*=\s*"(\w+)"/.exec(content);
-  if (match?.[1] === 'sqlite') return 'sqlite';
-  if (match?.[1] === 'postgresql' || match?.[1] === 'postgres') return 'postgres';
-  throw new Error(`unsupported or missing datasource provider: ${match?.[1] ?? '(none)'}`);
-}
-
 /** Runs the schema engine's `diff` and returns the SQL that turns `from` into `to`. */
 export async function diff(options: DiffOptions): Promise<DiffResult> {
   const schemaPath = [options.from, options.to].flatMap((s) =>
@@ -225,8 +156,7 @@ export async function diff(options: DiffOptions): Promise<DiffResult> {
   )[0];
   if (schemaPath === undefined) throw new Error('diff needs at least one schema file');
   const schema = await readSchema(schemaPath);
-  const factory =
-    options.adapterFactory ?? createOfflineAdapterFactory(providerOfSchema(schema.content));
+  const factory = options.adapterFactory;
   const bg = await loadEngineModule();
   const logs: string[] = [];
   const engine: SchemaEngine = await bg.SchemaEngine.new(

@@ -20,6 +20,12 @@ import {
   type Provider,
 } from '../../scripts/lib/schema-engine.js';
 import {
+  BEYOND_SCHEMA,
+  diffFromMigrations,
+  EMPTY_DIFF,
+  EXTERNAL_TABLES,
+} from '../../scripts/lib/schema-engine-migrations.js';
+import {
   loadMigrations,
   MIGRATIONS_TABLE,
   MigrationError,
@@ -28,7 +34,6 @@ import {
   PRISMA_DIR,
 } from '../../src/store/migrate/index.js';
 import { createPostgresPrisma, createSqlitePrisma } from '../../src/store/prisma/index.js';
-import { NODE_TEXT_GIN_INDEX, nodeSearch } from '../../src/store/tables/index.js';
 import {
   createTestDatabase,
   describeWithPostgres,
@@ -38,18 +43,10 @@ import {
 const CHILD = join(import.meta.dirname, 'migrate-child.ts');
 const schemaPath = (provider: Provider) => join(PRISMA_DIR, provider, 'schema.prisma');
 /**
- * The runner's own table is not in the Prisma schema (Postgres wants it schema-qualified), and
- * neither is SQLite's FTS5 search index (migration 0010: a virtual table and its shadow tables).
+ * What the schema engine finds on a migrated database beyond the schema, exactly: on Postgres the
+ * GIN index of migration 0010, which a Prisma schema shared with SQLite cannot declare.
  */
-const EXTERNAL = {
-  sqlite: [MIGRATIONS_TABLE, nodeSearch.name, ...nodeSearch.shadowTables],
-  postgres: [`public.${MIGRATIONS_TABLE}`],
-};
-/**
- * What the schema engine finds on a migrated Postgres database beyond the schema: the GIN index
- * of migration 0010, which a Prisma schema shared with SQLite cannot declare. Nothing else.
- */
-const POSTGRES_BEYOND_SCHEMA = `-- DropIndex\nDROP INDEX "${NODE_TEXT_GIN_INDEX}";\n`;
+const POSTGRES_BEYOND_SCHEMA = BEYOND_SCHEMA.postgres.join('\n');
 
 const tmpRoot = mkdtempSync(join(tmpdir(), 'weft-migrate-'));
 afterAll(() => rmSync(tmpRoot, { recursive: true, force: true }));
@@ -140,14 +137,38 @@ describe('prisma schema files', () => {
     expect(names('sqlite').length).toBeGreaterThan(0);
     expect(names('postgres')).toEqual(names('sqlite'));
   });
+});
 
-  it('end with migrations whose recorded end state is the current schema', () => {
-    for (const provider of ['sqlite', 'postgres'] as const) {
-      const last = loadMigrations(migrationsDir(provider)).at(-1)!;
-      const endState = join(migrationsDir(provider), last.name, 'end-state.prisma');
-      expect(readFileSync(endState, 'utf8')).toBe(readFileSync(schemaPath(provider), 'utf8'));
-    }
+/**
+ * The migrations directory is the only record of the schema a database gets: applied from
+ * scratch by the runner (a SQLite file; PGlite for Postgres, so this runs without a server) it
+ * must build exactly the Prisma schema, or a migration is missing.
+ */
+describe('the migrations directory', () => {
+  it.each(['sqlite', 'postgres'] as const)('builds exactly the Prisma schema on %s', async (p) => {
+    const drift = await diffFromMigrations(p);
+    expect(drift.sql).toBe(EMPTY_DIFF);
+    expect(drift.empty).toBe(true);
   });
+
+  it.each(['sqlite', 'postgres'] as const)(
+    'on %s, misses a schema column no migration adds',
+    async (provider) => {
+      const prismaDir = join(tmpRoot, `prisma-${++counter}`);
+      cpSync(PRISMA_DIR, prismaDir, { recursive: true });
+      const schemaFile = join(prismaDir, provider, 'schema.prisma');
+      const schema = readFileSync(schemaFile, 'utf8');
+      const withColumn = schema.replace(
+        /^(model ApiKey \{\n)/m,
+        '$1  probeColumn Int? @map("probe_column")\n',
+      );
+      expect(withColumn).not.toBe(schema);
+      writeFileSync(schemaFile, withColumn);
+      const drift = await diffFromMigrations(provider, { prismaDir });
+      expect(drift.empty).toBe(false);
+      expect(drift.sql).toMatch(/ALTER TABLE "api_key" ADD COLUMN\s+"probe_column" INTEGER;/);
+    },
+  );
 });
 
 describe('migrate on SQLite', () => {
@@ -162,9 +183,9 @@ describe('migrate on SQLite', () => {
       from: { kind: 'database', schemaPath: schemaPath('sqlite') },
       to: { kind: 'schema', path: schemaPath('sqlite') },
       adapterFactory: createSqliteIntrospectionFactory(path),
-      externalTables: EXTERNAL.sqlite,
+      externalTables: EXTERNAL_TABLES.sqlite,
     });
-    expect(drift.sql).toBe('-- This is an empty migration.\n');
+    expect(drift.sql).toBe(EMPTY_DIFF);
     expect(drift.empty).toBe(true);
 
     const db = new Database(path);
@@ -182,7 +203,7 @@ describe('migrate on SQLite', () => {
       from: { kind: 'database', schemaPath: schemaPath('sqlite') },
       to: { kind: 'schema', path: schemaPath('sqlite') },
       adapterFactory: createSqliteIntrospectionFactory(path),
-      externalTables: EXTERNAL.sqlite,
+      externalTables: EXTERNAL_TABLES.sqlite,
     });
     expect(drift.empty).toBe(false);
     expect(drift.sql).toContain('CREATE INDEX "run_status_idx"');
@@ -339,7 +360,7 @@ describeWithPostgres('migrate', () => {
         from: { kind: 'database', schemaPath: schemaPath('postgres') },
         to: { kind: 'schema', path: schemaPath('postgres') },
         adapterFactory: factory,
-        externalTables: EXTERNAL.postgres,
+        externalTables: EXTERNAL_TABLES.postgres,
       });
       expect(drift.sql).toBe(POSTGRES_BEYOND_SCHEMA);
     } finally {
@@ -359,7 +380,7 @@ describeWithPostgres('migrate', () => {
         from: { kind: 'database', schemaPath: schemaPath('postgres') },
         to: { kind: 'schema', path: schemaPath('postgres') },
         adapterFactory: factory,
-        externalTables: EXTERNAL.postgres,
+        externalTables: EXTERNAL_TABLES.postgres,
       });
       expect(drift.sql).toContain('DROP COLUMN "extra"');
     } finally {
