@@ -1,8 +1,10 @@
 /**
  * Payload salts (createThread's saltPayloads): a salted thread has a 32-byte secret of its own,
  * made here and stored (sealed) on its row; each node appended to it gets a `weft:salt` payload
- * field, HMAC-SHA256 under the secret of the node's identity text without the salt (core
- * graph/salt.ts), so a redacted payload cannot be guessed from its id without the secret.
+ * field, HMAC-SHA256 under the secret of the thread's storage key, the node's sequence and its
+ * identity text without the salt (core graph/salt.ts), so a redacted payload cannot be guessed
+ * from its id without the secret. The thread's key is in it because a fork copies its source's
+ * secret: a node the fork appends at the position of one of the source's never shares its id.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { NodeSalt } from '../core/graph/index.js';
@@ -14,11 +16,14 @@ const SALT_CHARS = 32;
 /** A new thread's secret: 32 random bytes, hex. */
 export const newSaltSecret = (): string => randomBytes(32).toString('hex');
 
-/** The salt function of a thread with this secret. */
-export function saltWith(secret: string): NodeSalt {
+/** The salt function of thread `threadId` (storage key) with this secret. */
+export function saltWith(secret: string, threadId: string): NodeSalt {
   const key = Buffer.from(secret, 'hex');
-  return (identityText) =>
-    createHmac('sha256', key).update(identityText).digest('hex').slice(0, SALT_CHARS);
+  return (identityText, sequence) =>
+    createHmac('sha256', key)
+      .update(`${threadId}\u0000${sequence}\u0000${identityText}`)
+      .digest('hex')
+      .slice(0, SALT_CHARS);
 }
 
 export interface PayloadSalts {
@@ -47,7 +52,7 @@ export function createPayloadSalts(
   const load = async (threadId: string): Promise<NodeSalt | undefined> => {
     const secret = await store.getPayloadSalt(threadId);
     if (secret === undefined) return undefined;
-    const salt = secret === null ? null : saltWith(secret);
+    const salt = secret === null ? null : saltWith(secret, threadId);
     keep(threadId, salt);
     return salt ?? undefined;
   };
@@ -60,6 +65,7 @@ export function createPayloadSalts(
     forget: (threadId) => {
       known.delete(threadId);
     },
-    remember: (threadId, secret) => keep(threadId, secret === null ? null : saltWith(secret)),
+    remember: (threadId, secret) =>
+      keep(threadId, secret === null ? null : saltWith(secret, threadId)),
   };
 }

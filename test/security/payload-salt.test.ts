@@ -102,7 +102,8 @@ function saltSuite(backend: Backend) {
         nodes: [{ kind: 'inference', payload: { text: 'my pin is 4821' } }],
       }),
     ).nodes;
-    // The salt is the HMAC of the node's identity without it, under the thread's secret.
+    // The salt is the HMAC of the thread, the node's sequence and its identity without the salt,
+    // under the thread's secret.
     const secret = (await store.getPayloadSalt('t'))!;
     expect(secret).toMatch(/^[0-9a-f]{64}$/);
     const text = nodeIdentityText({
@@ -110,7 +111,10 @@ function saltSuite(backend: Backend) {
       parents: node!.parents,
       payload: { text: 'my pin is 4821' },
     });
-    expect(node!.payload).toEqual({ text: 'my pin is 4821', [SALT_FIELD]: saltWith(secret)(text) });
+    expect(node!.payload).toEqual({
+      text: 'my pin is 4821',
+      [SALT_FIELD]: saltWith(secret, 't')(text, node!.sequence),
+    });
     expect(nodeId(node!)).toBe(node!.id);
     must(await engine.redactNodes({ threadId: 't', nodeIds: [node!.id], reason: 'erasure' }));
     const after = getNode(must(await engine.getState('t')).graph, node!.id)!;
@@ -122,8 +126,9 @@ function saltSuite(backend: Backend) {
     // With the secret (which no caller gets), the same search finds it: the salt is all it hides.
     const withSecret = (pin: string) => {
       const payload = { text: `my pin is ${pin}` };
-      const salt = saltWith(secret)(
+      const salt = saltWith(secret, 't')(
         nodeIdentityText({ kind: after.kind, parents: after.parents, payload }),
+        after.sequence,
       );
       return { ...payload, [SALT_FIELD]: salt };
     };
@@ -131,7 +136,7 @@ function saltSuite(backend: Backend) {
     expect(must(await engine.verify('t', { strict: true })).ok).toBe(true);
   });
 
-  it('ids verify, export → import round-trips, identical content is one node, memory is salted', async () => {
+  it('ids verify, export → import round-trips, identical content is a new node, memory is salted', async () => {
     const { engine } = await open();
     await salted(engine);
     const payload = { text: 'twice' };
@@ -147,7 +152,9 @@ function saltSuite(backend: Backend) {
         nodes: [{ kind: 'inference', payload, parents: [] }],
       }),
     );
-    expect(again.nodes[0]!.id).toBe(first.nodes[0]!.id);
+    // The salt covers the sequence: content sent again is a new node, so an append never tells
+    // whether that content is in the thread already.
+    expect(again.nodes[0]!.id).not.toBe(first.nodes[0]!.id);
     const remembered = must(
       await engine.remember({ threadId: 't', type: 'memory', key: 'pin', content: '4821' }),
     );
@@ -156,12 +163,46 @@ function saltSuite(backend: Backend) {
       [SALT_FIELD]: expect.stringMatching(/^[0-9a-f]{32}$/),
     });
     const state = must(await engine.getState('t'));
-    expect(state.graph.count).toBe(3);
+    expect(state.graph.count).toBe(4);
     expect(must(await engine.verify('t', { strict: true })).ok).toBe(true);
     const exported = exportAgentState(state.graph);
     must(await engine.importState({ threadId: 'copy', state: exported }));
     expect(must(await engine.verify('copy', { strict: true })).ok).toBe(true);
     expect(exportAgentState(must(await engine.getState('copy')).graph)).toEqual(exported);
+  });
+
+  it('an append cannot confirm a guess of a redacted payload (same thread, or a fork at its position)', async () => {
+    const { engine } = await open();
+    await salted(engine);
+    const secretPayload = { text: 'my pin is 4821' };
+    const [node] = must(
+      await engine.appendNodes({
+        threadId: 't',
+        nodes: [{ kind: 'inference', payload: secretPayload }],
+      }),
+    ).nodes;
+    must(await engine.forkThread({ threadId: 't', newThreadId: 'probe', upToIndex: 2 }));
+    must(await engine.redactNodes({ threadId: 't', nodeIds: [node!.id], reason: 'erasure' }));
+    // The guess, right among wrong ones, with the redacted node's parents: with a deterministic
+    // salt the right one named the redacted node (refused as redacted, or its id returned).
+    const guesses = ['0000', '4821', '9999'].map((pin) => ({
+      kind: 'inference' as const,
+      payload: { text: `my pin is ${pin}` },
+      parents: node!.parents,
+    }));
+    const inThread = must(await engine.appendNodes({ threadId: 't', nodes: guesses }));
+    expect(inThread.nodes.map((n) => n.id)).not.toContain(node!.id);
+    // A fork made before the node, appending the right guess first, takes the node's sequence.
+    const [forked] = must(
+      await engine.appendNodes({
+        threadId: 'probe',
+        nodes: [{ kind: 'inference', payload: secretPayload, parents: node!.parents }],
+      }),
+    ).nodes;
+    expect(forked!.sequence).toBe(node!.sequence);
+    expect(forked!.id).not.toBe(node!.id);
+    expect(must(await engine.verify('t', { strict: true })).ok).toBe(true);
+    expect(must(await engine.verify('probe', { strict: true })).ok).toBe(true);
   });
 
   it('refuses a client-sent salt field and a non-object payload, writing nothing', async () => {

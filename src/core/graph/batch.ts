@@ -129,7 +129,12 @@ export class Batch {
     let payload = draft.payload;
     const { salt } = this.base;
     if (salt !== undefined && knownId === undefined) {
-      const salted = saltPayload(salt, { kind: draft.kind, parents, payload, resourceKey }, index);
+      const salted = saltPayload(
+        salt,
+        { kind: draft.kind, parents, payload, resourceKey },
+        index,
+        this.base.count + this.size + 1,
+      );
       if (!salted.ok) return salted;
       payload = salted.value;
     }

@@ -2,7 +2,10 @@
  * Payload salt: in a thread created with saltPayloads, every new node with an object payload
  * carries one reserved field, `weft:salt`, keyed by a secret the engine holds. The id stays the
  * plain content hash of the stored (salted) payload, so it verifies anywhere, but guessing a
- * payload from its id needs the secret.
+ * payload from its id needs the secret. The salt covers the node's sequence too: identical content
+ * appended again is a new node, so an append never tells its sender whether that content was in
+ * the thread already (readable or redacted) — with a deterministic salt, a writer could confirm a
+ * guess of a redacted payload by appending it and seeing the same id come back.
  */
 import { err, ok, type Result } from '../errors.js';
 import { nodeIdentityText } from '../identity.js';
@@ -22,7 +25,8 @@ export const withSalt = (graph: GraphState, salt: NodeSalt): GraphState =>
   Object.freeze({ ...graph, salt });
 
 /**
- * The payload of draft `index` with its salt field, computed over the node's resolved identity.
+ * The payload of draft `index` with its salt field, computed over the node's resolved identity
+ * and the sequence it takes.
  * A payload that is not an object cannot carry the field, and one that already has it was not
  * written by this engine: both are VALIDATION_FAILED naming the path, so nothing is stored
  * unsalted in a salted thread. Pure.
@@ -36,6 +40,7 @@ export function saltPayload(
     resourceKey?: string | undefined;
   },
   index: number,
+  sequence: number,
 ): Result<JsonValue> {
   const { payload } = node;
   const path = `$.nodes[${index}].payload`;
@@ -64,5 +69,5 @@ export function saltPayload(
     payload,
     resourceKey: node.resourceKey,
   });
-  return ok(Object.freeze({ ...payload, [SALT_FIELD]: salt(text) }));
+  return ok(Object.freeze({ ...payload, [SALT_FIELD]: salt(text, sequence) }));
 }

@@ -40,10 +40,11 @@ export interface GraphStore {
  */
 /**
  * The salt of a node from its identity text without the salt (kind, resolved parents, payload,
- * resource key): a keyed digest the engine computes over the thread's secret. Must be
- * deterministic, so identical content appended twice is still one node.
+ * resource key) and the sequence it would take: a keyed digest the engine computes over the
+ * thread's secret. The sequence is part of it so that no append can learn whether some content
+ * is already in the thread (or was, before a redaction): content sent again is a new node.
  */
-export type NodeSalt = (identityText: string) => string;
+export type NodeSalt = (identityText: string, sequence: number) => string;
 
 export interface GraphState {
   readonly config: Readonly<GraphConfig>;
