@@ -29,9 +29,7 @@ function feedsOf(hub: EventHub): ActivityFeeds {
 /** A position in the feed: the tenant's activity number of the last event seen. */
 type ActivityCursor = { a: number };
 const isActivityCursor = (v: unknown): v is ActivityCursor =>
-  typeof v === 'object' &&
-  v !== null &&
-  isInt((v as ActivityCursor).a);
+  typeof v === 'object' && v !== null && isInt((v as ActivityCursor).a);
 const ACTIVITY_CURSOR = cursorKind('activity', isActivityCursor);
 
 const ThreadActivityRef = builder.objectRef<ActivityView>('ThreadActivity').implement({
