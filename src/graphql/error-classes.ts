@@ -15,17 +15,19 @@ import {
 export const NOT_FOUND = 'NOT_FOUND';
 export const BAD_USER_INPUT = 'BAD_USER_INPUT';
 
-/** The longest word a message shows whole; a longer one (an id a client sent) is cut. */
-export const MAX_SHOWN_WORD = 64;
+/** The longest word a message shows whole: a state hash with its punctuation fits. */
+export const MAX_SHOWN_WORD = 80;
+/** How much of a longer word (an id a client sent) a message shows, before "…". */
+export const SHOWN_WORD_PREFIX = 64;
 
 /**
  * `message` with every word (a run without whitespace) longer than MAX_SHOWN_WORD cut to its
- * first MAX_SHOWN_WORD characters and "…". Messages name the ids a request sent, which may be
+ * first SHOWN_WORD_PREFIX characters and "…". Messages name the ids a request sent, which may be
  * any length: a 100,000-character id is not echoed back whole, in every message, from here.
  */
 export function shownMessage(message: string): string {
   return message.replace(new RegExp(`\\S{${MAX_SHOWN_WORD + 1},}`, 'gu'), (word) => {
-    return `${Array.from(word).slice(0, MAX_SHOWN_WORD).join('')}…`;
+    return `${Array.from(word).slice(0, SHOWN_WORD_PREFIX).join('')}…`;
   });
 }
 

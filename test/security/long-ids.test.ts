@@ -1,15 +1,16 @@
 /**
  * Ids a request names may be any length, and messages name them ("CausalNode <id> does not
- * exist"). A 100,000-character id is shown in a message as its first MAX_SHOWN_WORD characters
- * and "…", in errors[] and in typed errors alike, issues included; the structured fields (`id`)
- * still carry it whole. Built in one place (ApiError), so no message echoes one back in full.
+ * exist"). A 100,000-character id is shown in a message as its first SHOWN_WORD_PREFIX
+ * characters and "…" (a word of up to MAX_SHOWN_WORD, such as a state hash, is shown whole), in
+ * errors[] and in typed errors alike, issues included; the structured fields (`id`) still carry
+ * it whole. Built in one place (ApiError), so no message echoes one back in full.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_SHOWN_WORD } from '../../src/graphql/error-classes.js';
+import { MAX_SHOWN_WORD, SHOWN_WORD_PREFIX } from '../../src/graphql/error-classes.js';
 import { createTestApp, type TestApp } from '../api/support.js';
 
 const LONG = `x${'y'.repeat(99_999)}`;
-const SHOWN = `${LONG.slice(0, MAX_SHOWN_WORD)}…`;
+const SHOWN = `${LONG.slice(0, SHOWN_WORD_PREFIX)}…`;
 
 /** Every message in `answer` (errors[], typed errors, issues), however deep. */
 function messages(value: unknown): string[] {
@@ -56,7 +57,7 @@ describe('a long id in messages', () => {
     );
     expect(answer.data.cancelRun.__typename).toBe('NotFoundError');
     expect(answer.data.cancelRun.id).toBe(id);
-    expectShownCut(answer.data, `${id.slice(0, MAX_SHOWN_WORD)}…`);
+    expectShownCut(answer.data, `${id.slice(0, SHOWN_WORD_PREFIX)}…`);
   });
 
   it('a typed ValidationError cuts its message and its issues', async () => {
