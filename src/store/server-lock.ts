@@ -8,8 +8,9 @@
  * when the process ends, however it ends (a SIGKILL, a crash), so there is no stale PID file to
  * clear. A server removes the file when it stops, and so does a start refused after taking the
  * lock; one a killed process left is simply locked again. The database file itself is not
- * locked: the CLI, a LangGraph WeftSaver and other processes keep opening it while a server runs. On Postgres there is nothing to hold: any
- * number of servers share one database, with Redis carrying their wake-ups.
+ * locked: the CLI, a LangGraph WeftSaver and other processes keep opening it while a server runs.
+ * On Postgres there is nothing to hold: any number of servers share one database, with Redis
+ * carrying their wake-ups.
  */
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
