@@ -1,5 +1,5 @@
 /**
- * `runApiSubscribersBench()`: the subscriber half of `npm run bench -- api` (issue 4). N
+ * `runApiSubscribersBench()`: the subscriber half of `npm run bench -- api`. N
  * graphql-ws clients (default 1,000, `WEFT_BENCH_SUBSCRIBERS`) subscribe to `threadEvents` of one
  * thread; appends go through the `appendNodes` mutation over HTTP, one after another; each
  * client records when each entry arrives. Delivery latency = arrival − the moment the engine

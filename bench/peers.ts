@@ -629,7 +629,7 @@ export async function runPeersBench(
   console.log(perTurnTable([...results, ...floors]));
   if (flatness.length > 0) {
     console.log(
-      `\nTarget "write time per turn flat" (issue 18), judged on WeftSaver's own CPU per turn (above` +
+      `\nTarget "write time per turn flat", judged on WeftSaver's own CPU per turn (above` +
         ' the same turn on a saver storing nothing), early turns of a short conversation and late turns' +
         ` of a long one written side by side, median turn, last/first within ${FLAT_WITHIN}×` +
         " (peers/flatness.ts says why). LangGraph's own work grows with the conversation under any saver:",

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- projection` (issue 5). For generated 1,000 / 10,000 / 100,000-node threads,
+ * `npm run bench -- projection`. For generated 1,000 / 10,000 / 100,000-node threads,
  * measured in this run:
  * - load: a fresh engine reading the thread from a SQLite file (`getState`, best of 3) — the
  *   cost of merely loading the thread;

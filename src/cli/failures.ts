@@ -1,7 +1,7 @@
 /**
  * Failures that come from the configuration or the environment rather than from Weft: an
  * unreachable or missing database, a login Postgres refuses, a missing or wrong encryption key,
- * a Redis that REDIS_URL names but that cannot be reached.
+ * a Redis that REDIS_URL names but that cannot be reached or refuses the login.
  * Each becomes one line saying what to do (exit 2), never a stack trace.
  */
 
@@ -42,7 +42,8 @@ const text = (value: unknown) => (typeof value === 'string' ? value : String(val
 export function configurationFailure(error: unknown): string | undefined {
   for (const e of chain(error)) {
     const code = text(e.code);
-    // src/events/redis.ts: REDIS_URL names a Redis that cannot be subscribed to; says what to do.
+    // src/events/redis.ts: REDIS_URL names a Redis that cannot be subscribed to (unreachable, or
+    // refusing the login); the message says what to do, with the password masked.
     if (code === 'REDIS_UNAVAILABLE') return text(e.message);
     if (e.name === 'EncryptionError' && code.startsWith('ENCRYPTION_KEY_')) {
       return `${text(e.message)} (${code})`;

@@ -1,4 +1,5 @@
 /** The `weft` command line, callable in process (tests) and from main.ts. */
+import { readFileSync } from 'node:fs';
 import { UsageError } from './args.js';
 import { runExport, runImport, runReplay, runVerify } from './data-commands.js';
 import { configurationFailure } from './failures.js';
@@ -41,6 +42,7 @@ Commands:
                                  does (one audit entry each), N per batch (100)
   gc [--apply] [--database URL]  report the storage no thread needs (rows of deleted threads
                                  no fork reads, orphaned rows; a dry run); --apply removes it
+  --version, -v                  print the version
 
 Thread ids are per tenant: two tenants may each have a thread t1. A thread id on the command
 line names a thread of tenant T (--tenant T; default: default, the tenant of open mode). A
@@ -123,11 +125,21 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   gc: runGc,
 };
 
+/** The version of the installed package (package.json is two levels up from src/ and dist/). */
+export function weftVersion(): string {
+  const manifest = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(manifest) as { version: string }).version;
+}
+
 /** Runs one `weft` command; resolves with its exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   const [command = 'help', ...rest] = argv;
   if (command === 'help' || command === '--help' || command === '-h') {
     console.log(USAGE);
+    return 0;
+  }
+  if (command === '--version' || command === '-v') {
+    console.log(weftVersion());
     return 0;
   }
   const run = COMMANDS[command];

@@ -74,20 +74,27 @@ export function createRedisFanout(
   });
 
   const readyTimeoutMs = options.readyTimeoutMs ?? 5_000;
+  const where = redactUrl(options.url);
+  const unavailable = (message: string) =>
+    Object.assign(new Error(withoutPassword(message, options.url)), { code: REDIS_UNAVAILABLE });
   let timer: NodeJS.Timeout | undefined;
   const ready = Promise.race([
-    subscriber.subscribe(channel).then(() => undefined),
+    // Redis answering with an error (a refused login, a command it does not allow) is as fatal
+    // as no answer; the reply error itself carries the command's arguments, the password too.
+    subscriber.subscribe(channel).then(
+      () => undefined,
+      (error: unknown) => {
+        throw unavailable(refusal(error, where));
+      },
+    ),
     new Promise<never>((_, reject) => {
       timer = setTimeout(
         () =>
           reject(
-            Object.assign(
-              new Error(
-                `cannot subscribe to Redis at ${redactUrl(options.url)} within ${readyTimeoutMs} ms` +
-                  (lastError instanceof Error ? ` (${lastError.message})` : '') +
-                  ': check REDIS_URL and that Redis is running',
-              ),
-              { code: REDIS_UNAVAILABLE },
+            unavailable(
+              `cannot subscribe to Redis at ${where} within ${readyTimeoutMs} ms` +
+                (lastError instanceof Error ? ` (${lastError.message})` : '') +
+                ': check REDIS_URL and that Redis is running',
             ),
           ),
         readyTimeoutMs,
@@ -142,6 +149,27 @@ function parseWakeUp(message: string): WakeUp | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** What Redis at `where` answered instead of confirming the subscription, and what to do. */
+function refusal(error: unknown, where: string): string {
+  const message = error instanceof Error ? error.message : String(error);
+  // WRONGPASS: no such user or a wrong password; NOAUTH: a password is required.
+  if (/^(WRONGPASS|NOAUTH)\b/.test(message)) {
+    return `Redis at ${where} refused the login (${message}): fix the user or password in REDIS_URL`;
+  }
+  return `cannot subscribe to Redis at ${where} (${message}): check REDIS_URL and that Redis is running`;
+}
+
+/** `message` with the password of `url` masked wherever it appears. */
+function withoutPassword(message: string, url: string): string {
+  let password = '';
+  try {
+    password = decodeURIComponent(new URL(url).password);
+  } catch {
+    return message;
+  }
+  return password === '' ? message : message.split(password).join('***');
 }
 
 /** The URL without its password, for messages. */

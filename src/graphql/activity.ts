@@ -7,7 +7,7 @@
 import type { ActivityView } from '../engine/reads.js';
 import { type ActivityFeeds, createActivityFeeds, type EventHub } from '../events/index.js';
 import { builder } from './builder.js';
-import { cursorKind, decodeCursor, encodeCursor } from './pagination.js';
+import { cursorKind, decodeCursor, encodeCursor, isInt } from './pagination.js';
 import { ThreadRef } from './refs.js';
 import { deliveryOf, hubOf } from './subscription.js';
 import { loadThread } from './thread.js';
@@ -29,10 +29,7 @@ function feedsOf(hub: EventHub): ActivityFeeds {
 /** A position in the feed: the tenant's activity number of the last event seen. */
 type ActivityCursor = { a: number };
 const isActivityCursor = (v: unknown): v is ActivityCursor =>
-  typeof v === 'object' &&
-  v !== null &&
-  Number.isSafeInteger((v as ActivityCursor).a) &&
-  (v as ActivityCursor).a >= 0;
+  typeof v === 'object' && v !== null && isInt((v as ActivityCursor).a);
 const ACTIVITY_CURSOR = cursorKind('activity', isActivityCursor);
 
 const ThreadActivityRef = builder.objectRef<ActivityView>('ThreadActivity').implement({

@@ -15,11 +15,27 @@ import {
 export const NOT_FOUND = 'NOT_FOUND';
 export const BAD_USER_INPUT = 'BAD_USER_INPUT';
 
+/** The longest word a message shows whole: a state hash with its punctuation fits. */
+export const MAX_SHOWN_WORD = 80;
+/** How much of a longer word (an id a client sent) a message shows, before "…". */
+export const SHOWN_WORD_PREFIX = 64;
+
+/**
+ * `message` with every word (a run without whitespace) longer than MAX_SHOWN_WORD cut to its
+ * first SHOWN_WORD_PREFIX characters and "…". Messages name the ids a request sent, which may be
+ * any length: a 100,000-character id is not echoed back whole, in every message, from here.
+ */
+export function shownMessage(message: string): string {
+  return message.replace(new RegExp(`\\S{${MAX_SHOWN_WORD + 1},}`, 'gu'), (word) => {
+    return `${Array.from(word).slice(0, SHOWN_WORD_PREFIX).join('')}…`;
+  });
+}
+
 export abstract class ApiError extends GraphQLError {
   /** The engine's specific code (CONFLICT, NODE_ID_MISMATCH, …). */
   readonly code: string;
   protected constructor(code: string, message: string, category: string = code) {
-    super(message, { extensions: { code: category, weftCode: code } });
+    super(shownMessage(message), { extensions: { code: category, weftCode: code } });
     this.code = code;
   }
 }
@@ -29,9 +45,9 @@ export class ValidationError extends ApiError {
   readonly nodeId: string | null;
   constructor(code: string, message: string, issues: ValidationIssue[], nodeId?: string) {
     super(code, message, BAD_USER_INPUT);
-    this.issues = issues;
+    this.issues = issues.map((issue) => ({ ...issue, message: shownMessage(issue.message) }));
     this.nodeId = nodeId ?? null;
-    this.extensions.issues = issues;
+    this.extensions.issues = this.issues;
   }
 }
 

@@ -88,11 +88,14 @@ const isKindName = (name: string): name is CursorKindName =>
 
 /**
  * A decoded sort key the store can compare with: its strings are storable text (Postgres
- * refuses a NUL even in a comparison) and its `c` member, the creation time of thread and run
- * cursors, is a valid timestamp (an invalid one fails inside the query).
+ * refuses a NUL even in a comparison), its numbers are integer keys (isInt: a wider one fails
+ * inside a Postgres query where SQLite finds nothing), and its `c` member, the creation time of
+ * thread and run cursors, is a valid timestamp (an invalid one fails inside the query).
  */
 function isStorableKey(value: unknown): boolean {
   if (findTextIssue(value) !== undefined) return false;
+  const members = typeof value === 'object' && value !== null ? Object.values(value) : [value];
+  if (members.some((member) => typeof member === 'number' && !isInt(member))) return false;
   const c = typeof value === 'object' && value !== null ? (value as { c?: unknown }).c : undefined;
   return c === undefined || (typeof c === 'string' && !Number.isNaN(new Date(c).getTime()));
 }
@@ -302,5 +305,13 @@ export function inTurns<T, U>(items: readonly T[], make: (item: T) => U): U[] {
   return out as unknown as U[];
 }
 
-export const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
+/** The largest integer a sort-key column holds: a Postgres `integer` (GraphQL's Int too). */
+export const MAX_KEY_INT = 2_147_483_647;
+
+/**
+ * An integer sort key: a sequence, log index, position or feed number. Rows number theirs from
+ * 0 within a 32-bit column, so a negative or wider one is a position no row has.
+ */
+export const isInt = (v: unknown): v is number =>
+  Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_KEY_INT;
 export const isString = (v: unknown): v is string => typeof v === 'string';

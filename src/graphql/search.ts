@@ -90,7 +90,6 @@ const isSearchCursor = (v: unknown): v is SearchCursor =>
   typeof v === 'object' &&
   v !== null &&
   isInt((v as SearchCursor).p) &&
-  (v as SearchCursor).p >= 0 &&
   isString((v as SearchCursor).s);
 const SEARCH_CURSOR = cursorKind('search', isSearchCursor);
 

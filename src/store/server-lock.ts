@@ -6,11 +6,13 @@
  *
  * The lock is SQLite's own (POSIX advisory locks on the sidecar): the operating system drops it
  * when the process ends, however it ends (a SIGKILL, a crash), so there is no stale PID file to
- * clear. The database file itself is not locked: the CLI, a LangGraph WeftSaver and other
- * processes keep opening it while a server runs. On Postgres there is nothing to hold: any
- * number of servers share one database, with Redis carrying their wake-ups.
+ * clear. A server removes the file when it stops, and so does a start refused after taking the
+ * lock; one a killed process left is simply locked again. The database file itself is not
+ * locked: the CLI, a LangGraph WeftSaver and other processes keep opening it while a server runs.
+ * On Postgres there is nothing to hold: any number of servers share one database, with Redis
+ * carrying their wake-ups.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { parseDatabaseUrl } from './migrate/index.js';
@@ -18,7 +20,7 @@ import { parseDatabaseUrl } from './migrate/index.js';
 export interface ServerLock {
   /** The sidecar file held, undefined on Postgres (nothing held). */
   readonly path: string | undefined;
-  /** Lets the next server start; idempotent. */
+  /** Removes the file and lets the next server start; idempotent. */
   release(): void;
 }
 
@@ -39,34 +41,71 @@ export function acquireServerLock(databaseUrl: string): ServerLockResult {
   if (target.provider !== 'sqlite') return { ok: true, lock: { path: undefined, release() {} } };
   const path = serverLockPath(target.path);
   mkdirSync(dirname(path), { recursive: true });
+  // A server that stops removes the file while it still holds it; a start that opened the file
+  // just before then locks a file no longer there, and must try again on the one that is (as
+  // must a start that created the file, to see which file the path names).
+  for (let attempt = 1; ; attempt++) {
+    const taken = lockFile(path);
+    if (taken === 'busy') {
+      return {
+        ok: false,
+        code: 'SERVER_ALREADY_RUNNING',
+        path,
+        message:
+          `another weft serve is already running on ${target.path} (it holds ${path}): ` +
+          'stop it first, or give this one another DATABASE_URL; for several servers on one ' +
+          'database use Postgres (with REDIS_URL)',
+      };
+    }
+    if (taken !== 'removed') return { ok: true, lock: taken };
+    if (attempt === 10) throw new Error(`${path} keeps being removed while it is locked`);
+  }
+}
+
+/** Locks the file at `path`: the lock, 'busy' when another holds it, 'removed' when it went. */
+function lockFile(path: string): ServerLock | 'busy' | 'removed' {
+  // The inode the path names before SQLite opens it and once it is locked: the same one both
+  // times means SQLite locked the file at the path (an unlinked inode never comes back). No
+  // descriptor of the file is opened here besides SQLite's: closing any descriptor of a file
+  // drops every POSIX lock the process has on it, those of a server in this process included.
+  const before = inodeAt(path);
   const db = new Database(path, { timeout: 0 });
+  if (before === undefined) {
+    // Created by this open: look again at what the path names now.
+    db.close();
+    return 'removed';
+  }
   try {
-    // Nothing is ever written; SQLite may leave an empty `-journal` beside it, which is harmless.
+    // Nothing is ever written; SQLite may create an empty `-journal`, removed with the file.
     db.exec('BEGIN EXCLUSIVE');
   } catch (error) {
     db.close();
     if ((error as { code?: unknown }).code !== 'SQLITE_BUSY') throw error;
-    return {
-      ok: false,
-      code: 'SERVER_ALREADY_RUNNING',
-      path,
-      message:
-        `another weft serve is already running on ${target.path} (it holds ${path}): ` +
-        'stop it first, or give this one another DATABASE_URL; for several servers on one ' +
-        'database use Postgres (with REDIS_URL)',
-    };
+    return 'busy';
   }
-  let held = true;
+  if (inodeAt(path) !== before) {
+    db.close();
+    return 'removed';
+  }
+  let holding = true;
   return {
-    ok: true,
-    lock: {
-      path,
-      release() {
-        if (!held) return;
-        held = false;
-        db.exec('ROLLBACK');
-        db.close();
-      },
+    path,
+    release() {
+      if (!holding) return;
+      holding = false;
+      // Removed before the lock goes, so no other server ever holds a file this one removes.
+      rmSync(path, { force: true });
+      rmSync(`${path}-journal`, { force: true });
+      db.exec('ROLLBACK');
+      db.close();
     },
   };
+}
+
+function inodeAt(path: string): number | undefined {
+  try {
+    return statSync(path).ino;
+  } catch {
+    return undefined;
+  }
 }

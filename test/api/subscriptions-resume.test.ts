@@ -1,5 +1,5 @@
 /**
- * Issue 4's acceptance, literally: "a subscriber that disconnects at a random moment during 5,000
+ * The resume guarantee, literally: "a subscriber that disconnects at a random moment during 5,000
  * appends and resubscribes with its last index receives every event exactly once, in order
  * (repeat 20 times)". Each of the 20 repeats has its own thread, its own 5,000 appended nodes
  * (committed through the engine in batches of 1–16 nodes, so ~600 log entries) and its own

@@ -1,5 +1,5 @@
 /**
- * The tenant-isolation matrix (issue 6): for every query, mutation and subscription of the
+ * The tenant-isolation matrix: for every query, mutation and subscription of the
  * schema — the list comes from the schema, so a new root field without a case fails — a key of
  * tenant B is denied tenant A's threads, runs, nodes and events, with exactly the answer it gets
  * for ones that do not exist (ids aside), and A's data is unchanged afterwards.

@@ -1,5 +1,5 @@
 /**
- * Scopes and authentication (issue 6): a `read` key cannot mutate (FORBIDDEN), only an `approve`
+ * Scopes and authentication: a `read` key cannot mutate (FORBIDDEN), only an `approve`
  * key resolves approvals, a caller without a valid key is UNAUTHENTICATED over HTTP, SSE and
  * graphql-ws, and a revoked key stops at once — for new requests and open subscriptions alike.
  */

@@ -22,6 +22,7 @@ import { migrate } from '../../src/store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../../src/store/prisma/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
 import { abortable, sseData } from '../api/subscriptions-support.js';
+import type { TestDatabase } from '../support/services.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read response data loosely
 export type Json = any;
@@ -59,9 +60,11 @@ export interface AuthApp {
 
 let root: string | undefined;
 let n = 0;
+const databases: TestDatabase[] = [];
 
-afterAll(() => {
+afterAll(async () => {
   if (root !== undefined) rmSync(root, { recursive: true, force: true });
+  await Promise.all(databases.splice(0).map((db) => db.drop()));
 });
 
 export async function freshDatabase(): Promise<string> {
@@ -71,10 +74,27 @@ export async function freshDatabase(): Promise<string> {
   return url;
 }
 
+/** A fresh, migrated Postgres database (callers check that Postgres is available). */
+async function freshPostgresDatabase(): Promise<string> {
+  // Imported here: the services module checks for Postgres when loaded, which SQLite-only
+  // suites need not wait for.
+  const { createTestDatabase } = await import('../support/services.js');
+  const db = await createTestDatabase();
+  databases.push(db);
+  await migrate(db.url);
+  return db.url;
+}
+
 export async function createAuthApp(
-  options: { mode?: AuthMode; env?: Record<string, string>; revalidateMs?: number } = {},
+  options: {
+    mode?: AuthMode;
+    env?: Record<string, string>;
+    revalidateMs?: number;
+    backend?: 'sqlite' | 'postgres';
+  } = {},
 ): Promise<AuthApp> {
-  const databaseUrl = await freshDatabase();
+  const databaseUrl =
+    options.backend === 'postgres' ? await freshPostgresDatabase() : await freshDatabase();
   const store = openThreadStore(databaseUrl);
   const hub = createEventHub({ store });
   await hub.ready;

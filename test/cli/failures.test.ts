@@ -4,14 +4,19 @@
  * exactly one line on stderr saying what to do, exit code 2, and never a stack trace.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openEngine } from '../../src/engine/index.js';
 import { spawnLineChild } from '../integration/support.js';
-import { describeWithPostgres, postgresUrlFor } from '../support/services.js';
+import {
+  describeWithPostgres,
+  describeWithRedis,
+  postgresUrlFor,
+  REDIS_URL,
+} from '../support/services.js';
 import { weftIn } from './support.js';
 
 const root = mkdtempSync(join(tmpdir(), 'weft-failures-'));
@@ -121,5 +126,32 @@ describe('a busy port', { timeout: 120_000 }, () => {
       { code, out: child.lines.join('\n'), err: child.stderr() },
       `cannot listen on 127.0.0.1:${port} (EADDRINUSE): choose another PORT`,
     );
+  });
+});
+
+describeWithRedis('a Redis that refuses the login', () => {
+  it('weft serve (its own process) prints one line without the password, exit 2', {
+    timeout: 120_000,
+  }, async () => {
+    // The test Redis has no users but `default` and no password: any other login is refused
+    // (WRONGPASS); one that requires a password answers NOAUTH, which is handled alike.
+    const url = new URL(REDIS_URL);
+    url.username = 'weft-test-user';
+    url.password = 's3cretpw';
+    const dir = mkdtempSync(join(root, 'redis-login-'));
+    const child = spawnLineChild('src/cli/main.ts', ['serve'], undefined, {
+      ...process.env,
+      DATABASE_URL: `file:${join(dir, 'weft.db')}`,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      REDIS_URL: url.toString(),
+    });
+    const { code } = await child.exited;
+    const result = { code, out: child.lines.join('\n'), err: child.stderr() };
+    expectOneLine(result, 'refused the login');
+    expect(result.err).toContain('REDIS_URL');
+    expect(`${result.out}\n${result.err}`).not.toContain('s3cretpw');
+    // The refused start removed the server lock it had taken.
+    expect(readdirSync(dir).filter((name) => name.includes('-weft.lock'))).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
 /** `weft --help` and `weft keys --help`: what they must tell a user. */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ENVIRONMENT_VARIABLES } from '../../src/server/config.js';
 import { weftIn } from './support.js';
@@ -26,5 +27,26 @@ describe('weft --help', () => {
       expect(help.out).toContain('weft keys purge');
       expect(help.out).toContain('restart');
     }
+  });
+});
+
+describe('weft --version', () => {
+  it('prints the package version and exits 0, as --version and -v', async () => {
+    const manifest = JSON.parse(
+      readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    expect(manifest.version).toMatch(/^\d+\.\d+\.\d+/);
+    for (const flag of ['--version', '-v']) {
+      const shown = await weftIn([flag]);
+      expect(shown.err).toBe('');
+      expect(shown.out).toBe(`${manifest.version}\n`);
+      expect(shown.code).toBe(0);
+    }
+  });
+
+  it('is listed in weft --help and in docs/cli.md', async () => {
+    expect((await weftIn(['--help'])).out).toMatch(/--version, -v\s+print the version/);
+    const docs = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
+    expect(docs).toContain('`weft --version`');
   });
 });

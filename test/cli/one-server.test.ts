@@ -4,7 +4,7 @@
  * as the first one lives, however that ends (a SIGKILL included). Other processes (the CLI, an
  * embedded engine) still open the file, and Postgres servers still share one database.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -88,6 +88,7 @@ describe('weft serve on a SQLite file another server holds', { timeout: 240_000 
 
   it('in one process: refused until the first server closes; an embedded engine is not refused', async () => {
     const DATABASE_URL = freshFile();
+    const lockFile = `${DATABASE_URL.slice('file:'.length)}-weft.lock`;
     const first = await startServer(config({ DATABASE_URL }), quiet);
     let again: Awaited<ReturnType<typeof startServer>> | undefined;
     try {
@@ -97,12 +98,20 @@ describe('weft serve on a SQLite file another server holds', { timeout: 240_000 
       );
       expect(refused).toBeInstanceOf(StartupRefused);
       expect((refused as Error).message).toContain('another weft serve is already running');
+      // The refused start leaves the file the first server holds.
+      expect(existsSync(lockFile)).toBe(true);
       // What a LangGraph WeftSaver or a script opens beside a server.
       const embedded = await openEngineWithEvents(DATABASE_URL);
       await embedded.close();
+      // Neither the refusal nor the engine let go of the first server's lock.
+      await expect(startServer(config({ DATABASE_URL }), quiet)).rejects.toBeInstanceOf(
+        StartupRefused,
+      );
     } finally {
       await first.close();
     }
+    // A server that stops removes its lock file.
+    expect(existsSync(lockFile)).toBe(false);
     try {
       again = await startServer(config({ DATABASE_URL }), quiet);
       expect(await graphql(again.url!, '{ __typename }')).toEqual({
@@ -111,6 +120,18 @@ describe('weft serve on a SQLite file another server holds', { timeout: 240_000 
     } finally {
       await again?.close();
     }
+  });
+
+  it('a start refused for its configuration removes the lock file it took', async () => {
+    const DATABASE_URL = freshFile();
+    const path = DATABASE_URL.slice('file:'.length);
+    const refused = await startServer(config({ DATABASE_URL, HOST: '0.0.0.0' }), quiet).then(
+      (s) => s,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(StartupRefused);
+    expect(existsSync(`${path}-weft.lock`)).toBe(false);
+    expect(existsSync(`${path}-weft.lock-journal`)).toBe(false);
   });
 });
 

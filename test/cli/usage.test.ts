@@ -4,7 +4,7 @@
  * and the start banner names the console and whether Redis fan-out is on.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -20,6 +20,9 @@ const root = mkdtempSync(join(tmpdir(), 'weft-usage-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
+
+/** The server lock files (`<db>-weft.lock`, its journal) left in `root` by a refused start. */
+const lockFiles = () => readdirSync(root).filter((name) => name.includes('-weft.lock'));
 
 describe('a usage error', () => {
   const cases: Array<{ args: string[]; error: string; usage: string }> = [
@@ -91,6 +94,8 @@ describe('configuration refusals', () => {
     expect(refused.err).toContain('HOST=0.0.0.0 is not a loopback address');
     expect(refused.err).toContain('weft keys create');
     expect(refused.code).toBe(2);
+    // The lock was taken before the refusal; the refused start removes its file.
+    expect(lockFiles()).toEqual([]);
   });
 
   it('a REDIS_URL nothing answers on exits 2, in one line naming it', {
@@ -106,6 +111,7 @@ describe('configuration refusals', () => {
     expect(refused.err).toContain('cannot subscribe to Redis at redis://127.0.0.1:1');
     expect(refused.err).toContain('check REDIS_URL');
     expect(refused.code).toBe(2);
+    expect(lockFiles()).toEqual([]);
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * The Weft Console in headless Chromium against a real keyed server on SQLite (issue 17): the
+ * The Weft Console in headless Chromium against a real keyed server on SQLite: the
  * thread list is live, a thread draws one graph element per node, the time-travel slider shows
  * exactly the nodes of `state(atIndex: k)` and the runs of `runsAt(atIndex: k)`, a node redacted
  * through the API (before the page opened, or while it shows the node) reads as redacted with its

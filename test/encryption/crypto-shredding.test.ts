@@ -1,5 +1,5 @@
 /**
- * Crypto-shredding (issue 19): with an encryption key each thread's content is sealed under its
+ * Crypto-shredding: with an encryption key each thread's content is sealed under its
  * own data key (`wenc2:`), stored only wrapped in `thread_key`. Deleting the thread — deleteThread
  * or the retention sweeper — removes that key row with the thread's last row, so sealed bytes
  * captured from the database beforehand (as a WAL, a dead tuple or a replica would keep them)

@@ -1,5 +1,5 @@
 /**
- * Encryption at rest (issue 6 scope 3): with a key, no payload or memory text reaches the
+ * Encryption at rest: with a key, no payload or memory text reaches the
  * database — not the SQLite file nor its WAL, not any Postgres table — and every read returns the
  * original values; a wrong or missing key is a typed error at open, never garbage; hashes stay
  * over the plaintext (strict verification passes).

@@ -1,5 +1,5 @@
 /**
- * Deadlines (issue 3 scope 5): `engine.fireDueDeadlines` times runs out once their approval or
+ * Deadlines: `engine.fireDueDeadlines` times runs out once their approval or
  * execution deadline has passed by the engine clock — once, also when several engines sweep one
  * database — and `startDeadlineScheduler` runs sweeps without overlapping them.
  */

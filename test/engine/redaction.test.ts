@@ -1,5 +1,5 @@
 /**
- * Redaction (issue 19 item 4) in the engine, on SQLite and Postgres: a redacted node keeps its
+ * Redaction in the engine, on SQLite and Postgres: a redacted node keeps its
  * id, edges and place in the log, its payload becomes a tombstone everywhere it was stored (node
  * row, entry text, search index, snapshots, stored responses) — in the thread asked, in its
  * source when the node is shared, and in every fork sharing it — each live thread records a

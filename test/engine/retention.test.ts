@@ -1,5 +1,5 @@
 /**
- * Retention (issue 19 item 3): a thread's `expiresAt` is set at creation (or by the engine's
+ * Retention: a thread's `expiresAt` is set at creation (or by the engine's
  * `retentionDays`) and later by setThreadExpiry; `deleteExpiredThreads` deletes the expired ones
  * through deleteThread's path — once, with one audit entry each, also when two engines on one
  * database (two stores: two connections, as two processes have) sweep at the same time — and the

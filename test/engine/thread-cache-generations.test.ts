@@ -1,5 +1,5 @@
 /**
- * The thread cache serves no state derived before a redaction of its lineage (issue 32 item 2):
+ * The thread cache serves no state derived before a redaction of its lineage:
  * states are kept under the derivation they were read under (lineage root, redaction
  * generation), and a redaction moves the generation on, so no list of threads or caches has to
  * be remembered. Checked on the cache itself, with states folded by the core.

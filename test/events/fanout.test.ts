@@ -1,5 +1,5 @@
 /**
- * Scale-out (issue 6): several hubs share one store and one Redis. A subscriber on
+ * Scale-out: several hubs share one store and one Redis. A subscriber on
  * one instance receives every commit made through another, gap-free, in order, once; it can
  * resume on another instance with its last index; a wake-up Redis never delivered is repaired.
  */

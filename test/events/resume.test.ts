@@ -1,7 +1,7 @@
 /**
  * Gap-free resumption at the hub: 20 subscribers of one thread's stream, each disconnecting (return())
  * at up to 3 random moments during 2,000 appends and resubscribing with its last index, receive
- * every entry exactly once, in order — over SQLite and Postgres. Issue 4's acceptance test proper
+ * every entry exactly once, in order — over SQLite and Postgres. The resume acceptance test proper
  * (20 repeats of 5,000 appends, each with a graphql-ws subscriber on a real port) is
  * test/api/subscriptions-resume.test.ts. Seeded: a failure prints the seed that replays it
  * (WEFT_TEST_SEED).

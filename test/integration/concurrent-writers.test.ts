@@ -8,7 +8,7 @@
  * model matches the log, and that the log verifies strictly. It also requires conflicts that
  * revealed the other process's writes, so that the cross-process race did happen.
  *
- * On Postgres this is the acceptance test of issue 3; the SQLite run (a shorter one) checks the
+ * On Postgres this is the acceptance test of concurrent writers; the SQLite run (a shorter one) checks the
  * same guarantees across processes sharing one database file.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

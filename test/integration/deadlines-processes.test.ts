@@ -1,5 +1,5 @@
 /**
- * Deadlines across OS processes (issue 3 scope 5): two processes (children/deadline-scheduler.ts),
+ * Deadlines across OS processes: two processes (children/deadline-scheduler.ts),
  * each one engine running the deadline scheduler with a clock two days ahead, sweep one
  * database holding N overdue runs — waiting ones (approval timeout), running ones and resumed
  * ones (execution deadline) — next to finished runs. Every overdue run must be timed out by

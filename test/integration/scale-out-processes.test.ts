@@ -1,5 +1,5 @@
 /**
- * Scale-out across OS processes (issue 6 acceptance): two `weft serve` processes, A and B, on one
+ * Scale-out across OS processes: two `weft serve` processes, A and B, on one
  * Postgres database and one Redis. A graphql-ws subscriber to `threadEvents` on B receives every
  * commit made through either instance; B is then SIGKILLed and the subscriber resumes on A with
  * the last index it saw, while writers on both instances append (without expectedIndex, so the

@@ -1,5 +1,5 @@
 /**
- * Approvals gate the graph (issue 32, item 8): resolved through Weft (`resolveApproval`, what
+ * Approvals gate the graph (review item 8): resolved through Weft (`resolveApproval`, what
  * the console and the GraphQL mutation call), a rejection does not run the tool, and an approval
  * with no response resumes instead of crashing LangGraph with EmptyInputError; the value
  * `waitForResume` hands out says which it was, and reaches every task that interrupted in the

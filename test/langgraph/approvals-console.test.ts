@@ -1,5 +1,5 @@
 /**
- * Console approvals gate a LangGraph agent (issue 32, item 8). The documented example
+ * Console approvals gate a LangGraph agent (review item 8). The documented example
  * (examples/langgraph/approval-agent.ts) runs as shipped, two agents in processes of their own on
  * the SQLite file of a keyed `weft serve`; in headless Chromium a reviewer opens the console's
  * inbox, approves one agent's tool call with the response box left empty and rejects the other's

@@ -1,5 +1,5 @@
 /**
- * Issue 14, item 7: graphql-ws connections are bounded. Over a real port with raw sockets: in
+ * graphql-ws connections are bounded. Over a real port with raw sockets: in
  * keyed mode a connection_init without a valid key is closed with 4403 (not acknowledged and
  * held); a socket that never sends connection_init is closed with 4408 after
  * WEFT_WS_INIT_TIMEOUT_MS; one socket past WEFT_WS_MAX_CONNECTIONS is refused at the upgrade

@@ -1,5 +1,5 @@
 /**
- * Issue 14, item 10: with API keys, nothing but /healthz and /readyz answers without a key. Over
+ * With API keys, nothing but /healthz and /readyz answers without a key. Over
  * a real port: `{ __typename }`, introspection and GET queries get 401 UNAUTHENTICATED; /metrics
  * needs WEFT_METRICS_TOKEN or an admin key; the GraphiQL page loads but runs nothing without a
  * key, and is served compressed with an ETag; with introspection off, no message says

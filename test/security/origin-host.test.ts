@@ -1,5 +1,5 @@
 /**
- * Issue 14, item 1: a web page on another origin, or a DNS-rebinding page, must not read or write
+ * A web page on another origin, or a DNS-rebinding page, must not read or write
  * a developer's server. Over a real port: a foreign Origin is refused (403 ORIGIN_NOT_ALLOWED)
  * on HTTP and WebSocket alike and gets no CORS headers; configured origins (WEFT_CORS_ORIGINS, and
  * the older WEFT_ALLOWED_ORIGINS) get CORS with credentials; in open mode a Host that is not the

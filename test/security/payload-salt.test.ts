@@ -1,5 +1,5 @@
 /**
- * Issue 32 item 5, the option Weft offers itself: createThread's saltPayloads. In a salted thread
+ * Review item 5, the option Weft offers itself: createThread's saltPayloads. In a salted thread
  * every object payload gets a `weft:salt` field, an HMAC of the node's content under a secret of
  * the thread, before its id is computed. The brute force that recovers a PIN from a redacted
  * node's id, kind and parents in an unsalted thread finds nothing here, while every id is still

@@ -1,5 +1,5 @@
 /**
- * Issue 32 item 2: a fork racing `redactNodes` must not keep the payload. On SQLite and Postgres,
+ * Review item 2: a fork racing `redactNodes` must not keep the payload. On SQLite and Postgres,
  * in one process (no restart), many times: a thread's secret node is redacted while the same
  * thread — and a fork made of it earlier — are forked at the same time. Afterwards no thread of
  * the lineage holds the secret in its state (the engine's cached one included), its projection,

@@ -1,5 +1,5 @@
 /**
- * Issue 32 item 5: what redaction does not hide, as docs/security.md says it. A node id is a hash
+ * Review item 5: what redaction does not hide, as docs/security.md says it. A node id is a hash
  * of its kind, parents, payload and resource key (StateWeave's, byte for byte), so after a
  * redaction a low-entropy payload is still recovered offline from what any reader sees: id, kind
  * and parents. A random field in the payload — the documented remedy — is withheld with it, so

@@ -1,5 +1,5 @@
 /**
- * Issue 32 item 3: an idempotent retry must not write erased data back. On SQLite and Postgres:
+ * Review item 3: an idempotent retry must not write erased data back. On SQLite and Postgres:
  * `appendNodes` under an idempotency key → `redactNodes` → the same request again answers the
  * original receipt (the redacted node, its payload a tombstone), writes nothing (entries, nodes
  * and idempotency records counted) and the secret is stored nowhere afterwards. The same key

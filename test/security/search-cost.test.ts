@@ -1,5 +1,5 @@
 /**
- * What one tenant's searches may cost others, and tell them (issue 32, items 1 and 4), on SQLite
+ * What one tenant's searches may cost others, and tell them (review items 1 and 4), on SQLite
  * and Postgres: a node of one word repeated 32,767 times is searched for with bounded snippets;
  * only the newest MAX_SEARCH_CANDIDATES matches are ranked, however good an older one is; thirty
  * aliased searches are refused by the complexity limit; a Postgres read held past

@@ -1,5 +1,5 @@
 /**
- * SQLite searches read in a thread of their own (issue 32, item 1): a statement that runs long
+ * SQLite searches read in a thread of their own (review item 1): a statement that runs long
  * holds that thread, not the event loop, and past WEFT_QUERY_TIMEOUT_MS the search answers
  * QUERY_TIMEOUT while the statement is still running (its thread is terminated), the next search
  * served by a fresh thread. A recursive count of tens of millions of rows stands for a search
