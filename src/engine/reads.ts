@@ -237,22 +237,37 @@ function runLookupProblem(runId: string, threadId: string | undefined): Result<n
   return undefined;
 }
 
-/**
- * The read API on an engine and read queries (default: opened on `databaseUrl`). `close()`
- * closes the queries it opened itself, not the engine.
- */
-export function createReads(engine: Engine, source: ReadQueries | ReadsSource): Reads {
-  const q = 'databaseUrl' in source ? openReadQueries(source, engine.store.codec) : source;
-  const owned = 'databaseUrl' in source;
-  const byNode = (n: { threadId: string; id: string }) => nodeKey(n.threadId, n.id);
-  // A key that is not storable text (a NUL, a lone surrogate) matches no stored row; it is
-  // answered without a query, since Postgres refuses a NUL even in a lookup.
-  const storableKeys = <K extends { threadId: string; id: string }>(keys: readonly K[]) =>
-    keys.filter((k) => isStorable(k.threadId) && isStorable(k.id));
+/** What the read groups below share: the engine, its read queries and the key helpers. */
+interface ReadContext {
+  engine: Engine;
+  q: ReadQueries;
+  byNode: (n: { threadId: string; id: string }) => string;
+  /**
+   * A key that is not storable text (a NUL, a lone surrogate) matches no stored row; it is
+   * answered without a query, since Postgres refuses a NUL even in a lookup.
+   */
+  storableKeys: <K extends { threadId: string; id: string }>(keys: readonly K[]) => K[];
+}
 
+type GraphReads = Pick<
+  Reads,
+  | 'threads'
+  | 'listThreads'
+  | 'countThreads'
+  | 'nodes'
+  | 'nodePage'
+  | 'nodeCount'
+  | 'countNodes'
+  | 'resourceVersions'
+  | 'resources'
+  | 'memory'
+  | 'events'
+  | 'walks'
+>;
+
+/** Threads, nodes, resources, memory, events and walks, read from the read model. */
+function createGraphReads({ q, byNode, storableKeys }: ReadContext): GraphReads {
   return {
-    encryptedAtRest: engine.store.codec.encrypted,
-
     threads: async (ids) =>
       inKeyOrder(
         ids,
@@ -282,8 +297,6 @@ export function createReads(engine: Engine, source: ReadQueries | ReadsSource): 
     nodeCount: (threadId) => q.nodeCount(threadId),
     countNodes: async (query) =>
       isStorable(query.runId) && isStorable(query.resourceKey) ? q.countNodes(query) : 0,
-
-    ...createChildReads(q),
 
     async resourceVersions(keys) {
       const rows = (await q.resourceVersions(keys)).map(toNodeView);
@@ -324,6 +337,31 @@ export function createReads(engine: Engine, source: ReadQueries | ReadsSource): 
     events: async (threadId, afterIndex, take) =>
       (await q.entries(threadId, afterIndex, take)).map(toEventView),
 
+    walks: (keys) =>
+      Promise.all(
+        keys.map((k) =>
+          isStorable(k.threadId) && isStorable(k.id)
+            ? q.walk({
+                threadId: k.threadId,
+                id: k.id,
+                direction: k.direction,
+                depth: k.depth,
+                kinds: k.kinds,
+              })
+            : Promise.resolve([]),
+        ),
+      ),
+  };
+}
+
+type RunReads = Pick<
+  Reads,
+  'runs' | 'findRun' | 'listRuns' | 'countRuns' | 'listApprovals' | 'countApprovals' | 'runsAt'
+>;
+
+/** Runs and their approval requests. */
+function createRunReads({ engine, q, byNode, storableKeys }: ReadContext): RunReads {
+  return {
     runs: async (keys) =>
       inKeyOrder(
         keys,
@@ -368,6 +406,36 @@ export function createReads(engine: Engine, source: ReadQueries | ReadsSource): 
 
     countApprovals: async (query) => (isStorable(query.threadId) ? q.countApprovals(query) : 0),
 
+    async runsAt(threadId, index) {
+      const at = await engine.runsAt(threadId, index);
+      if (!at.ok) return at;
+      const date = (iso: string | undefined) => (iso === undefined ? null : new Date(iso));
+      return ok(
+        at.value.runs.map(({ run, logIndex }) => ({
+          threadId: at.value.threadId,
+          id: run.run_id,
+          status: run.status,
+          createdAt: new Date(run.created_at),
+          updatedAt: new Date(run.updated_at),
+          startedAt: date(run.started_at),
+          logIndex,
+          state: run,
+        })),
+      );
+    },
+  };
+}
+
+/** Search, the tenant's activity and audit trail. */
+function createTenantReads({
+  engine,
+  q,
+  byNode,
+}: ReadContext): Pick<
+  Reads,
+  'searchNodes' | 'activity' | 'auditEntries' | 'countAuditEntries' | 'lastActivity'
+> {
+  return {
     async searchNodes(query) {
       if (!engine.store.searchIndexed) return err(SEARCH_DISABLED);
       if (query.take === 0 || !isStorable(query.threadId)) return ok([]);
@@ -388,22 +456,15 @@ export function createReads(engine: Engine, source: ReadQueries | ReadsSource): 
     auditEntries: async (query) => (storableAudit(query) ? q.auditEntries(query) : []),
     countAuditEntries: async (query) => (storableAudit(query) ? q.countAuditEntries(query) : 0),
     lastActivity: (tenantId) => q.lastActivity(tenantId),
+  };
+}
 
-    walks: (keys) =>
-      Promise.all(
-        keys.map((k) =>
-          isStorable(k.threadId) && isStorable(k.id)
-            ? q.walk({
-                threadId: k.threadId,
-                id: k.id,
-                direction: k.direction,
-                depth: k.depth,
-                kinds: k.kinds,
-              })
-            : Promise.resolve([]),
-        ),
-      ),
-
+/** Reads answered from the engine's thread state and log rather than the read model. */
+function createStateReads({
+  engine,
+  q,
+}: ReadContext): Pick<Reads, 'spend' | 'stateAt' | 'verify' | 'diff' | 'projection'> {
+  return {
     async spend(threadId) {
       // The thread row keeps it; a row that does not know it is answered from the folded state.
       const [row] = isStorable(threadId) ? await q.threads([threadId]) : [];
@@ -414,24 +475,6 @@ export function createReads(engine: Engine, source: ReadQueries | ReadsSource): 
     },
 
     stateAt: (threadId, index) => engine.stateAt(threadId, index),
-
-    async runsAt(threadId, index) {
-      const at = await engine.runsAt(threadId, index);
-      if (!at.ok) return at;
-      const date = (iso: string | undefined) => (iso === undefined ? null : new Date(iso));
-      return ok(
-        at.value.runs.map(({ run, logIndex }) => ({
-          threadId: at.value.threadId,
-          id: run.run_id,
-          status: run.status,
-          createdAt: new Date(run.created_at),
-          updatedAt: new Date(run.updated_at),
-          startedAt: date(run.started_at),
-          logIndex,
-          state: run,
-        })),
-      );
-    },
 
     verify: (threadId, strict) => engine.verify(threadId, { strict }),
 
@@ -483,6 +526,30 @@ export function createReads(engine: Engine, source: ReadQueries | ReadsSource): 
         },
       });
     },
+  };
+}
+
+/**
+ * The read API on an engine and read queries (default: opened on `databaseUrl`). `close()`
+ * closes the queries it opened itself, not the engine.
+ */
+export function createReads(engine: Engine, source: ReadQueries | ReadsSource): Reads {
+  const q = 'databaseUrl' in source ? openReadQueries(source, engine.store.codec) : source;
+  const owned = 'databaseUrl' in source;
+  const context: ReadContext = {
+    engine,
+    q,
+    byNode: (n) => nodeKey(n.threadId, n.id),
+    storableKeys: (keys) => keys.filter((k) => isStorable(k.threadId) && isStorable(k.id)),
+  };
+
+  return {
+    encryptedAtRest: engine.store.codec.encrypted,
+    ...createGraphReads(context),
+    ...createChildReads(q),
+    ...createRunReads(context),
+    ...createTenantReads(context),
+    ...createStateReads(context),
 
     async close() {
       if (owned) await q.close();
