@@ -6,14 +6,8 @@
  */
 import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { type NodeKind, normalizeSemanticKey, normalizeSemanticType } from '../core/graph/index.js';
-import { diffLogs, type VerifyReport } from '../core/log/index.js';
-import {
-  type CompileOptions,
-  compileProjection,
-  type OmittedNode,
-  type Projection,
-  type ProjectionInput,
-} from '../core/projection/index.js';
+import type { VerifyReport } from '../core/log/index.js';
+import type { ProjectionInput } from '../core/projection/index.js';
 import { textProblem } from '../core/text.js';
 import type { ThreadSpend } from '../core/thread/index.js';
 import {
@@ -33,6 +27,7 @@ import {
 } from '../store/read-model/queries.js';
 import type { NodeSearchQuery, SearchSnippet } from '../store/read-model/search-queries.js';
 import { type ChildList, type ChildPageQuery, createChildReads } from './child-reads.js';
+import { createStateReads, type ProjectionView } from './state-reads.js';
 import { isStorable, runHomes, shownId, threadKey } from './tenancy.js';
 import type { Engine, StateAt } from './types.js';
 import {
@@ -40,7 +35,6 @@ import {
   type ApprovalView,
   type AuditView,
   type EventView,
-  eventOf,
   type MemoryView,
   type NodeKey,
   type NodeView,
@@ -54,37 +48,13 @@ import {
   toThreadView,
 } from './views.js';
 
-/**
- * A compiled projection of a thread's current state, with `omitted(limit)` listing the best
- * omitted candidates of that same state (compiled again on the same graph value, so the list
- * agrees with the view whatever was written since).
- */
-export interface ProjectionView extends Projection {
-  threadId: string;
-  omittedFor(limit: number): Result<OmittedNode[]>;
-}
-
-/** The most omitted candidates one request may list. */
-export const MAX_OMITTED_LIMIT = 1000;
-
-/**
- * The o200k / cl100k counters, loaded on first use: evaluating them takes 1–2 s, which every
- * importer of the engine would otherwise pay. The module registry evaluates the module once and
- * hands every later import the same frozen table, so nothing is kept here.
- */
-function tokenCountersFor(
-  tokenizer: ProjectionInput['tokenizer'],
-): Promise<CompileOptions['tokenCounters']> {
-  if (tokenizer !== 'o200k' && tokenizer !== 'cl100k') return Promise.resolve(undefined);
-  return import('../core/projection/gpt-tokenizer.js').then((m) => m.GPT_TOKEN_COUNTERS);
-}
-
 export interface WalkKey extends NodeKey {
   direction: 'ancestors' | 'descendants';
   depth?: number | undefined;
   kinds?: readonly NodeKind[] | undefined;
 }
 
+export { MAX_OMITTED_LIMIT, type ProjectionView } from './state-reads.js';
 export type {
   ActivityView,
   ApprovalView,
@@ -459,76 +429,6 @@ function createTenantReads({
   };
 }
 
-/** Reads answered from the engine's thread state and log rather than the read model. */
-function createStateReads({
-  engine,
-  q,
-}: ReadContext): Pick<Reads, 'spend' | 'stateAt' | 'verify' | 'diff' | 'projection'> {
-  return {
-    async spend(threadId) {
-      // The thread row keeps it; a row that does not know it is answered from the folded state.
-      const [row] = isStorable(threadId) ? await q.threads([threadId]) : [];
-      const kept = row === undefined ? null : toThreadView(row).spend;
-      if (kept !== null) return ok(kept);
-      const state = await engine.getState(threadId);
-      return state.ok ? ok(state.value.spend) : state;
-    },
-
-    stateAt: (threadId, index) => engine.stateAt(threadId, index),
-
-    verify: (threadId, strict) => engine.verify(threadId, { strict }),
-
-    async diff(a, b) {
-      const [left, right] = await Promise.all([
-        engine.store.readEntries(a),
-        engine.store.readEntries(b),
-      ]);
-      for (const [id, entries] of [
-        [a, left],
-        [b, right],
-      ] as const) {
-        if (entries.length === 0) {
-          return err({
-            code: 'NOT_FOUND',
-            message: `thread ${id} does not exist`,
-            entity: 'Thread',
-            id,
-          });
-        }
-      }
-      const diff = diffLogs(left, right);
-      return ok({
-        commonPrefix: diff.commonPrefix,
-        onlyA: diff.onlyA.map((e) => eventOf(a, e)),
-        onlyB: diff.onlyB.map((e) => eventOf(b, e)),
-      });
-    },
-
-    async projection(threadId, input) {
-      const state = await engine.getState(threadId);
-      if (!state.ok) return state;
-      const graph = state.value.graph;
-      const tokenCounters = await tokenCountersFor(input.tokenizer);
-      const options: CompileOptions = tokenCounters === undefined ? {} : { tokenCounters };
-      const compiled = compileProjection(graph, input, options);
-      if (!compiled.ok) return compiled;
-      return ok({
-        ...compiled.value,
-        threadId,
-        omittedFor(limit) {
-          if (!Number.isInteger(limit) || limit < 0 || limit > MAX_OMITTED_LIMIT) {
-            return err(
-              invalid('$.first', `first must be an integer from 0 to ${MAX_OMITTED_LIMIT}`),
-            );
-          }
-          const again = compileProjection(graph, input, { ...options, omittedLimit: limit });
-          return again.ok ? ok(again.value.omitted) : again;
-        },
-      });
-    },
-  };
-}
-
 /**
  * The read API on an engine and read queries (default: opened on `databaseUrl`). `close()`
  * closes the queries it opened itself, not the engine.
@@ -549,7 +449,7 @@ export function createReads(engine: Engine, source: ReadQueries | ReadsSource): 
     ...createChildReads(q),
     ...createRunReads(context),
     ...createTenantReads(context),
-    ...createStateReads(context),
+    ...createStateReads(engine, q),
 
     async close() {
       if (owned) await q.close();
