@@ -11,7 +11,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { getOperationAST } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { WebSocketServer } from 'ws';
 import type { Engine, RetentionSweeperStats } from '../engine/index.js';
@@ -22,6 +21,7 @@ import { schema as defaultSchema } from '../graphql/schema.js';
 import { type Authenticator, openAuthenticator, useAuth } from './auth/index.js';
 import { isLoopbackHost as loopbackAddress, type ServerConfig } from './config.js';
 import { consoleRoutes } from './console.js';
+import { createDrainTracking } from './drain-tracking.js';
 import { createFairExecution } from './fair-execution.js';
 import {
   armorPlugins,
@@ -114,48 +114,6 @@ export interface App {
   /** Connections closed as slow consumers so far, per transport. */
   readonly slowConsumers: Readonly<Record<SlowTransport, number>>;
   readonly server: Server;
-}
-
-/**
- * Queries and mutations executing now (HTTP and WebSocket), counted by `plugin`; `until(idle)`
- * waits for `idle()` to hold, checked whenever `settle()` is called.
- */
-function createDrainTracking() {
-  let executing = 0;
-  const drained = new Set<() => void>();
-  const settle = () => {
-    for (const check of drained) check();
-  };
-  const plugin: Plugin = {
-    onExecute({ args }) {
-      if (getOperationAST(args.document, args.operationName)?.operation === 'subscription') return;
-      executing++;
-      return {
-        onExecuteDone() {
-          executing--;
-          settle();
-        },
-      };
-    },
-  };
-  /** Resolves with true once `idle()` holds, with false after `graceMs`. */
-  const until = async (idle: () => boolean, graceMs: number): Promise<boolean> => {
-    if (idle()) return true;
-    return new Promise<boolean>((resolve) => {
-      const check = () => {
-        if (!idle()) return;
-        done(true);
-      };
-      const timer = setTimeout(() => done(false), graceMs);
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        drained.delete(check);
-        resolve(ok);
-      };
-      drained.add(check);
-    });
-  };
-  return { plugin, settle, until, executing: () => executing };
 }
 
 /** The yoga server and its plugins, in the order they must run. */
