@@ -108,6 +108,23 @@ function refreshTail(tail: Tail, pageSize: number, tailSize: number): Promise<vo
   return tail.reading;
 }
 
+/** The tenant's tail, made (reading from `source`) when it has none. */
+function tailOf(tails: Map<string, Tail>, tenant: string, source: ActivitySource): Tail {
+  let tail = tails.get(tenant);
+  if (tail === undefined) {
+    tail = {
+      source,
+      rows: [],
+      head: undefined,
+      subscribers: new Set(),
+      dirty: false,
+      reading: undefined,
+    };
+    tails.set(tenant, tail);
+  }
+  return tail;
+}
+
 /** The activity feeds of one hub (one per server). */
 export function createActivityFeeds(
   hub: EventHub,
@@ -145,19 +162,7 @@ export function createActivityFeeds(
     { tenant, afterSeq, delivery }: ActivityStreamOptions,
   ): AsyncIterableIterator<ActivityView> {
     const transport = delivery?.transport;
-    let tail = tails.get(tenant);
-    if (tail === undefined) {
-      tail = {
-        source,
-        rows: [],
-        head: undefined,
-        subscribers: new Set(),
-        dirty: false,
-        reading: undefined,
-      };
-      tails.set(tenant, tail);
-    }
-    const own = tail;
+    const own = tailOf(tails, tenant, source);
     let done = false;
     let wake: (() => void) | undefined;
     let signalled = false;
