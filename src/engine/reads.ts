@@ -6,14 +6,8 @@
  */
 import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { type NodeKind, normalizeSemanticKey, normalizeSemanticType } from '../core/graph/index.js';
-import { diffLogs, type VerifyReport } from '../core/log/index.js';
-import {
-  type CompileOptions,
-  compileProjection,
-  type OmittedNode,
-  type Projection,
-  type ProjectionInput,
-} from '../core/projection/index.js';
+import type { VerifyReport } from '../core/log/index.js';
+import type { ProjectionInput } from '../core/projection/index.js';
 import { textProblem } from '../core/text.js';
 import type { ThreadSpend } from '../core/thread/index.js';
 import {
@@ -33,6 +27,7 @@ import {
 } from '../store/read-model/queries.js';
 import type { NodeSearchQuery, SearchSnippet } from '../store/read-model/search-queries.js';
 import { type ChildList, type ChildPageQuery, createChildReads } from './child-reads.js';
+import { createStateReads, type ProjectionView } from './state-reads.js';
 import { isStorable, runHomes, shownId, threadKey } from './tenancy.js';
 import type { Engine, StateAt } from './types.js';
 import {
@@ -40,7 +35,6 @@ import {
   type ApprovalView,
   type AuditView,
   type EventView,
-  eventOf,
   type MemoryView,
   type NodeKey,
   type NodeView,
@@ -54,37 +48,13 @@ import {
   toThreadView,
 } from './views.js';
 
-/**
- * A compiled projection of a thread's current state, with `omitted(limit)` listing the best
- * omitted candidates of that same state (compiled again on the same graph value, so the list
- * agrees with the view whatever was written since).
- */
-export interface ProjectionView extends Projection {
-  threadId: string;
-  omittedFor(limit: number): Result<OmittedNode[]>;
-}
-
-/** The most omitted candidates one request may list. */
-export const MAX_OMITTED_LIMIT = 1000;
-
-/**
- * The o200k / cl100k counters, loaded on first use: evaluating them takes 1–2 s, which every
- * importer of the engine would otherwise pay. The module registry evaluates the module once and
- * hands every later import the same frozen table, so nothing is kept here.
- */
-function tokenCountersFor(
-  tokenizer: ProjectionInput['tokenizer'],
-): Promise<CompileOptions['tokenCounters']> {
-  if (tokenizer !== 'o200k' && tokenizer !== 'cl100k') return Promise.resolve(undefined);
-  return import('../core/projection/gpt-tokenizer.js').then((m) => m.GPT_TOKEN_COUNTERS);
-}
-
 export interface WalkKey extends NodeKey {
   direction: 'ancestors' | 'descendants';
   depth?: number | undefined;
   kinds?: readonly NodeKind[] | undefined;
 }
 
+export { MAX_OMITTED_LIMIT, type ProjectionView } from './state-reads.js';
 export type {
   ActivityView,
   ApprovalView,
@@ -237,22 +207,37 @@ function runLookupProblem(runId: string, threadId: string | undefined): Result<n
   return undefined;
 }
 
-/**
- * The read API on an engine and read queries (default: opened on `databaseUrl`). `close()`
- * closes the queries it opened itself, not the engine.
- */
-export function createReads(engine: Engine, source: ReadQueries | ReadsSource): Reads {
-  const q = 'databaseUrl' in source ? openReadQueries(source, engine.store.codec) : source;
-  const owned = 'databaseUrl' in source;
-  const byNode = (n: { threadId: string; id: string }) => nodeKey(n.threadId, n.id);
-  // A key that is not storable text (a NUL, a lone surrogate) matches no stored row; it is
-  // answered without a query, since Postgres refuses a NUL even in a lookup.
-  const storableKeys = <K extends { threadId: string; id: string }>(keys: readonly K[]) =>
-    keys.filter((k) => isStorable(k.threadId) && isStorable(k.id));
+/** What the read groups below share: the engine, its read queries and the key helpers. */
+interface ReadContext {
+  engine: Engine;
+  q: ReadQueries;
+  byNode: (n: { threadId: string; id: string }) => string;
+  /**
+   * A key that is not storable text (a NUL, a lone surrogate) matches no stored row; it is
+   * answered without a query, since Postgres refuses a NUL even in a lookup.
+   */
+  storableKeys: <K extends { threadId: string; id: string }>(keys: readonly K[]) => K[];
+}
 
+type GraphReads = Pick<
+  Reads,
+  | 'threads'
+  | 'listThreads'
+  | 'countThreads'
+  | 'nodes'
+  | 'nodePage'
+  | 'nodeCount'
+  | 'countNodes'
+  | 'resourceVersions'
+  | 'resources'
+  | 'memory'
+  | 'events'
+  | 'walks'
+>;
+
+/** Threads, nodes, resources, memory, events and walks, read from the read model. */
+function createGraphReads({ q, byNode, storableKeys }: ReadContext): GraphReads {
   return {
-    encryptedAtRest: engine.store.codec.encrypted,
-
     threads: async (ids) =>
       inKeyOrder(
         ids,
@@ -282,8 +267,6 @@ export function createReads(engine: Engine, source: ReadQueries | ReadsSource): 
     nodeCount: (threadId) => q.nodeCount(threadId),
     countNodes: async (query) =>
       isStorable(query.runId) && isStorable(query.resourceKey) ? q.countNodes(query) : 0,
-
-    ...createChildReads(q),
 
     async resourceVersions(keys) {
       const rows = (await q.resourceVersions(keys)).map(toNodeView);
@@ -324,6 +307,31 @@ export function createReads(engine: Engine, source: ReadQueries | ReadsSource): 
     events: async (threadId, afterIndex, take) =>
       (await q.entries(threadId, afterIndex, take)).map(toEventView),
 
+    walks: (keys) =>
+      Promise.all(
+        keys.map((k) =>
+          isStorable(k.threadId) && isStorable(k.id)
+            ? q.walk({
+                threadId: k.threadId,
+                id: k.id,
+                direction: k.direction,
+                depth: k.depth,
+                kinds: k.kinds,
+              })
+            : Promise.resolve([]),
+        ),
+      ),
+  };
+}
+
+type RunReads = Pick<
+  Reads,
+  'runs' | 'findRun' | 'listRuns' | 'countRuns' | 'listApprovals' | 'countApprovals' | 'runsAt'
+>;
+
+/** Runs and their approval requests. */
+function createRunReads({ engine, q, byNode, storableKeys }: ReadContext): RunReads {
+  return {
     runs: async (keys) =>
       inKeyOrder(
         keys,
@@ -368,6 +376,36 @@ export function createReads(engine: Engine, source: ReadQueries | ReadsSource): 
 
     countApprovals: async (query) => (isStorable(query.threadId) ? q.countApprovals(query) : 0),
 
+    async runsAt(threadId, index) {
+      const at = await engine.runsAt(threadId, index);
+      if (!at.ok) return at;
+      const date = (iso: string | undefined) => (iso === undefined ? null : new Date(iso));
+      return ok(
+        at.value.runs.map(({ run, logIndex }) => ({
+          threadId: at.value.threadId,
+          id: run.run_id,
+          status: run.status,
+          createdAt: new Date(run.created_at),
+          updatedAt: new Date(run.updated_at),
+          startedAt: date(run.started_at),
+          logIndex,
+          state: run,
+        })),
+      );
+    },
+  };
+}
+
+/** Search, the tenant's activity and audit trail. */
+function createTenantReads({
+  engine,
+  q,
+  byNode,
+}: ReadContext): Pick<
+  Reads,
+  'searchNodes' | 'activity' | 'auditEntries' | 'countAuditEntries' | 'lastActivity'
+> {
+  return {
     async searchNodes(query) {
       if (!engine.store.searchIndexed) return err(SEARCH_DISABLED);
       if (query.take === 0 || !isStorable(query.threadId)) return ok([]);
@@ -388,101 +426,30 @@ export function createReads(engine: Engine, source: ReadQueries | ReadsSource): 
     auditEntries: async (query) => (storableAudit(query) ? q.auditEntries(query) : []),
     countAuditEntries: async (query) => (storableAudit(query) ? q.countAuditEntries(query) : 0),
     lastActivity: (tenantId) => q.lastActivity(tenantId),
+  };
+}
 
-    walks: (keys) =>
-      Promise.all(
-        keys.map((k) =>
-          isStorable(k.threadId) && isStorable(k.id)
-            ? q.walk({
-                threadId: k.threadId,
-                id: k.id,
-                direction: k.direction,
-                depth: k.depth,
-                kinds: k.kinds,
-              })
-            : Promise.resolve([]),
-        ),
-      ),
+/**
+ * The read API on an engine and read queries (default: opened on `databaseUrl`). `close()`
+ * closes the queries it opened itself, not the engine.
+ */
+export function createReads(engine: Engine, source: ReadQueries | ReadsSource): Reads {
+  const q = 'databaseUrl' in source ? openReadQueries(source, engine.store.codec) : source;
+  const owned = 'databaseUrl' in source;
+  const context: ReadContext = {
+    engine,
+    q,
+    byNode: (n) => nodeKey(n.threadId, n.id),
+    storableKeys: (keys) => keys.filter((k) => isStorable(k.threadId) && isStorable(k.id)),
+  };
 
-    async spend(threadId) {
-      // The thread row keeps it; a row that does not know it is answered from the folded state.
-      const [row] = isStorable(threadId) ? await q.threads([threadId]) : [];
-      const kept = row === undefined ? null : toThreadView(row).spend;
-      if (kept !== null) return ok(kept);
-      const state = await engine.getState(threadId);
-      return state.ok ? ok(state.value.spend) : state;
-    },
-
-    stateAt: (threadId, index) => engine.stateAt(threadId, index),
-
-    async runsAt(threadId, index) {
-      const at = await engine.runsAt(threadId, index);
-      if (!at.ok) return at;
-      const date = (iso: string | undefined) => (iso === undefined ? null : new Date(iso));
-      return ok(
-        at.value.runs.map(({ run, logIndex }) => ({
-          threadId: at.value.threadId,
-          id: run.run_id,
-          status: run.status,
-          createdAt: new Date(run.created_at),
-          updatedAt: new Date(run.updated_at),
-          startedAt: date(run.started_at),
-          logIndex,
-          state: run,
-        })),
-      );
-    },
-
-    verify: (threadId, strict) => engine.verify(threadId, { strict }),
-
-    async diff(a, b) {
-      const [left, right] = await Promise.all([
-        engine.store.readEntries(a),
-        engine.store.readEntries(b),
-      ]);
-      for (const [id, entries] of [
-        [a, left],
-        [b, right],
-      ] as const) {
-        if (entries.length === 0) {
-          return err({
-            code: 'NOT_FOUND',
-            message: `thread ${id} does not exist`,
-            entity: 'Thread',
-            id,
-          });
-        }
-      }
-      const diff = diffLogs(left, right);
-      return ok({
-        commonPrefix: diff.commonPrefix,
-        onlyA: diff.onlyA.map((e) => eventOf(a, e)),
-        onlyB: diff.onlyB.map((e) => eventOf(b, e)),
-      });
-    },
-
-    async projection(threadId, input) {
-      const state = await engine.getState(threadId);
-      if (!state.ok) return state;
-      const graph = state.value.graph;
-      const tokenCounters = await tokenCountersFor(input.tokenizer);
-      const options: CompileOptions = tokenCounters === undefined ? {} : { tokenCounters };
-      const compiled = compileProjection(graph, input, options);
-      if (!compiled.ok) return compiled;
-      return ok({
-        ...compiled.value,
-        threadId,
-        omittedFor(limit) {
-          if (!Number.isInteger(limit) || limit < 0 || limit > MAX_OMITTED_LIMIT) {
-            return err(
-              invalid('$.first', `first must be an integer from 0 to ${MAX_OMITTED_LIMIT}`),
-            );
-          }
-          const again = compileProjection(graph, input, { ...options, omittedLimit: limit });
-          return again.ok ? ok(again.value.omitted) : again;
-        },
-      });
-    },
+  return {
+    encryptedAtRest: engine.store.codec.encrypted,
+    ...createGraphReads(context),
+    ...createChildReads(q),
+    ...createRunReads(context),
+    ...createTenantReads(context),
+    ...createStateReads(engine, q),
 
     async close() {
       if (owned) await q.close();

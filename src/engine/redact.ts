@@ -312,6 +312,19 @@ async function plan(
   // Every thread whose history holds a node may have answered a command with it.
   rows.answers.threadIds = [...firstIndex.keys()];
 
+  const committed = await commitRedactions(rt, key, state, recorders, input, now);
+  return committed.ok ? ok({ now, rows, ...committed.value }) : committed;
+}
+
+/** One nodes_redacted entry per live thread that holds the nodes, and its read-model changes. */
+async function commitRedactions(
+  rt: Runtime,
+  key: string,
+  state: ThreadState,
+  recorders: ReadonlyMap<string, NodesRedactedEvent['nodes']>,
+  input: RedactNodesInput,
+  now: string,
+): Promise<Result<Pick<Planned, 'commits' | 'states'>>> {
   const commits: ReadModelChanges[] = [];
   const states = new Map<string, ThreadRedaction>();
   // The thread asked first: the transaction's first commit carries its idempotency record.
@@ -334,7 +347,7 @@ async function plan(
     );
     states.set(threadId, { prev: prev.value, next: committed.value.state, entry, text });
   }
-  return ok({ now, commits, rows, states });
+  return ok({ commits, states });
 }
 
 /** An entry that recorded a redacted node again, its text as it reads redacted. */

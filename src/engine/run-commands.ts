@@ -148,12 +148,8 @@ const runNotFound = (runId: string) => ({
   id: runId,
 });
 
-/**
- * The run commands for `tenant` (undefined: the system, every tenant). A tenant sees only the
- * runs of its threads: a run id is unique within a tenant, and another tenant's run is NOT_FOUND
- * like a run that does not exist.
- */
-export function createRunCommands(rt: Runtime, tenant?: string) {
+/** The lookups and wrappers every run command of `tenant` shares. */
+function createRunContext(rt: Runtime, tenant: string | undefined) {
   const scoped = (scope: string) => tenantScope(scope, tenant);
   /** A reference to an existing thread: an id for a tenant, a storage key for the system. */
   const checkRef = (value: unknown, path: string) =>
@@ -264,6 +260,20 @@ export function createRunCommands(rt: Runtime, tenant?: string) {
     );
   }
 
+  return { rt, tenant, scoped, checkRef, locateRun, checkNewRunId, keyedRequest, onRun };
+}
+
+type RunContext = ReturnType<typeof createRunContext>;
+
+/** The commands that start a run on a thread: a new one, or one imported from a workflow. */
+function createRunStarts({
+  rt,
+  tenant,
+  scoped,
+  checkRef,
+  checkNewRunId,
+  keyedRequest,
+}: RunContext) {
   return {
     startRun: (input: StartRunInput): Promise<Result<RunResult>> =>
       keyedRequest('startRun', input, async (claim) => {
@@ -289,6 +299,35 @@ export function createRunCommands(rt: Runtime, tenant?: string) {
         );
       }),
 
+    importWorkflowState: (input: ImportWorkflowStateInput): Promise<Result<RunResult>> =>
+      rt.idempotent(
+        scoped('importWorkflowState'),
+        input.idempotencyKey,
+        request(input),
+        async (claim) => {
+          const checked = firstFailure(
+            checkRef(input.threadId, '$.threadId'),
+            checkSize(input.state, '$.state', DEFAULT_IMPORT_LIMITS.maxBytes),
+          );
+          if (!checked.ok) return checked;
+          const at = await locateThread(rt.tenants, input.threadId, tenant);
+          if (!at.ok) return at;
+          const runId = (input.state as { run_id?: unknown } | null)?.run_id;
+          if (typeof runId === 'string') {
+            const fresh = await checkNewRunId(runId);
+            if (!fresh.ok) return fresh;
+          }
+          return startOn(rt, at.value, claim, typeof runId === 'string' ? runId : '', (state) =>
+            planImportWorkflowState(state, input.state),
+          );
+        },
+      ),
+  };
+}
+
+/** The commands on an existing run. */
+function createRunSteps({ rt, onRun }: RunContext) {
+  return {
     dispatch: (input: DispatchInput) => {
       const action: JsonObject = {
         ...(input.action as unknown as JsonObject),
@@ -369,31 +408,17 @@ export function createRunCommands(rt: Runtime, tenant?: string) {
           ...(input.costUsd === undefined ? {} : { costUsd: input.costUsd }),
         }),
       ),
-
-    importWorkflowState: (input: ImportWorkflowStateInput): Promise<Result<RunResult>> =>
-      rt.idempotent(
-        scoped('importWorkflowState'),
-        input.idempotencyKey,
-        request(input),
-        async (claim) => {
-          const checked = firstFailure(
-            checkRef(input.threadId, '$.threadId'),
-            checkSize(input.state, '$.state', DEFAULT_IMPORT_LIMITS.maxBytes),
-          );
-          if (!checked.ok) return checked;
-          const at = await locateThread(rt.tenants, input.threadId, tenant);
-          if (!at.ok) return at;
-          const runId = (input.state as { run_id?: unknown } | null)?.run_id;
-          if (typeof runId === 'string') {
-            const fresh = await checkNewRunId(runId);
-            if (!fresh.ok) return fresh;
-          }
-          return startOn(rt, at.value, claim, typeof runId === 'string' ? runId : '', (state) =>
-            planImportWorkflowState(state, input.state),
-          );
-        },
-      ),
   };
+}
+
+/**
+ * The run commands for `tenant` (undefined: the system, every tenant). A tenant sees only the
+ * runs of its threads: a run id is unique within a tenant, and another tenant's run is NOT_FOUND
+ * like a run that does not exist.
+ */
+export function createRunCommands(rt: Runtime, tenant?: string) {
+  const context = createRunContext(rt, tenant);
+  return { ...createRunStarts(context), ...createRunSteps(context) };
 }
 
 async function startOn(

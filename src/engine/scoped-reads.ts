@@ -10,15 +10,8 @@ import {
 } from './tenancy.js';
 import type { EventView, NodeView, ThreadView } from './views.js';
 
-/**
- * The read API as `tenant` sees it: thread ids are the tenant's own (see tenancy.ts), mapped to
- * storage keys on the way in and back to ids on the way out, so no answer shows a storage key;
- * lists are filtered by tenant in SQL; a read of another tenant's thread (or of its nodes, runs,
- * events, state) answers exactly as one of a thread that does not exist — undefined, empty, or
- * NOT_FOUND. Every call goes to `reads`. `close()` does nothing: the shared read API is closed
- * by its owner.
- */
-export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string): Reads {
+/** How `tenant` names its threads in the read API over `reads`: the mappings both ways. */
+function createScope(reads: Reads, tenants: ThreadTenants, tenant: string) {
   /** The storage key of the tenant's thread `threadId`; undefined when it has none. */
   const keyOf = (threadId: string) => threadKey(tenants, threadId, tenant);
   /**
@@ -105,7 +98,30 @@ export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string)
   const same = <T>(v: T) => v;
 
   return {
-    encryptedAtRest: reads.encryptedAtRest,
+    reads,
+    tenant,
+    keyOf,
+    cursorKey,
+    notFound,
+    named,
+    namedThread,
+    namedEvents,
+    nodesNamed,
+    keyed,
+    ifVisible,
+    orNotFound,
+    scopedList,
+    same,
+  };
+}
+
+type Scope = ReturnType<typeof createScope>;
+
+/** Threads, nodes, resources, memory, events and walks as the tenant sees them. */
+function scopedGraphReads(scope: Scope) {
+  const { reads, tenant, keyOf, cursorKey, named, namedThread, namedEvents, nodesNamed } = scope;
+  const { keyed, ifVisible, same } = scope;
+  return {
     async threads(ids) {
       const keys = await Promise.all(ids.map(keyOf));
       const views = await reads.threads(keys.filter((k): k is string => k !== undefined));
@@ -180,6 +196,21 @@ export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string)
         async (key) => namedEvents(await reads.events(key, afterIndex, take)),
         [],
       ),
+    walks: (keys) =>
+      keyed(
+        keys,
+        (k) => reads.walks(k),
+        () => [],
+        same,
+      ),
+  } satisfies Partial<Reads>;
+}
+
+/** Runs, approvals, search, activity, audit and state reads as the tenant sees them. */
+function scopedRunReads(scope: Scope) {
+  const { reads, tenant, keyOf, notFound, named, namedEvents, keyed, orNotFound, scopedList } =
+    scope;
+  return {
     runs: (keys) =>
       keyed(
         keys,
@@ -219,13 +250,6 @@ export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string)
     lastActivity: () => reads.lastActivity(tenant),
     auditEntries: (query) => reads.auditEntries({ ...query, tenantId: tenant }),
     countAuditEntries: (query) => reads.countAuditEntries({ ...query, tenantId: tenant }),
-    walks: (keys) =>
-      keyed(
-        keys,
-        (k) => reads.walks(k),
-        () => [],
-        same,
-      ),
     spend: (threadId) => orNotFound(threadId, (key) => reads.spend(key)),
     stateAt: (threadId, index) => orNotFound(threadId, (key) => reads.stateAt(key, index), named),
     runsAt: (threadId, index) =>
@@ -249,6 +273,23 @@ export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string)
     },
     projection: (threadId, input) =>
       orNotFound(threadId, (key) => reads.projection(key, input), named),
+  } satisfies Partial<Reads>;
+}
+
+/**
+ * The read API as `tenant` sees it: thread ids are the tenant's own (see tenancy.ts), mapped to
+ * storage keys on the way in and back to ids on the way out, so no answer shows a storage key;
+ * lists are filtered by tenant in SQL; a read of another tenant's thread (or of its nodes, runs,
+ * events, state) answers exactly as one of a thread that does not exist — undefined, empty, or
+ * NOT_FOUND. Every call goes to `reads`. `close()` does nothing: the shared read API is closed
+ * by its owner.
+ */
+export function scopeReads(reads: Reads, tenants: ThreadTenants, tenant: string): Reads {
+  const scope = createScope(reads, tenants, tenant);
+  return {
+    encryptedAtRest: reads.encryptedAtRest,
+    ...scopedGraphReads(scope),
+    ...scopedRunReads(scope),
     close: async () => undefined,
   };
 }

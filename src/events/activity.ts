@@ -73,6 +73,58 @@ function firstAfter(rows: readonly ActivityView[], seq: number): number {
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
+/**
+ * Reads what is new for `tail`, `pageSize` rows a query, keeping its last `tailSize` rows; a
+ * wake-up during a read makes it read again after.
+ */
+function refreshTail(tail: Tail, pageSize: number, tailSize: number): Promise<void> {
+  tail.dirty = true;
+  if (tail.reading !== undefined) return tail.reading;
+  const run = async () => {
+    try {
+      while (tail.dirty) {
+        tail.dirty = false;
+        await turn();
+        if (tail.head === undefined) tail.head = await tail.source.lastActivity();
+        for (;;) {
+          const rows = await tail.source.activity(tail.head, pageSize);
+          if (rows.length === 0) break;
+          tail.rows.push(...rows);
+          if (tail.rows.length > tailSize) tail.rows.splice(0, tail.rows.length - tailSize);
+          tail.head = rows.at(-1)!.seq;
+          for (const wake of tail.subscribers) wake();
+          if (rows.length < pageSize) break;
+          await turn();
+        }
+      }
+    } catch {
+      // A failed read is retried by the next wake-up or poll.
+    } finally {
+      tail.reading = undefined;
+      for (const wake of tail.subscribers) wake();
+    }
+  };
+  tail.reading = run();
+  return tail.reading;
+}
+
+/** The tenant's tail, made (reading from `source`) when it has none. */
+function tailOf(tails: Map<string, Tail>, tenant: string, source: ActivitySource): Tail {
+  let tail = tails.get(tenant);
+  if (tail === undefined) {
+    tail = {
+      source,
+      rows: [],
+      head: undefined,
+      subscribers: new Set(),
+      dirty: false,
+      reading: undefined,
+    };
+    tails.set(tenant, tail);
+  }
+  return tail;
+}
+
 /** The activity feeds of one hub (one per server). */
 export function createActivityFeeds(
   hub: EventHub,
@@ -103,56 +155,14 @@ export function createActivityFeeds(
     timer = undefined;
   }
 
-  /** Reads what is new for `tail`; a wake-up during a read makes it read again after. */
-  function refresh(tail: Tail): Promise<void> {
-    tail.dirty = true;
-    if (tail.reading !== undefined) return tail.reading;
-    const run = async () => {
-      try {
-        while (tail.dirty) {
-          tail.dirty = false;
-          await turn();
-          if (tail.head === undefined) tail.head = await tail.source.lastActivity();
-          for (;;) {
-            const rows = await tail.source.activity(tail.head, pageSize);
-            if (rows.length === 0) break;
-            tail.rows.push(...rows);
-            if (tail.rows.length > tailSize) tail.rows.splice(0, tail.rows.length - tailSize);
-            tail.head = rows.at(-1)!.seq;
-            for (const wake of tail.subscribers) wake();
-            if (rows.length < pageSize) break;
-            await turn();
-          }
-        }
-      } catch {
-        // A failed read is retried by the next wake-up or poll.
-      } finally {
-        tail.reading = undefined;
-        for (const wake of tail.subscribers) wake();
-      }
-    };
-    tail.reading = run();
-    return tail.reading;
-  }
+  const refresh = (tail: Tail) => refreshTail(tail, pageSize, tailSize);
 
   function stream(
     source: ActivitySource,
     { tenant, afterSeq, delivery }: ActivityStreamOptions,
   ): AsyncIterableIterator<ActivityView> {
     const transport = delivery?.transport;
-    let tail = tails.get(tenant);
-    if (tail === undefined) {
-      tail = {
-        source,
-        rows: [],
-        head: undefined,
-        subscribers: new Set(),
-        dirty: false,
-        reading: undefined,
-      };
-      tails.set(tenant, tail);
-    }
-    const own = tail;
+    const own = tailOf(tails, tenant, source);
     let done = false;
     let wake: (() => void) | undefined;
     let signalled = false;

@@ -11,7 +11,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { getOperationAST } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { WebSocketServer } from 'ws';
 import type { Engine, RetentionSweeperStats } from '../engine/index.js';
@@ -22,6 +21,7 @@ import { schema as defaultSchema } from '../graphql/schema.js';
 import { type Authenticator, openAuthenticator, useAuth } from './auth/index.js';
 import { isLoopbackHost as loopbackAddress, type ServerConfig } from './config.js';
 import { consoleRoutes } from './console.js';
+import { createDrainTracking } from './drain-tracking.js';
 import { createFairExecution } from './fair-execution.js';
 import {
   armorPlugins,
@@ -116,63 +116,21 @@ export interface App {
   readonly server: Server;
 }
 
-export function buildApp(deps: AppDeps): App {
+/** The yoga server and its plugins, in the order they must run. */
+function createWeftYoga(parts: {
+  deps: AppDeps;
+  engine: Engine;
+  reads: Reads;
+  auth: Authenticator;
+  metrics: Metrics | undefined;
+  stopping: () => boolean;
+  drainTracking: Plugin;
+  fair: Plugin;
+  sendBuffers: Plugin;
+}): YogaServerInstance<Record<string, unknown>, GraphQLContext> {
+  const { deps, engine, reads, auth, metrics, stopping, drainTracking } = parts;
   const { config } = deps;
-  const limits = config.websocket;
-  const auth = deps.auth ?? openAuthenticator();
-  /** What a request from elsewhere is checked against (the port is known once listening). */
-  const foreign = (): ForeignCheck => ({
-    allowedOrigins: config.allowedOrigins,
-    // Without keys, a loopback server answers only its loopback names: a DNS-rebinding page
-    // would otherwise be same-origin with it. With keys (or when exposed on purpose with
-    // WEFT_ALLOW_OPEN) any name may reach it, e.g. through a proxy.
-    loopbackHost: auth.mode === 'open' && loopbackAddress(config.host),
-    port: (server.address() as AddressInfo | null)?.port ?? config.port,
-    boundHost: config.host,
-  });
-  let wss: WebSocketServer | undefined;
-  const metrics = config.metrics
-    ? createMetrics({
-        ...(deps.subscriptionStats === undefined ? {} : { subscriptions: deps.subscriptionStats }),
-        websockets: () => wss?.clients.size ?? 0,
-        threadCache: () => deps.engine.cacheStats(),
-        ...(deps.retentionStats === undefined ? {} : { retention: deps.retentionStats }),
-        slowConsumers: () => sendBuffers.closed,
-      })
-    : undefined;
-  const engine = metrics === undefined ? deps.engine : instrumentEngine(deps.engine, metrics);
-  const reads =
-    deps.reads ??
-    createReads(engine, {
-      databaseUrl: config.databaseUrl,
-      queryTimeoutMs: config.queryTimeoutMs,
-    });
-  const ownsReads = deps.reads === undefined;
-  let stopping = false;
-  /** Queries and mutations executing now (HTTP and WebSocket); drain() waits for none. */
-  let executing = 0;
-  const drained = new Set<() => void>();
-  const settle = () => {
-    for (const check of drained) check();
-  };
-  const useDrainTracking = (): Plugin => ({
-    onExecute({ args }) {
-      if (getOperationAST(args.document, args.operationName)?.operation === 'subscription') return;
-      executing++;
-      return {
-        onExecuteDone() {
-          executing--;
-          settle();
-        },
-      };
-    },
-  });
-  const fair = createFairExecution();
-  const sendBuffers = createSendBuffers({
-    maxBytes: deps.maxSendBufferBytes ?? config.maxSendBufferBytes,
-    ...(deps.onSlowConsumer === undefined ? {} : { onSlowConsumer: deps.onSlowConsumer }),
-  });
-  const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
+  return createYoga<Record<string, unknown>, GraphQLContext>({
     schema: deps.schema ?? defaultSchema,
     graphqlEndpoint: GRAPHQL_PATH,
     // Over the port, GraphiQL is answered ahead of yoga, compressed and cached (graphiqlPage);
@@ -207,7 +165,7 @@ export function buildApp(deps: AppDeps): App {
       useBodyNestingLimit(),
       useCsrfPrevention(),
       useHealth(async () => {
-        if (stopping) throw new Error('shutting down');
+        if (stopping()) throw new Error('shutting down');
         // Any id will do (an unknown thread has length 0); no NUL: Postgres text refuses it.
         await engine.store.getLogLength('weft-readiness-probe');
       }),
@@ -224,32 +182,47 @@ export function buildApp(deps: AppDeps): App {
       // After the request id is known and before yoga masks errors: one log line per unexpected
       // error, with its cause, while the client sees only INTERNAL_SERVER_ERROR.
       useErrorLog(),
-      useDrainTracking(),
+      drainTracking,
       useBatchLimit(config.limits.maxBatch),
       useFragmentCycleCode(),
       ...armorPlugins(config.limits, { blockFieldSuggestions: !config.introspection }),
       ...(config.introspection ? [] : [useNoIntrospection(), useNoSuggestions()]),
       useAuth(auth),
       // Large pages take turns per caller, so one caller's pile of them cannot hold up others.
-      fair.plugin,
+      parts.fair,
       useSharedSubscriptions(),
       // After auth: it holds the results the response has not taken, as they will be written.
-      sendBuffers.plugin,
+      parts.sendBuffers,
       ...(deps.plugins ?? []),
     ],
   });
+}
 
+/**
+ * The HTTP handler: refusals of foreign and oversized requests, GraphiQL and the console, then
+ * yoga; every request is tracked in `answering`, counted and logged once it closes.
+ */
+function createRequestHandler(parts: {
+  deps: AppDeps;
+  metrics: Metrics | undefined;
+  yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
+  throttle: ReturnType<typeof createRefusalThrottle>;
+  answering: Set<ServerResponse>;
+  foreign: () => ForeignCheck;
+  stopping: () => boolean;
+  settle: () => void;
+  server: () => Server;
+}): (req: IncomingMessage, res: ServerResponse) => void {
+  const { deps, metrics, yoga, throttle, answering, foreign, stopping, settle, server } = parts;
+  const { config } = deps;
   const serveConsole = consoleRoutes();
   const serveGraphiQL = config.graphiql
     ? graphiqlPage(() => renderGraphiQLLazily(GRAPHIQL_OPTIONS))
     : undefined;
 
-  /** HTTP requests being answered, but for streams (SSE): drain() waits for none. */
-  const answering = new Set<ServerResponse>();
   const logRequest =
     deps.logRequest ??
     ((line: RequestLogLine) => process.stdout.write(`${JSON.stringify(line)}\n`));
-  const throttle = createRefusalThrottle(config.refusals);
   /** Holds `res`'s answer when it is a refusal and its address has used up its burst. */
   const throttleRefusals = (req: IncomingMessage, res: ServerResponse) => {
     const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
@@ -262,12 +235,12 @@ export function buildApp(deps: AppDeps): App {
       return res;
     }) as typeof res.end;
   };
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
+  return (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now();
     if (throttle.enabled) throttleRefusals(req, res);
     const info = beginRequest(req);
     res.setHeader(REQUEST_ID_HEADER, info.id);
-    if (stopping) res.setHeader('connection', 'close');
+    if (stopping()) res.setHeader('connection', 'close');
     const path = (req.url ?? '/').split('?')[0]!;
     answering.add(res);
     metrics?.inflight.inc();
@@ -289,7 +262,7 @@ export function buildApp(deps: AppDeps): App {
           }),
         );
       }
-      if (stopping) server.closeIdleConnections();
+      if (stopping()) server().closeIdleConnections();
       settle();
     });
     const refused = foreignRequest(req.headers, foreign());
@@ -308,10 +281,102 @@ export function buildApp(deps: AppDeps): App {
     }
     void yoga(req, res);
   };
-  // getHeader sees the headers yoga passes to writeHead because `handle` called setHeader first
-  // (Node merges them then; without a prior setHeader they would bypass getHeader).
-  const isStream = (res: ServerResponse) =>
-    String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
+}
+
+// getHeader sees the headers yoga passes to writeHead because `handle` called setHeader first
+// (Node merges them then; without a prior setHeader they would bypass getHeader).
+const isStream = (res: ServerResponse) =>
+  String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
+
+/** What a request from elsewhere is checked against (the port is known once listening). */
+function foreignCheck(config: ServerConfig, auth: Authenticator, server: Server): ForeignCheck {
+  return {
+    allowedOrigins: config.allowedOrigins,
+    // Without keys, a loopback server answers only its loopback names: a DNS-rebinding page
+    // would otherwise be same-origin with it. With keys (or when exposed on purpose with
+    // WEFT_ALLOW_OPEN) any name may reach it, e.g. through a proxy.
+    loopbackHost: auth.mode === 'open' && loopbackAddress(config.host),
+    port: (server.address() as AddressInfo | null)?.port ?? config.port,
+    boundHost: config.host,
+  };
+}
+
+/** Listens on config.host:config.port; `serving` hears the GraphQL URL before it resolves. */
+function listen(
+  server: Server,
+  config: ServerConfig,
+  serving: (url: string) => void,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      const { port } = server.address() as AddressInfo;
+      const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+      const url = `http://${host}:${port}${GRAPHQL_PATH}`;
+      serving(url);
+      resolve(url);
+    });
+  });
+}
+
+export function buildApp(deps: AppDeps): App {
+  const { config } = deps;
+  const limits = config.websocket;
+  const auth = deps.auth ?? openAuthenticator();
+  const foreign = () => foreignCheck(config, auth, server);
+  let wss: WebSocketServer | undefined;
+  const metrics = config.metrics
+    ? createMetrics({
+        ...(deps.subscriptionStats === undefined ? {} : { subscriptions: deps.subscriptionStats }),
+        websockets: () => wss?.clients.size ?? 0,
+        threadCache: () => deps.engine.cacheStats(),
+        ...(deps.retentionStats === undefined ? {} : { retention: deps.retentionStats }),
+        slowConsumers: () => sendBuffers.closed,
+      })
+    : undefined;
+  const engine = metrics === undefined ? deps.engine : instrumentEngine(deps.engine, metrics);
+  const reads =
+    deps.reads ??
+    createReads(engine, {
+      databaseUrl: config.databaseUrl,
+      queryTimeoutMs: config.queryTimeoutMs,
+    });
+  const ownsReads = deps.reads === undefined;
+  let stopping = false;
+  /** Queries and mutations executing now (HTTP and WebSocket); drain() waits for none. */
+  const tracking = createDrainTracking();
+  const { settle } = tracking;
+  const fair = createFairExecution();
+  const sendBuffers = createSendBuffers({
+    maxBytes: deps.maxSendBufferBytes ?? config.maxSendBufferBytes,
+    ...(deps.onSlowConsumer === undefined ? {} : { onSlowConsumer: deps.onSlowConsumer }),
+  });
+  const yoga = createWeftYoga({
+    deps,
+    engine,
+    reads,
+    auth,
+    metrics,
+    stopping: () => stopping,
+    drainTracking: tracking.plugin,
+    fair: fair.plugin,
+    sendBuffers: sendBuffers.plugin,
+  });
+  /** HTTP requests being answered, but for streams (SSE): drain() waits for none. */
+  const answering = new Set<ServerResponse>();
+  const throttle = createRefusalThrottle(config.refusals);
+  const handle = createRequestHandler({
+    deps,
+    metrics,
+    yoga,
+    throttle,
+    answering,
+    foreign,
+    stopping: () => stopping,
+    settle,
+    server: () => server,
+  });
 
   const server = createServer(handle);
   const websockets = attachWebSockets({
@@ -345,21 +410,10 @@ export function buildApp(deps: AppDeps): App {
     stopping = true;
     void closeServer();
     server.closeIdleConnections();
-    const idle = () => executing === 0 && [...answering].every(isStream);
-    if (idle()) return true;
-    return new Promise<boolean>((resolve) => {
-      const check = () => {
-        if (!idle()) return;
-        done(true);
-      };
-      const timer = setTimeout(() => done(false), graceMs);
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        drained.delete(check);
-        resolve(ok);
-      };
-      drained.add(check);
-    });
+    return tracking.until(
+      () => tracking.executing() === 0 && [...answering].every(isStream),
+      graceMs,
+    );
   };
 
   return {
@@ -375,16 +429,9 @@ export function buildApp(deps: AppDeps): App {
       return drain(graceMs);
     },
     start() {
-      return new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(config.port, config.host, () => {
-          server.off('error', reject);
-          const { port } = server.address() as AddressInfo;
-          const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-          url = `http://${host}:${port}${GRAPHQL_PATH}`;
-          deps.log?.(`weft: serving ${url}`);
-          resolve(url);
-        });
+      return listen(server, config, (at) => {
+        url = at;
+        deps.log?.(`weft: serving ${url}`);
       });
     },
     stop(graceMs = 5000) {

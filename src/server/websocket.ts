@@ -8,7 +8,8 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type ExecutionArgs, GraphQLError } from 'graphql';
-import { useServer } from 'graphql-ws/use/ws';
+import type { ConnectionInitMessage, ServerOptions } from 'graphql-ws';
+import { type Extra, useServer } from 'graphql-ws/use/ws';
 import type { YogaServerInstance } from 'graphql-yoga';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { Authenticator } from '../auth/index.js';
@@ -46,7 +47,7 @@ export interface WebSockets {
 }
 
 export function attachWebSockets(deps: WebSocketDeps): WebSockets {
-  const { server, path, yoga, auth, limits, metrics, foreign } = deps;
+  const { server, path, limits, metrics } = deps;
   const wss: WebSocketServer = new WebSocketServer({
     server,
     path,
@@ -57,44 +58,12 @@ export function attachWebSockets(deps: WebSocketDeps): WebSockets {
     // subscribe messages in one write has them handled between other clients' requests, not
     // all before them.
     allowSynchronousEvents: false,
-    verifyClient: (
-      { req }: { req: IncomingMessage },
-      answer: (
-        ok: boolean,
-        status?: number,
-        body?: string,
-        headers?: Record<string, string>,
-      ) => void,
-    ) => {
-      if (deps.stopping()) return answer(false, 503);
-      const json = { 'Content-Type': 'application/json; charset=utf-8' };
-      const refused = foreignRequest(req.headers, foreign());
-      if (refused !== undefined) {
-        metrics?.errors.inc({ code: refused.code });
-        return answer(false, 403, refusalBody(refused.code, refused.message), json);
-      }
-      if (wss.clients.size >= limits.maxConnections) {
-        metrics?.websocketRefusals.inc({ reason: 'connections' });
-        return answer(
-          false,
-          503,
-          refusalBody(
-            'TOO_MANY_CONNECTIONS',
-            `this server holds ${limits.maxConnections} WebSockets, its limit (WEFT_WS_MAX_CONNECTIONS); retry later`,
-          ),
-          { ...json, 'Retry-After': '5' },
-        );
-      }
-      answer(true);
-    },
+    verifyClient: verifyUpgrade(deps, () => wss.clients.size),
   });
   type Run = (
     a: ExecutionArgs,
   ) => ReturnType<NonNullable<Parameters<typeof useServer>[0]['execute']>>;
   type RootOps = { execute: Run; subscribe: Run };
-  /** Open graphql-ws connections per API key (keyed mode only). */
-  const perKey = new Map<string, number>();
-  const bucketOf = new WeakMap<object, string>();
   const sendBuffers = deps.sendBuffers ?? createSendBuffers();
   /** Each socket's transport (what its replays are paced by) and its graphql-ws operations. */
   const transports = new WeakMap<WebSocket, Transport>();
@@ -117,118 +86,181 @@ export function attachWebSockets(deps: WebSocketDeps): WebSockets {
       execute: (args) => (args.rootValue as RootOps).execute(args),
       subscribe: (args) => (args.rootValue as RootOps).subscribe(args),
       connectionInitWaitTimeout: limits.initTimeoutMs,
-      // A caller without a valid key is closed with 4403 at connection_init instead of being
-      // acknowledged and held: every operation of it would be refused anyway.
-      onConnect: async (ctx) => {
-        operationsOf.set(ctx.extra.socket, ctx.subscriptions);
-        // connection_init carries a key and a few settings; what a socket holds for its whole
-        // life should not be a megabyte of parameters.
-        const params = ctx.connectionParams;
-        if (params !== undefined && JSON.stringify(params).length > MAX_CONNECTION_PARAMS_CHARS) {
-          metrics?.websocketRefusals.inc({ reason: 'init_too_large' });
-          ctx.extra.socket.close(
-            BAD_INIT_CLOSE,
-            `connection_init payload over ${MAX_CONNECTION_PARAMS_CHARS} characters`,
-          );
-          return false;
-        }
-        const caller = await auth.authenticate(
-          authorizationOf({
-            ...(ctx.connectionParams === undefined
-              ? {}
-              : { connectionParams: ctx.connectionParams }),
-            req: ctx.extra.request,
-          }),
-        );
-        if (!caller.authenticated) {
-          metrics?.websocketRefusals.inc({ reason: 'unauthenticated' });
-          // A close reason is at most 123 bytes: the code, and the start of why.
-          const why = `UNAUTHENTICATED: ${caller.reason ?? 'no valid API key'}`;
-          ctx.extra.socket.close(FORBIDDEN_CLOSE, Buffer.from(why).subarray(0, 120).toString());
-          return false;
-        }
-        // Open mode has no keys to tell callers apart: every local client (dashboards, tabs,
-        // agents) shares one identity, so only the per-process cap applies there.
-        const bucket = caller.keyId;
-        if (bucket === undefined || bucket === null) return true;
-        const held = perKey.get(bucket) ?? 0;
-        if (held >= limits.maxConnectionsPerKey) {
-          metrics?.websocketRefusals.inc({ reason: 'connections_per_key' });
-          ctx.extra.socket.close(
-            PER_KEY_CLOSE,
-            'Too many connections for this key (WEFT_WS_MAX_CONNECTIONS_PER_KEY)',
-          );
-          return false;
-        }
-        perKey.set(bucket, held + 1);
-        bucketOf.set(ctx, bucket);
-        return true;
-      },
-      onClose: (ctx) => {
-        const bucket = bucketOf.get(ctx);
-        if (bucket === undefined) return;
-        bucketOf.delete(ctx);
-        const held = (perKey.get(bucket) ?? 1) - 1;
-        if (held <= 0) perKey.delete(bucket);
-        else perKey.set(bucket, held);
-      },
-      onSubscribe: async (ctx, id, params) => {
-        // This operation is already registered under its id; the others are running.
-        const running = Object.keys(ctx.subscriptions).filter((other) => other !== id).length;
-        if (running >= limits.maxSubscriptions) {
-          metrics?.websocketRefusals.inc({ reason: 'subscriptions' });
-          return [
-            new GraphQLError(
-              `this connection already runs ${running} operations, its limit (WEFT_WS_MAX_SUBSCRIPTIONS); complete one or open another connection`,
-              { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } },
-            ),
-          ];
-        }
-        // The bound HTTP bodies get before parsing (useBodyNestingLimit); graphql-ws has parsed
-        // the message already, but a value this deep goes no further.
-        if (nestsDeeperThan(params.variables ?? null, MAX_BODY_NESTING)) {
-          return [
-            new GraphQLError(
-              `the variables nest objects and arrays more than ${MAX_BODY_NESTING} levels deep`,
-              { extensions: { code: 'BAD_USER_INPUT' } },
-            ),
-          ];
-        }
-        const transport = transports.get(ctx.extra.socket);
-        const delivery: Delivery = { itemsAt: undefined, ...(transport ? { transport } : {}) };
-        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-          ...ctx,
-          req: ctx.extra.request,
-          socket: ctx.extra.socket,
-          params,
-          delivery,
-        });
-        // A document refused while parsing (syntax, WEFT_MAX_TOKENS) is answered with an error
-        // message, like a validation failure, instead of closing the socket.
-        let document: ReturnType<typeof parse>;
-        try {
-          document = parse(params.query);
-        } catch (error) {
-          if (error instanceof GraphQLError) return [error];
-          throw error;
-        }
-        const args = {
-          schema,
-          operationName: params.operationName,
-          document,
-          variableValues: params.variables,
-          contextValue: await contextFactory(),
-          rootValue: { execute, subscribe },
-        };
-        const errors = validate(args.schema, args.document);
-        if (errors.length > 0) return errors;
-        return args;
-      },
+      ...createAdmission(deps, operationsOf),
+      onSubscribe: subscribeThrough(deps, transports),
     },
     wss,
   );
 
   return { wss, dispose: () => Promise.resolve(ws.dispose()) };
+}
+
+/**
+ * The upgrade check: 503 while stopping or at the process's socket cap (`clients()` open now),
+ * 403 for a foreign origin or host.
+ */
+function verifyUpgrade(deps: WebSocketDeps, clients: () => number) {
+  const { limits, metrics, foreign } = deps;
+  return (
+    { req }: { req: IncomingMessage },
+    answer: (ok: boolean, status?: number, body?: string, headers?: Record<string, string>) => void,
+  ) => {
+    if (deps.stopping()) return answer(false, 503);
+    const json = { 'Content-Type': 'application/json; charset=utf-8' };
+    const refused = foreignRequest(req.headers, foreign());
+    if (refused !== undefined) {
+      metrics?.errors.inc({ code: refused.code });
+      return answer(false, 403, refusalBody(refused.code, refused.message), json);
+    }
+    if (clients() >= limits.maxConnections) {
+      metrics?.websocketRefusals.inc({ reason: 'connections' });
+      return answer(
+        false,
+        503,
+        refusalBody(
+          'TOO_MANY_CONNECTIONS',
+          `this server holds ${limits.maxConnections} WebSockets, its limit (WEFT_WS_MAX_CONNECTIONS); retry later`,
+        ),
+        { ...json, 'Retry-After': '5' },
+      );
+    }
+    answer(true);
+  };
+}
+
+/** The graphql-ws server options over `ws` sockets. */
+type WsOptions = ServerOptions<ConnectionInitMessage['payload'], Extra>;
+
+/**
+ * Who may hold a graphql-ws connection: checked at connection_init (its size, the key, the
+ * per-key cap), the per-key count given back when it closes. `operationsOf` learns each
+ * socket's operations.
+ */
+function createAdmission(
+  deps: WebSocketDeps,
+  operationsOf: WeakMap<WebSocket, Record<string, unknown>>,
+): Pick<WsOptions, 'onConnect' | 'onClose'> {
+  const { auth, limits, metrics } = deps;
+  /** Open graphql-ws connections per API key (keyed mode only). */
+  const perKey = new Map<string, number>();
+  const bucketOf = new WeakMap<object, string>();
+  // A caller without a valid key is closed with 4403 at connection_init instead of being
+  // acknowledged and held: every operation of it would be refused anyway.
+  const onConnect: WsOptions['onConnect'] = async (ctx) => {
+    operationsOf.set(ctx.extra.socket, ctx.subscriptions);
+    // connection_init carries a key and a few settings; what a socket holds for its whole
+    // life should not be a megabyte of parameters.
+    const params = ctx.connectionParams;
+    if (params !== undefined && JSON.stringify(params).length > MAX_CONNECTION_PARAMS_CHARS) {
+      metrics?.websocketRefusals.inc({ reason: 'init_too_large' });
+      ctx.extra.socket.close(
+        BAD_INIT_CLOSE,
+        `connection_init payload over ${MAX_CONNECTION_PARAMS_CHARS} characters`,
+      );
+      return false;
+    }
+    const caller = await auth.authenticate(
+      authorizationOf({
+        ...(ctx.connectionParams === undefined ? {} : { connectionParams: ctx.connectionParams }),
+        req: ctx.extra.request,
+      }),
+    );
+    if (!caller.authenticated) {
+      metrics?.websocketRefusals.inc({ reason: 'unauthenticated' });
+      // A close reason is at most 123 bytes: the code, and the start of why.
+      const why = `UNAUTHENTICATED: ${caller.reason ?? 'no valid API key'}`;
+      ctx.extra.socket.close(FORBIDDEN_CLOSE, Buffer.from(why).subarray(0, 120).toString());
+      return false;
+    }
+    // Open mode has no keys to tell callers apart: every local client (dashboards, tabs,
+    // agents) shares one identity, so only the per-process cap applies there.
+    const bucket = caller.keyId;
+    if (bucket === undefined || bucket === null) return true;
+    const held = perKey.get(bucket) ?? 0;
+    if (held >= limits.maxConnectionsPerKey) {
+      metrics?.websocketRefusals.inc({ reason: 'connections_per_key' });
+      ctx.extra.socket.close(
+        PER_KEY_CLOSE,
+        'Too many connections for this key (WEFT_WS_MAX_CONNECTIONS_PER_KEY)',
+      );
+      return false;
+    }
+    perKey.set(bucket, held + 1);
+    bucketOf.set(ctx, bucket);
+    return true;
+  };
+  const onClose: WsOptions['onClose'] = (ctx) => {
+    const bucket = bucketOf.get(ctx);
+    if (bucket === undefined) return;
+    bucketOf.delete(ctx);
+    const held = (perKey.get(bucket) ?? 1) - 1;
+    if (held <= 0) perKey.delete(bucket);
+    else perKey.set(bucket, held);
+  };
+  return { onConnect, onClose };
+}
+
+/**
+ * An operation of a connection: refused over the per-socket cap or with variables nested too
+ * deep, else parsed, validated and executed through yoga's envelop with the socket's transport.
+ */
+function subscribeThrough(
+  deps: WebSocketDeps,
+  transports: WeakMap<WebSocket, Transport>,
+): WsOptions['onSubscribe'] {
+  const { yoga, limits, metrics } = deps;
+  return async (ctx, id, params) => {
+    // This operation is already registered under its id; the others are running.
+    const running = Object.keys(ctx.subscriptions).filter((other) => other !== id).length;
+    if (running >= limits.maxSubscriptions) {
+      metrics?.websocketRefusals.inc({ reason: 'subscriptions' });
+      return [
+        new GraphQLError(
+          `this connection already runs ${running} operations, its limit (WEFT_WS_MAX_SUBSCRIPTIONS); complete one or open another connection`,
+          { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } },
+        ),
+      ];
+    }
+    // The bound HTTP bodies get before parsing (useBodyNestingLimit); graphql-ws has parsed
+    // the message already, but a value this deep goes no further.
+    if (nestsDeeperThan(params.variables ?? null, MAX_BODY_NESTING)) {
+      return [
+        new GraphQLError(
+          `the variables nest objects and arrays more than ${MAX_BODY_NESTING} levels deep`,
+          { extensions: { code: 'BAD_USER_INPUT' } },
+        ),
+      ];
+    }
+    const transport = transports.get(ctx.extra.socket);
+    const delivery: Delivery = { itemsAt: undefined, ...(transport ? { transport } : {}) };
+    const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+      ...ctx,
+      req: ctx.extra.request,
+      socket: ctx.extra.socket,
+      params,
+      delivery,
+    });
+    // A document refused while parsing (syntax, WEFT_MAX_TOKENS) is answered with an error
+    // message, like a validation failure, instead of closing the socket.
+    let document: ReturnType<typeof parse>;
+    try {
+      document = parse(params.query);
+    } catch (error) {
+      if (error instanceof GraphQLError) return [error];
+      throw error;
+    }
+    const args = {
+      schema,
+      operationName: params.operationName,
+      document,
+      variableValues: params.variables,
+      contextValue: await contextFactory(),
+      rootValue: { execute, subscribe },
+    };
+    const errors = validate(args.schema, args.document);
+    if (errors.length > 0) return errors;
+    return args;
+  };
 }
 
 /** graphql-ws's close code for a socket that sent no connection_init in time. */

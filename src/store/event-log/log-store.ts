@@ -52,41 +52,42 @@ export function toRecordedAt(recordedAt: string): Date {
   return new Date(Math.min(MAX_TIME, Math.max(MIN_TIME, time)));
 }
 
+/** The neutral thread row the log store writes: its length and fork origin, nothing of a state. */
+const neutralRow = (
+  threadId: string,
+  logLength: number,
+  at: Date,
+  fork?: { from: string; upTo: number; tenantId: string },
+): ThreadRow => ({
+  id: threadId,
+  tenantId: fork?.tenantId ?? DEFAULT_TENANT,
+  createdAt: at,
+  updatedAt: at,
+  metadata: '{}',
+  nodeTypes: '[]',
+  allowDynamicNodeTypes: false,
+  logLength,
+  stateHash: '',
+  frontier: '[]',
+  forkedFromId: fork?.from ?? null,
+  forkedUpToIndex: fork?.upTo ?? null,
+  // The event-log contract's fork copies its prefix: every row is the thread's own.
+  baseThreadId: null,
+  baseLogLength: null,
+  baseNodeCount: null,
+  deletedAt: null,
+  expiresAt: null,
+  payloadSalt: null,
+  // Unknown: the spend is the thread machine's, and this row is written without one.
+  spendInputTokens: null,
+  spendOutputTokens: null,
+  spendCostUsd: null,
+  spendCalls: null,
+});
+
 /** The event-log store on `store` (which the caller keeps and closes). */
 export function createLogStore(store: ThreadStore, options: LogStoreOptions = {}): EventLogStore {
   const now = options.now ?? (() => new Date());
-
-  const neutralRow = (
-    threadId: string,
-    logLength: number,
-    at: Date,
-    fork?: { from: string; upTo: number; tenantId: string },
-  ): ThreadRow => ({
-    id: threadId,
-    tenantId: fork?.tenantId ?? DEFAULT_TENANT,
-    createdAt: at,
-    updatedAt: at,
-    metadata: '{}',
-    nodeTypes: '[]',
-    allowDynamicNodeTypes: false,
-    logLength,
-    stateHash: '',
-    frontier: '[]',
-    forkedFromId: fork?.from ?? null,
-    forkedUpToIndex: fork?.upTo ?? null,
-    // The event-log contract's fork copies its prefix: every row is the thread's own.
-    baseThreadId: null,
-    baseLogLength: null,
-    baseNodeCount: null,
-    deletedAt: null,
-    expiresAt: null,
-    payloadSalt: null,
-    // Unknown: the spend is the thread machine's, and this row is written without one.
-    spendInputTokens: null,
-    spendOutputTokens: null,
-    spendCostUsd: null,
-    spendCalls: null,
-  });
 
   /** Commits entries (already checked) at `expectedIndex`, keeping their appended texts. */
   const commit = async (

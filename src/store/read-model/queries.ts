@@ -14,7 +14,7 @@ import { rawQuery } from '../prisma/raw.js';
 import { node, nodeParent, resourceHead, run, thread } from '../tables/index.js';
 import { type ChildQueries, createChildQueries } from './child-queries.js';
 import { createFeedQueries, type FeedQueries } from './feed-queries.js';
-import { createLineages, isOwn, nodeSpans, type Segment } from './lineage.js';
+import { createLineages, isOwn, type Lineages, nodeSpans, type Segment } from './lineage.js';
 import {
   asSeenBy,
   nodesById,
@@ -175,23 +175,16 @@ export function openReadQueries(source: ReadQueriesSource, codec = PLAIN_CODEC):
 }
 
 /**
- * Read queries on a client; `owned`: `close()` disconnects it. `codec` opens the client-supplied
- * columns (encryption at rest: pass the thread store's `codec`).
+ * What the node queries share: opening node rows, their parent ids, and the WHERE of a node
+ * filter (client columns matched in the forms the thread's key stores them in).
  */
-export function createReadQueries(
-  weft: WeftPrisma,
-  owned = false,
-  codec: FieldCodec = PLAIN_CODEC,
-): ReadQueries {
+function createNodeAccess(weft: WeftPrisma, codec: FieldCodec, lineages: Lineages) {
   const N = node.c;
   const E = nodeParent.c;
-  const lineages = createLineages(weft);
   const keyring = keyringOf(codec);
   // Opened under the storing thread's data key, before asSeenBy gives shared rows the fork's id.
   const openNodes = (rows: readonly NodeRow[]) =>
     openByThread(codec, rows, (r) => r.threadId, openNode);
-  const openThreads = (rows: ThreadRow[]) => openByThread(codec, rows, (r) => r.id, openThread);
-  const openRuns = (rows: RunRow[]) => openByThread(codec, rows, (r) => r.threadId, openRun);
   const nodeRows = (where: string, values: readonly unknown[], tail = '') =>
     selectRows(weft, node, where, values, tail);
   /** The parent ids of nodes of one thread, in position order, keyed by child sequence. */
@@ -257,25 +250,19 @@ export function createReadQueries(
     }
     return w;
   };
-  const lists = createListQueries(weft, openThreads, openRuns);
+  return { weft, lineages, keyring, openNodes, nodeRows, withParents, nodesIn, nodeConditions };
+}
 
+type NodeAccess = ReturnType<typeof createNodeAccess>;
+
+/** Nodes by id, by sequence, a page of a filter and its count, across a shared history. */
+function createNodeQueries(
+  access: NodeAccess,
+): Pick<ReadQueries, 'nodes' | 'nodePage' | 'countNodes' | 'nodesAt'> {
+  const N = node.c;
+  const { weft, lineages, keyring, openNodes, nodeRows, withParents, nodesIn, nodeConditions } =
+    access;
   return {
-    threads: async (ids) =>
-      openThreads(
-        await chunked([...new Set(ids)], (chunk) =>
-          selectRows(
-            weft,
-            thread,
-            `${thread.c.id} IN (${marks(chunk.length)}) AND ${thread.c.deletedAt} IS NULL`,
-            chunk,
-          ),
-        ),
-      ),
-
-    ...lists,
-    ...createFeedQueries(weft, codec),
-    ...createWalkQueries(weft, lineages),
-
     async nodes(keys) {
       const groups = byThread(keys);
       const found = await Promise.all(
@@ -332,15 +319,6 @@ export function createReadQueries(
       return total;
     },
 
-    async nodeCount(threadId) {
-      const [row] = await selectRows(weft, thread, `${thread.c.id} = ?`, [threadId], '', [
-        'nodeCount',
-      ]);
-      return row?.nodeCount ?? 0;
-    },
-
-    ...createChildQueries(weft, lineages, chunked),
-
     async nodesAt(threadId, sequences) {
       const lineage = await lineages.of(threadId);
       const unique = [...new Set(sequences)];
@@ -360,7 +338,17 @@ export function createReadQueries(
           );
       return withParents(threadId, rows.sort(bySequence));
     },
+  };
+}
 
+/** A thread's resource versions and heads (semantic memory included). */
+function createResourceQueries(
+  access: NodeAccess,
+): Pick<ReadQueries, 'resourceVersions' | 'resourceHeads'> {
+  const N = node.c;
+  const { weft, lineages, keyring, openNodes, nodeRows, withParents, nodesIn } = access;
+  const conditions = whereBuilder;
+  return {
     async resourceVersions(keys) {
       const groups = byThread(keys);
       const found = await Promise.all(
@@ -419,6 +407,51 @@ export function createReadQueries(
         .map((head) => ({ ...head, node: nodes.get(head.nodeId)! }))
         .sort((a, b) => a.node.sequence - b.node.sequence);
     },
+  };
+}
+
+/**
+ * Read queries on a client; `owned`: `close()` disconnects it. `codec` opens the client-supplied
+ * columns (encryption at rest: pass the thread store's `codec`).
+ */
+export function createReadQueries(
+  weft: WeftPrisma,
+  owned = false,
+  codec: FieldCodec = PLAIN_CODEC,
+): ReadQueries {
+  const lineages = createLineages(weft);
+  const access = createNodeAccess(weft, codec, lineages);
+  const openThreads = (rows: ThreadRow[]) => openByThread(codec, rows, (r) => r.id, openThread);
+  const openRuns = (rows: RunRow[]) => openByThread(codec, rows, (r) => r.threadId, openRun);
+  const lists = createListQueries(weft, openThreads, openRuns);
+
+  return {
+    threads: async (ids) =>
+      openThreads(
+        await chunked([...new Set(ids)], (chunk) =>
+          selectRows(
+            weft,
+            thread,
+            `${thread.c.id} IN (${marks(chunk.length)}) AND ${thread.c.deletedAt} IS NULL`,
+            chunk,
+          ),
+        ),
+      ),
+
+    ...lists,
+    ...createFeedQueries(weft, codec),
+    ...createWalkQueries(weft, lineages),
+    ...createNodeQueries(access),
+    ...createResourceQueries(access),
+
+    async nodeCount(threadId) {
+      const [row] = await selectRows(weft, thread, `${thread.c.id} = ?`, [threadId], '', [
+        'nodeCount',
+      ]);
+      return row?.nodeCount ?? 0;
+    },
+
+    ...createChildQueries(weft, lineages, chunked),
 
     entries: async (threadId, afterIndex, take) =>
       (
