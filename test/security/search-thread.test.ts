@@ -11,6 +11,7 @@ import { parseDatabaseUrl } from '../../src/store/migrate/database-url.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
 import {
   openSqliteSearcher,
+  type RankRequest,
   type SqliteSearcher,
 } from '../../src/store/read-model/sqlite-searcher.js';
 import { freshSqliteUrl } from '../api/support.js';
@@ -35,7 +36,8 @@ async function openSearcher(timeoutMs: number | undefined): Promise<SqliteSearch
 }
 
 /** One statement counting to `n`, answering one row of no text. */
-const counting = (n: number) => ({
+const counting = (n: number): RankRequest => ({
+  kind: 'rank',
   candidates: {
     text:
       'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?) ' +
@@ -44,7 +46,14 @@ const counting = (n: number) => ({
   },
   body: "SELECT '' WHERE ? IS NULL",
   maxBytes: 1,
+  matcher: null,
+  byThread: true,
+  offset: 0,
+  take: 10,
+  head: 16,
 });
+
+const counted = (n: number) => [{ row: { cand: n, bytes: 0 }, score: 0, head: '', cut: false }];
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -52,7 +61,7 @@ describe('SQLite search thread', () => {
   it('runs a long statement beside the event loop, which keeps turning', async () => {
     const searcher = await openSearcher(undefined);
     let settled = false;
-    const read = searcher.read(counting(5_000_000)).finally(() => {
+    const read = searcher.rank(counting(5_000_000)).finally(() => {
       settled = true;
     });
     let turns = 0;
@@ -61,16 +70,16 @@ describe('SQLite search thread', () => {
       turns++;
     }
     const rows = await read;
-    expect(rows).toEqual([{ row: { cand: 5_000_000, bytes: 0 }, body: '' }]);
+    expect(rows).toEqual(counted(5_000_000));
     // On the event loop the statement would have run in one turn of it.
     expect(turns).toBeGreaterThan(1);
   });
 
   it('answers QUERY_TIMEOUT past the deadline mid-statement, and the next search works', async () => {
     const searcher = await openSearcher(100);
-    await expect(searcher.read(counting(30_000_000))).rejects.toMatchObject({
+    await expect(searcher.rank(counting(30_000_000))).rejects.toMatchObject({
       error: { code: 'QUERY_TIMEOUT', message: expect.stringMatching(/WEFT_QUERY_TIMEOUT_MS/) },
     });
-    expect(await searcher.read(counting(1))).toEqual([{ row: { cand: 1, bytes: 0 }, body: '' }]);
+    expect(await searcher.rank(counting(1))).toEqual(counted(1));
   });
 });
