@@ -15,8 +15,16 @@ import { SEARCH_COMPLEXITY } from '../../src/graphql/search.js';
 import { type App, buildApp } from '../../src/server/app.js';
 import { loadConfig } from '../../src/server/config.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
-import { MAX_SEARCH_CANDIDATES } from '../../src/store/read-model/search-queries.js';
-import { SNIPPET_WORDS } from '../../src/store/read-model/search-text.js';
+import {
+  MAX_SEARCH_CANDIDATES,
+  MAX_SEARCH_WORDS,
+} from '../../src/store/read-model/search-queries.js';
+import {
+  createMatcher,
+  SNIPPET_HEAD,
+  SNIPPET_WORDS,
+  snippetOfText,
+} from '../../src/store/read-model/search-text.js';
 import { freshPostgresUrl, freshSqliteUrl } from '../api/support.js';
 import { describeWithPostgres } from '../support/services.js';
 
@@ -116,6 +124,47 @@ function suite(backend: 'sqlite' | 'postgres') {
         expect(node.snippet.highlights.length).toBeGreaterThan(0);
         expect(node.snippet.highlights.length).toBeLessThanOrEqual(SNIPPET_WORDS);
       }
+    }
+  });
+
+  it(`looks for a query's first ${MAX_SEARCH_WORDS} words only`, async () => {
+    const count = async (q: string) =>
+      (await ok(SEARCH, { q, first: 10 })).searchNodes.edges.length;
+    // A word no node holds finds nothing among the first 32 words, and is ignored past them.
+    expect(await count(`zebra ${'k '.repeat(MAX_SEARCH_WORDS - 1)}`)).toBe(0);
+    expect(await count(`${'k '.repeat(MAX_SEARCH_WORDS)}zebra`)).toBe(3);
+    // A phrase that runs past the limit keeps its first words.
+    expect(await count(`"${'k '.repeat(MAX_SEARCH_WORDS)}zebra"`)).toBe(3);
+    expect(await count(`"${'k '.repeat(MAX_SEARCH_WORDS - 2)}zebra k"`)).toBe(0);
+  });
+
+  it(`cuts snippets from a text's first ${SNIPPET_HEAD} characters, reading the whole text when the passage runs past them`, async () => {
+    const filler = (n: number) => 'filler '.repeat(n);
+    const texts = [
+      `${filler(3)}narwhal in the first words ${filler(40)}`,
+      // The passage crosses the head's end, and the first match lies past it.
+      `${filler(Math.floor((SNIPPET_HEAD - 40) / 7))}narwhal across the head's end ${filler(30)}`,
+      `${filler(Math.ceil(SNIPPET_HEAD / 7) + 500)}narwhal deep in the text ${filler(30)}`,
+      `${filler(2)}narwhal`,
+    ];
+    await ok(`mutation { createThread(input: { threadId: "heads" }) { __typename } }`);
+    await append(
+      'heads',
+      texts.map((text) => ({ payload: { text } })),
+    );
+    const { edges } = (
+      await ok(
+        `query($q: String!) { searchNodes(query: $q, filter: { threadId: "heads" }) {
+          edges { node { snippet { text highlights { start length } } node { sequence } } } } }`,
+        { q: 'narwhal' },
+      )
+    ).searchNodes;
+    expect(edges.length).toBe(texts.length);
+    const matcher = createMatcher([['narwhal']]);
+    for (const { node } of edges) {
+      const text = texts[node.node.sequence - 1]!;
+      expect(node.snippet).toEqual(snippetOfText(text, matcher));
+      expect(node.snippet.highlights.length).toBe(1);
     }
   });
 
