@@ -3,12 +3,15 @@
  * SQLite's FTS5 table `node_search` (over node_text.body, kept by the triggers of migration
  * 0010), Postgres's `tsv` column (GIN-indexed) matched by websearch_to_tsquery. What each search
  * costs is bounded whatever the documents: only the tenant's newest MAX_SEARCH_CANDIDATES
- * matches are ranked, and snippets are cut from the text here (search-text.ts), never by the
- * databases' snippet functions, which are quadratic in the matches of one text.
+ * matches are ranked, a query's first MAX_SEARCH_WORDS words are looked for, and snippets are
+ * cut here (search-text.ts) from the first SNIPPET_HEAD characters of a page's texts (the whole
+ * text only when its passage runs past them), never by the databases' snippet functions, which
+ * are quadratic in the matches of one text.
  *
  * Scores use nothing but the node's own text and the query, so one tenant's scores never depend
- * on another's nodes: on SQLite a score computed here from the text (FTS5's bm25 would use the
- * whole index's statistics); on Postgres ts_rank, which reads the node's own tsvector.
+ * on another's nodes: on SQLite a score computed from the text in the search thread (FTS5's
+ * bm25 would use the whole index's statistics); on Postgres ts_rank, which reads the node's own
+ * tsvector.
  *
  * What is indexed is a node's text (`nodeSearchText`): the string values of its payload, joined
  * by spaces — no keys, numbers or JSON punctuation. The store writes it in the node's
@@ -115,7 +118,7 @@ const HAS_WORD = /[\p{L}\p{N}]/u;
  * The words of a query that are looked for, at most; the rest are ignored (a phrase that runs
  * past the limit keeps its first words). Matching a phrase walks every position of each of its
  * words in a text (FTS5 on SQLite), so a phrase of hundreds of words over texts of one repeated
- * word took a tenth of a second per text; this bounds it at 32 positions' walks per word indexed.
+ * word took a tenth of a second per text; this bounds each text's walk at 32 words' positions.
  */
 export const MAX_SEARCH_WORDS = 32;
 
