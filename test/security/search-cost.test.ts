@@ -23,6 +23,7 @@ import {
   createMatcher,
   SNIPPET_HEAD,
   SNIPPET_WORDS,
+  snippetOfHead,
   snippetOfText,
 } from '../../src/store/read-model/search-text.js';
 import { freshPostgresUrl, freshSqliteUrl } from '../api/support.js';
@@ -266,6 +267,35 @@ function suite(backend: 'sqlite' | 'postgres') {
     expect(again.ok && again.value.map((h) => [h.node.sequence, h.score])).toEqual(aloneScores);
   });
 }
+
+describe("snippets from a text's head", () => {
+  it("are the whole text's snippet, or none when the head cannot tell", () => {
+    // Texts of short words, a few of them the word looked for, cut everywhere near the passage.
+    const words = ['a', 'bb', 'walrus', 'ccc', 'd', 'éé', '—', 'walrus!', '12'];
+    const matcher = createMatcher([['walrus']]);
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
+    let answered = 0;
+    for (let t = 0; t < 200; t++) {
+      const text = Array.from(
+        { length: 5 + Math.floor(next() * 80) },
+        () => words[Math.floor(next() * words.length)]!,
+      ).join(next() < 0.5 ? ' ' : '  ');
+      const whole = snippetOfText(text, matcher);
+      for (let cut = 1; cut < text.length; cut += 1 + Math.floor(next() * 7)) {
+        const snippet = snippetOfHead(text.slice(0, cut), true, matcher);
+        if (snippet === undefined) continue;
+        answered++;
+        expect(snippet, `${JSON.stringify(text)} cut at ${cut}`).toEqual(whole);
+      }
+      expect(snippetOfHead(text, false, matcher)).toEqual(whole);
+    }
+    expect(answered).toBeGreaterThan(100);
+  });
+});
 
 describe('search cost and scores (SQLite)', () => suite('sqlite'));
 describeWithPostgres('search cost and scores (Postgres)', () => suite('postgres'));
