@@ -16,8 +16,17 @@ import { SEARCH_COMPLEXITY } from '../../src/graphql/search.js';
 import { type App, buildApp } from '../../src/server/app.js';
 import { loadConfig } from '../../src/server/config.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
-import { MAX_SEARCH_CANDIDATES } from '../../src/store/read-model/search-queries.js';
-import { SNIPPET_WORDS } from '../../src/store/read-model/search-text.js';
+import {
+  MAX_SEARCH_CANDIDATES,
+  MAX_SEARCH_WORDS,
+} from '../../src/store/read-model/search-queries.js';
+import {
+  createMatcher,
+  SNIPPET_HEAD,
+  SNIPPET_WORDS,
+  snippetOfHead,
+  snippetOfText,
+} from '../../src/store/read-model/search-text.js';
 import { freshPostgresUrl, freshSqliteUrl } from '../api/support.js';
 import { describeWithPostgres } from '../support/services.js';
 
@@ -120,6 +129,47 @@ function suite(backend: 'sqlite' | 'postgres') {
     }
   });
 
+  it(`looks for a query's first ${MAX_SEARCH_WORDS} words only`, async () => {
+    const count = async (q: string) =>
+      (await ok(SEARCH, { q, first: 10 })).searchNodes.edges.length;
+    // A word no node holds finds nothing among the first 32 words, and is ignored past them.
+    expect(await count(`zebra ${'k '.repeat(MAX_SEARCH_WORDS - 1)}`)).toBe(0);
+    expect(await count(`${'k '.repeat(MAX_SEARCH_WORDS)}zebra`)).toBe(3);
+    // A phrase that runs past the limit keeps its first words.
+    expect(await count(`"${'k '.repeat(MAX_SEARCH_WORDS)}zebra"`)).toBe(3);
+    expect(await count(`"${'k '.repeat(MAX_SEARCH_WORDS - 2)}zebra k"`)).toBe(0);
+  });
+
+  it(`cuts snippets from a text's first ${SNIPPET_HEAD} characters, reading the whole text when the passage runs past them`, async () => {
+    const filler = (n: number) => 'filler '.repeat(n);
+    const texts = [
+      `${filler(3)}narwhal in the first words ${filler(40)}`,
+      // The passage crosses the head's end, and the first match lies past it.
+      `${filler(Math.floor((SNIPPET_HEAD - 40) / 7))}narwhal across the head's end ${filler(30)}`,
+      `${filler(Math.ceil(SNIPPET_HEAD / 7) + 500)}narwhal deep in the text ${filler(30)}`,
+      `${filler(2)}narwhal`,
+    ];
+    await ok(`mutation { createThread(input: { threadId: "heads" }) { __typename } }`);
+    await append(
+      'heads',
+      texts.map((text) => ({ payload: { text } })),
+    );
+    const { edges } = (
+      await ok(
+        `query($q: String!) { searchNodes(query: $q, filter: { threadId: "heads" }) {
+          edges { node { snippet { text highlights { start length } } node { sequence } } } } }`,
+        { q: 'narwhal' },
+      )
+    ).searchNodes;
+    expect(edges.length).toBe(texts.length);
+    const matcher = createMatcher([['narwhal']]);
+    for (const { node } of edges) {
+      const text = texts[node.node.sequence - 1]!;
+      expect(node.snippet).toEqual(snippetOfText(text, matcher));
+      expect(node.snippet.highlights.length).toBe(1);
+    }
+  });
+
   it('ranks only the newest matches, however good an older one is', async () => {
     // The oldest five say the word fifty times each: the best matches, but older than the
     // MAX_SEARCH_CANDIDATES newest, each of which says it once.
@@ -218,6 +268,35 @@ function suite(backend: 'sqlite' | 'postgres') {
     expect(again.ok && again.value.map((h) => [h.node.sequence, h.score])).toEqual(aloneScores);
   });
 }
+
+describe("snippets from a text's head", () => {
+  it("are the whole text's snippet, or none when the head cannot tell", () => {
+    // Texts of short words, a few of them the word looked for, cut everywhere near the passage.
+    const words = ['a', 'bb', 'walrus', 'ccc', 'd', 'éé', '—', 'walrus!', '12'];
+    const matcher = createMatcher([['walrus']]);
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
+    let answered = 0;
+    for (let t = 0; t < 200; t++) {
+      const text = Array.from(
+        { length: 5 + Math.floor(next() * 80) },
+        () => words[Math.floor(next() * words.length)]!,
+      ).join(next() < 0.5 ? ' ' : '  ');
+      const whole = snippetOfText(text, matcher);
+      for (let cut = 1; cut < text.length; cut += 1 + Math.floor(next() * 7)) {
+        const snippet = snippetOfHead(text.slice(0, cut), true, matcher);
+        if (snippet === undefined) continue;
+        answered++;
+        expect(snippet, `${JSON.stringify(text)} cut at ${cut}`).toEqual(whole);
+      }
+      expect(snippetOfHead(text, false, matcher)).toEqual(whole);
+    }
+    expect(answered).toBeGreaterThan(100);
+  });
+});
 
 describe('search cost and scores (SQLite)', () => suite('sqlite'));
 describeWithPostgres('search cost and scores (Postgres)', () => suite('postgres'));

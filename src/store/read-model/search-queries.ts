@@ -3,12 +3,15 @@
  * SQLite's FTS5 table `node_search` (over node_text.body, kept by the triggers of migration
  * 0010), Postgres's `tsv` column (GIN-indexed) matched by websearch_to_tsquery. What each search
  * costs is bounded whatever the documents: only the tenant's newest MAX_SEARCH_CANDIDATES
- * matches are ranked, and snippets are cut from the text here (search-text.ts), never by the
- * databases' snippet functions, which are quadratic in the matches of one text.
+ * matches are ranked, a query's first MAX_SEARCH_WORDS words are looked for, and snippets are
+ * cut here (search-text.ts) from the first SNIPPET_HEAD characters of a page's texts (the whole
+ * text only when its passage runs past them), never by the databases' snippet functions, which
+ * are quadratic in the matches of one text.
  *
  * Scores use nothing but the node's own text and the query, so one tenant's scores never depend
- * on another's nodes: on SQLite a score computed here from the text (FTS5's bm25 would use the
- * whole index's statistics); on Postgres ts_rank, which reads the node's own tsvector.
+ * on another's nodes: on SQLite a score computed from the text in the search thread (FTS5's
+ * bm25 would use the whole index's statistics); on Postgres ts_rank, which reads the node's own
+ * tsvector.
  *
  * What is indexed is a node's text (`nodeSearchText`): the string values of its payload, joined
  * by spaces — no keys, numbers or JSON punctuation. The store writes it in the node's
@@ -27,7 +30,8 @@ import type { NodeRow } from './rows.js';
 import {
   createMatcher,
   type SearchSnippet,
-  scoreText,
+  SNIPPET_HEAD,
+  snippetOfHead,
   snippetOfText,
   wordsOf,
 } from './search-text.js';
@@ -111,15 +115,39 @@ export interface ParsedSearch {
 const HAS_WORD = /[\p{L}\p{N}]/u;
 
 /**
+ * The words of a query that are looked for, at most; the rest are ignored (a phrase that runs
+ * past the limit keeps its first words). Matching a phrase walks every position of each of its
+ * words in a text (FTS5 on SQLite), so a phrase of hundreds of words over texts of one repeated
+ * word took a tenth of a second per text; this bounds each text's walk at 32 words' positions.
+ */
+export const MAX_SEARCH_WORDS = 32;
+
+/** A word, as wordsOf finds them. */
+const WORD_RUN = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
+
+/** `item` with its first `n` words (wordsOf) only. */
+function firstWords(item: SearchItem, n: number): SearchItem {
+  let end = 0;
+  let seen = 0;
+  for (const m of item.text.matchAll(WORD_RUN)) {
+    if (seen++ === n) break;
+    end = m.index + m[0].length;
+  }
+  return { text: item.text.slice(0, end), phrase: item.phrase };
+}
+
+/**
  * Parses a query in websearch syntax, as Postgres's websearch_to_tsquery reads it: words and
  * "quoted phrases" (an unclosed quote runs to the end) must all match; `or` between two of them
  * lets either match; a leading `-` excludes a word or phrase. Everything else is text: the
- * tokenizers split it. Items without a letter or digit are dropped. Pure; never fails.
+ * tokenizers split it. Items without a letter or digit are dropped, and words past the
+ * MAX_SEARCH_WORDS-th. Pure; never fails.
  */
 export function parseSearchQuery(query: string): ParsedSearch {
   const groups: SearchItem[][] = [];
   const excluded: SearchItem[] = [];
   let orPending = false;
+  let budget = MAX_SEARCH_WORDS;
   let i = 0;
   while (i < query.length) {
     if (/\s/u.test(query[i]!)) {
@@ -148,6 +176,12 @@ export function parseSearchQuery(query: string): ParsedSearch {
       continue;
     }
     if (!HAS_WORD.test(item.text)) continue;
+    const words = wordsOf(item.text).length;
+    if (words > budget) {
+      if (budget === 0) break;
+      item = firstWords(item, budget);
+    }
+    budget -= Math.min(words, budget);
     if (negated) {
       excluded.push(item);
     } else if (orPending) {
@@ -227,14 +261,6 @@ export interface SearchQueries {
   close(): Promise<void>;
 }
 
-interface Scored {
-  threadId: string;
-  sequence: number;
-  nodeId: string;
-  score: number;
-  body: string;
-}
-
 export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): SearchQueries {
   const T = nodeText.c;
   const H = thread.c;
@@ -268,28 +294,24 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
     lineage === undefined
       ? `${alias}.${T.threadId}, ${alias}.${T.sequence}`
       : `${alias}.${T.sequence}`;
-  const byRank = (lineage: Lineage | undefined) => (a: Scored, b: Scored) =>
-    b.score - a.score ||
-    (lineage === undefined && a.threadId !== b.threadId ? (a.threadId < b.threadId ? -1 : 1) : 0) ||
-    a.sequence - b.sequence;
-
   /**
-   * SQLite: the newest matches (FTS5 walks its index by rowid, newest first, and stops) with
-   * their texts, newest first up to MAX_SCORED_BYTES, read in the search thread
-   * (sqlite-searcher.ts), then scored here by their own text (search-text.ts).
+   * SQLite: the newest matches (FTS5 walks its index by rowid, newest first, and stops), their
+   * texts newest first up to MAX_SCORED_BYTES, scored by their own text and ranked, all in the
+   * search thread (sqlite-search-thread.cjs): only the page comes back, each text cut to its
+   * first SNIPPET_HEAD characters, and a text whose passage does not end there is read whole.
    */
-  const sqliteScored = async (
-    q: NodeSearchQuery,
-    match: string,
-    matcher: RegExp | undefined,
-    lineage?: Lineage,
-  ) => {
+  const sqlite = async (q: NodeSearchQuery, parsed: ParsedSearch, lineage?: Lineage) => {
+    const match = ftsMatchText(parsed);
+    if (match === undefined) return [];
+    const matcher = createMatcher(wantedItems(parsed));
     const s = scope(q, lineage);
     const fts = nodeSearch.sql;
-    const rows = await searcher!.read({
+    const page = await searcher!.rank({
+      kind: 'rank',
       candidates: {
         text:
           `SELECT t.${T.id} AS cand, t.${T.threadId}, t.${T.sequence}, n.${N.id}, ` +
+          `t.${T.threadId} AS rank_thread, t.${T.sequence} AS rank_seq, ` +
           `octet_length(t.${T.body}) AS bytes FROM ${fts} ` +
           `JOIN ${nodeText.sql} t ON t.${T.id} = ${fts}.rowid${s.joins} ` +
           `WHERE ${fts} MATCH ?${s.where} ORDER BY ${fts}.rowid DESC LIMIT ?`,
@@ -297,31 +319,45 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
       },
       body: `SELECT ${T.body} FROM ${nodeText.sql} WHERE ${T.id} = ?`,
       maxBytes: MAX_SCORED_BYTES,
+      matcher: matcher === undefined ? null : { source: matcher.source, flags: matcher.flags },
+      // Within one thread ties go by sequence, whichever thread of its lineage holds the node.
+      byThread: lineage === undefined,
+      offset: q.offset,
+      take: q.take,
+      head: SNIPPET_HEAD,
     });
-    return rows.map(({ row: raw, body }): Scored => {
-      const row = node.decode(raw, weft.provider);
+    const snippets = page.map((hit) => snippetOfHead(hit.head, hit.cut, matcher));
+    const bodies = await wholeTexts(
+      page.filter((_, i) => snippets[i] === undefined).map((hit) => hit.row.cand),
+    );
+    return page.map((hit, i) => {
+      const row = node.decode(hit.row, weft.provider);
       return {
         threadId: row.threadId,
         sequence: row.sequence,
         nodeId: row.id,
-        body,
-        score: matcher === undefined ? 0 : scoreText(body, matcher),
+        score: hit.score,
+        snippet: snippets[i] ?? snippetOfText(bodies.get(hit.row.cand) ?? '', matcher),
       };
     });
   };
 
-  const sqlite = async (q: NodeSearchQuery, parsed: ParsedSearch, lineage?: Lineage) => {
-    const match = ftsMatchText(parsed);
-    if (match === undefined) return [];
-    const matcher = createMatcher(wantedItems(parsed));
-    const scored = await sqliteScored(q, match, matcher, lineage);
-    return scored
-      .sort(byRank(lineage))
-      .slice(q.offset, q.offset + q.take)
-      .map((h) => ({ ...h, snippet: snippetOfText(h.body, matcher) }));
+  /** The whole texts of node_text rows by id (those whose snippet their head does not hold). */
+  const wholeTexts = async (ids: unknown[]): Promise<Map<unknown, string>> => {
+    const bodies = new Map<unknown, string>();
+    if (ids.length === 0) return bodies;
+    const text = `SELECT ${T.id} AS cand, ${T.body} AS body FROM ${nodeText.sql} WHERE ${T.id} IN (${marks(ids.length)})`;
+    const rows =
+      searcher === undefined
+        ? await rawQuery(weft, text, ids)
+        : await searcher.bodies({ kind: 'bodies', text, ids });
+    for (const r of rows) bodies.set(r.cand, String(r.body ?? ''));
+    return bodies;
   };
 
   // Postgres ranks the newest candidates by ts_rank, which reads the node's own tsvector only.
+  // The page's snippets are cut from the first SNIPPET_HEAD characters of each text; only a text
+  // whose passage does not end there is read whole, in a second statement.
   const postgres = async (q: NodeSearchQuery, parsed: ParsedSearch, lineage?: Lineage) => {
     const websearch = websearchText(parsed);
     if (websearch === undefined) return [];
@@ -329,7 +365,9 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
     const tsquery = `(SELECT websearch_to_tsquery('simple', CAST(? AS TEXT)) AS query) q`;
     const rows = await rawQuery(
       weft,
-      `SELECT hit.${T.threadId}, hit.${T.sequence}, hit.${N.id}, hit.score, b.${T.body} AS body FROM (` +
+      `SELECT hit.cand, hit.${T.threadId}, hit.${T.sequence}, hit.${N.id}, hit.score, ` +
+        `left(b.${T.body}, ${SNIPPET_HEAD}) AS head, ` +
+        `char_length(b.${T.body}) > ${SNIPPET_HEAD} AS cut FROM (` +
         `SELECT c.cand, c.${T.threadId}, c.${T.sequence}, c.${N.id}, ts_rank(c.${T.tsv}, q.query) AS score FROM (` +
         `SELECT t.${T.id} AS cand, t.${T.threadId}, t.${T.sequence}, n.${N.id}, t.${T.tsv} ` +
         `FROM ${nodeText.sql} t${s.joins}, ${tsquery} ` +
@@ -340,14 +378,20 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
       [websearch, ...s.values, MAX_SEARCH_CANDIDATES, websearch, q.take, q.offset],
     );
     const matcher = createMatcher(wantedItems(parsed));
-    return rows.map((raw) => {
+    const snippets = rows.map((raw) =>
+      snippetOfHead(String(raw.head ?? ''), raw.cut === true, matcher),
+    );
+    const bodies = await wholeTexts(
+      rows.filter((_, i) => snippets[i] === undefined).map((raw) => raw.cand),
+    );
+    return rows.map((raw, i) => {
       const row = node.decode(raw, weft.provider);
       return {
         threadId: row.threadId,
         sequence: row.sequence,
         nodeId: row.id,
         score: Number(raw.score),
-        snippet: snippetOfText(String(raw.body ?? ''), matcher),
+        snippet: snippets[i] ?? snippetOfText(bodies.get(raw.cand) ?? '', matcher),
       };
     });
   };

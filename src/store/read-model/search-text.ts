@@ -1,7 +1,8 @@
 /**
- * What search computes over a node's text itself, in bounded time whatever the text: a score
- * and a snippet. Neither uses anything but the text and the query — no statistics of the rest of
- * the index — so no tenant's answer depends on another tenant's nodes.
+ * What search computes over a node's text itself, in bounded time whatever the text: a snippet
+ * here, and on SQLite a score (scoreText in sqlite-search-thread.cjs, where the texts are read).
+ * Neither uses anything but the text and the query — no statistics of the rest of the index — so
+ * no tenant's answer depends on another tenant's nodes.
  *
  * The databases' own functions were not bounded: FTS5's `snippet()` and `highlight()` and
  * Postgres's `ts_headline` take time quadratic in the matches of one text (a 64 KiB node of one
@@ -25,8 +26,6 @@ export const SNIPPET_WORDS = 24;
 const WORDS_BEFORE = 4;
 /** How far back from the first match those words are looked for (UTF-16 code units). */
 const LOOK_BACK = 256;
-/** Matches counted per text at most: past this many, a text ranks as high as it can. */
-export const MAX_COUNTED_MATCHES = 64;
 const ELLIPSIS = '…';
 
 const WORD_CHAR = String.raw`[\p{L}\p{N}\p{M}\p{Co}]`;
@@ -50,32 +49,12 @@ export function createMatcher(items: readonly (readonly string[])[]): RegExp | u
   return new RegExp(`(?<!${WORD_CHAR})(?:${alternatives.join('|')})(?!${WORD_CHAR})`, 'giu');
 }
 
-/** BM25's term-frequency saturation and length normalisation, with a fixed reference length. */
-const K1 = 1.2;
-const B = 0.75;
-/** The length (UTF-16 code units) a text is compared with; a fixed number, not an average. */
-const REFERENCE_LENGTH = 256;
-
 /**
- * The relevance of `text` to the query whose items `matcher` finds: per item, its occurrences
- * saturated as in BM25 and normalised by the text's length against a fixed reference, summed.
- * Depends on the text and the query only. Stops counting at MAX_COUNTED_MATCHES, so a text of
- * one repeated word costs no more than a few of its words. Pure.
+ * How much of a text the snippet is first cut from (SNIPPET_HEAD, in characters): a passage is
+ * found in the first few kilobytes of most texts, so only those are read for it; a text whose
+ * passage does not end inside them is read whole (snippetOfHead).
  */
-export function scoreText(text: string, matcher: RegExp): number {
-  const counts = new Map<number, number>();
-  matcher.lastIndex = 0;
-  let found = 0;
-  for (let m = matcher.exec(text); m !== null; m = matcher.exec(text)) {
-    const item = m.findIndex((group, i) => i > 0 && group !== undefined);
-    counts.set(item, (counts.get(item) ?? 0) + 1);
-    if (++found >= MAX_COUNTED_MATCHES) break;
-  }
-  const norm = K1 * (1 - B + (B * text.length) / REFERENCE_LENGTH);
-  let score = 0;
-  for (const tf of counts.values()) score += (tf * (K1 + 1)) / (tf + norm);
-  return score;
-}
+export const SNIPPET_HEAD = 4096;
 
 /**
  * A passage of `text`: SNIPPET_WORDS words from a few before the first match, every match in it
@@ -83,6 +62,22 @@ export function scoreText(text: string, matcher: RegExp): number {
  * Without a match, the passage starts the text. Pure.
  */
 export function snippetOfText(text: string, matcher: RegExp | undefined): SearchSnippet {
+  return snippetOfHead(text, false, matcher)!;
+}
+
+/**
+ * snippetOfText of a whole text, from `head`, its beginning (all of it unless `cut`): undefined
+ * when the head is cut before the passage ends, or holds no match — then only the whole text
+ * tells. When answered it is the whole text's snippet, the passage ending on a character of the
+ * head that is no word's; it differs only when a match that begins earlier runs past the head
+ * (a phrase whose words are thousands of characters apart), and shows a later match. Pure.
+ */
+export function snippetOfHead(
+  head: string,
+  cut: boolean,
+  matcher: RegExp | undefined,
+): SearchSnippet | undefined {
+  const text = head;
   let first = -1;
   if (matcher !== undefined) {
     matcher.lastIndex = 0;
@@ -115,6 +110,7 @@ export function snippetOfText(text: string, matcher: RegExp | undefined): Search
   }
   // Past the text's last word, what follows (symbols, punctuation) is part of the passage, up to
   // a bound: a short text is shown whole, not cut before a trailing "✓".
+  if (cut && (first < 0 || lastWord || to === from || to >= text.length)) return undefined;
   if (lastWord || to === from) to = Math.min(text.length, to + 200);
   const passage = text.slice(from, to);
   const highlights: SearchSnippet['highlights'] = [];
@@ -126,7 +122,7 @@ export function snippetOfText(text: string, matcher: RegExp | undefined): Search
     }
   }
   return {
-    text: `${from > 0 ? ELLIPSIS : ''}${passage}${to < text.length ? ELLIPSIS : ''}`,
+    text: `${from > 0 ? ELLIPSIS : ''}${passage}${cut || to < text.length ? ELLIPSIS : ''}`,
     highlights,
   };
 }

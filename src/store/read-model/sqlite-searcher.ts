@@ -1,7 +1,8 @@
 /**
  * Where SQLite searches read: a worker thread with a read-only connection of its own
- * (sqlite-search-thread.cjs), so that the FTS5 match and the reading of up to MAX_SCORED_BYTES of
- * text, synchronous in better-sqlite3, run beside the event loop instead of on it, and so that
+ * (sqlite-search-thread.cjs), so that the FTS5 match, the reading and scoring of up to
+ * MAX_SCORED_BYTES of text and the ranking, synchronous, run beside the event loop instead of on
+ * it (only the page comes back, each text cut to its head for the snippet), and so that
  * WEFT_QUERY_TIMEOUT_MS can end a search wherever it is: past the deadline the thread is
  * terminated (a fresh one serves the next search) and the search answers QUERY_TIMEOUT.
  *
@@ -16,30 +17,59 @@ import { queryTimeout } from '../prisma/errors.js';
 
 const require = createRequire(import.meta.url);
 
-export interface SearchRead {
-  /** Selects the matches newest first, each with `cand` (node_text id) and `bytes`. */
+/** One search, ranked in the thread (sqlite-search-thread.cjs): its page, with each text's head. */
+export interface RankRequest {
+  kind: 'rank';
+  /**
+   * Selects the matches newest first, each with `cand` (node_text id), `bytes`, and the ties'
+   * `rank_thread` and `rank_seq`.
+   */
   candidates: { text: string; values: unknown[] };
   /** Selects one node_text body by id. */
   body: string;
-  /** Text read at most, in bytes (always at least one text). */
+  /** Text read and scored at most, in bytes (always at least one text). */
   maxBytes: number;
+  /** The regex finding the query's items (createMatcher), or null: every score 0. */
+  matcher: { source: string; flags: string } | null;
+  /** Whether ties go by thread before sequence. */
+  byThread: boolean;
+  offset: number;
+  take: number;
+  /** The characters of each page text sent back. */
+  head: number;
+}
+
+export interface RankedRow {
+  row: Record<string, unknown>;
+  score: number;
+  /** The text's first `head` characters (fewer rather than half a surrogate pair). */
+  head: string;
+  /** Whether the text goes on past `head`. */
+  cut: boolean;
+}
+
+/** Whole texts: `text` selects `cand` and `body` of the node_text rows whose ids are `ids`. */
+export interface BodiesRequest {
+  kind: 'bodies';
+  text: string;
+  ids: unknown[];
 }
 
 export interface SqliteSearcher {
-  /** The candidates' rows, each with its text, newest first, within `maxBytes`. */
-  read(request: SearchRead): Promise<Array<{ row: Record<string, unknown>; body: string }>>;
+  /** The page of a search, best first, each with the head of its text. */
+  rank(request: RankRequest): Promise<RankedRow[]>;
+  bodies(request: BodiesRequest): Promise<Array<{ cand: unknown; body: string }>>;
   close(): Promise<void>;
 }
+
+type SearchRequest = RankRequest | BodiesRequest;
 
 interface WireError {
   message: string;
   code?: string;
 }
 
-type Reply =
-  | { ready: true }
-  | { id: number; rows: Array<{ row: Record<string, unknown>; body: string }> }
-  | { id: number; error: WireError };
+type Reply = { ready: true } | { id: number; rows: unknown[] } | { id: number; error: WireError };
 
 interface Thread {
   worker: Worker;
@@ -105,7 +135,7 @@ export function openSqliteSearcher(path: string, timeoutMs: number | undefined):
     if (current === thread) current = undefined;
   };
 
-  const ask = (thread: Thread, request: SearchRead) =>
+  const ask = (thread: Thread, request: SearchRequest) =>
     new Promise<Reply>((resolve, reject) => {
       const id = nextId++;
       let timer: NodeJS.Timeout | undefined;
@@ -136,17 +166,20 @@ export function openSqliteSearcher(path: string, timeoutMs: number | undefined):
       thread.worker.postMessage({ id, ...request });
     });
 
+  const send = async (request: SearchRequest): Promise<unknown[]> => {
+    if (closed) throw new Error('SQLite searcher closed: open the store again to search');
+    current ??= startThread(path, gone);
+    const thread = current;
+    await thread.ready;
+    const reply = await ask(thread, request);
+    if ('error' in reply) throw errorOf(reply.error);
+    if ('ready' in reply) throw new Error('SQLite search thread answered out of turn');
+    return reply.rows;
+  };
+
   return {
-    async read(request) {
-      if (closed) throw new Error('SQLite searcher closed: open the store again to search');
-      current ??= startThread(path, gone);
-      const thread = current;
-      await thread.ready;
-      const reply = await ask(thread, request);
-      if ('error' in reply) throw errorOf(reply.error);
-      if ('ready' in reply) throw new Error('SQLite search thread answered out of turn');
-      return reply.rows;
-    },
+    rank: async (request) => (await send(request)) as RankedRow[],
+    bodies: async (request) => (await send(request)) as Array<{ cand: unknown; body: string }>,
     async close() {
       closed = true;
       const thread = current;
