@@ -18,7 +18,7 @@ import { dumpReadModels, type ReadModelDump } from './dump.js';
 import { type ForkSourceRows, readForkSourceRows } from './fork-rows.js';
 import { createLineages, type Lineage } from './lineage.js';
 import { type LogTexts, type LogWindow, MAX_LOG_INDEX, readLogTexts } from './log-reads.js';
-import { packEntry } from './packed-entry.js';
+import { packEntry, packEntryInSlices } from './packed-entry.js';
 import { readPayloadSalt } from './payload-salt.js';
 import { createRedactionStore, type RedactionStore } from './redaction.js';
 import type { LogEntryRow, NodeRow, ReadModelChanges, SnapshotRow } from './rows.js';
@@ -28,6 +28,7 @@ import {
   openRecord,
   openSnapshot,
   sealChanges,
+  sealNode,
   sealRecord,
 } from './sealed-rows.js';
 import {
@@ -40,6 +41,7 @@ import { findRunLocations, marks, type RunLocation, selectRows } from './select.
 import { openSqliteWriteConnection } from './sqlite-writer.js';
 import { type CommitKey, createStoreCodec, openByThread, storeKeyring } from './thread-keys.js';
 import { createThreadRemovalStore, keyReused, type ThreadRemovalStore } from './thread-removal.js';
+import { mapInSlices, type Pause } from './time-slices.js';
 import { prismaScriptRunner, type RawClient } from './write-script.js';
 import { createWriter, type StoreWriterStats, type WriteItem, type Writer } from './writer.js';
 
@@ -89,7 +91,14 @@ export interface ThreadStore extends ThreadRemovalStore, RedactionStore {
   /** Writes entries and read models (and the idempotency record) in one transaction. */
   commit(
     changes: ReadModelChanges,
-    options?: { idempotency?: IdempotencyRecord | undefined },
+    options?: {
+      idempotency?: IdempotencyRecord | undefined;
+      /**
+       * For a commit of very many rows (an import): its rows are prepared and handed to the
+       * writer in time slices, pausing with this (time-slices.ts), still as one transaction.
+       */
+      pause?: Pause | undefined;
+    },
   ): Promise<Result<void>>;
   /**
    * The read-model rows of the given threads (default: all), normalised for comparison — Dates
@@ -251,11 +260,60 @@ function storedEntries(
         verbatim: codec.sealText(kept),
       };
     }
-    const packed = packEntry(row.entry, byEntry.get(row.index) ?? [], row.parts);
-    return packed === null
-      ? { ...row, entry: codec.sealText(row.entry), packed: null, verbatim: null }
-      : { ...row, entry: '', packed: codec.sealBytes(packed), verbatim: null };
+    return storedEntry(row, packEntry(row.entry, byEntry.get(row.index) ?? [], row.parts), codec);
   });
+}
+
+function storedEntry(row: LogEntryRow, packed: Uint8Array | null, codec: FieldCodec) {
+  return packed === null
+    ? { ...row, entry: codec.sealText(row.entry), packed: null, verbatim: null }
+    : { ...row, entry: '', packed: codec.sealBytes(packed), verbatim: null };
+}
+
+/**
+ * `storedItem` for a commit of very many nodes (an import; never log-only), in time slices:
+ * the entry is packed, the search text derived and the rows sealed a chunk at a time, with the
+ * deflating off the event loop. Same rows.
+ */
+async function storedItemInSlices(
+  changes: ReadModelChanges,
+  record: IdempotencyRecord | undefined,
+  codec: FieldCodec,
+  indexed: boolean,
+  key: CommitKey | undefined,
+  pause: Pause,
+): Promise<WriteItem> {
+  const own = key?.codec ?? codec;
+  const entries: StoredEntryRow[] = [];
+  for (const row of changes.entries) {
+    const created = await mapInSlices(
+      changes.nodes.filter((node) => node.logIndex === row.index),
+      (nodes) => nodes.map((node) => ({ sequence: node.sequence, payload: node.payload })),
+      pause,
+    );
+    const packed =
+      row.parts === undefined
+        ? await packEntryInSlices(row.entry, created, pause)
+        : packEntry(row.entry, created, row.parts);
+    entries.push(storedEntry(row, packed, own));
+    await pause();
+  }
+  const texts = indexed ? await mapInSlices(changes.nodes, nodeTextRows, pause) : undefined;
+  if (!codec.encrypted) return { changes, entries, record, texts };
+  const nodes = await mapInSlices(
+    changes.nodes,
+    (rows) => rows.map((node) => sealNode(own, node)),
+    pause,
+  );
+  const sealed = sealChanges(own, { ...changes, nodes: [] });
+  return {
+    changes: { ...sealed.changes, nodes },
+    entries,
+    record: record === undefined ? undefined : sealRecord(codec, record),
+    twins: sealed.twins,
+    texts,
+    threadKey: key?.row,
+  };
 }
 
 /**
@@ -466,9 +524,14 @@ function buildThreadStore(
         changes.created,
         changes.thread.createdAt ?? changes.thread.updatedAt,
       );
-      const outcome = await writer.submit(
-        storedItem(changes, commitOptions.idempotency, codec, indexed, key),
-      );
+      const { idempotency, pause } = commitOptions;
+      const outcome =
+        pause === undefined
+          ? await writer.submit(storedItem(changes, idempotency, codec, indexed, key))
+          : await writer.submitInSlices(
+              await storedItemInSlices(changes, idempotency, codec, indexed, key, pause),
+              pause,
+            );
       if (outcome === 'written') {
         key?.written();
         return ok(undefined);
