@@ -152,7 +152,7 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
     // checking the request, the state, committing its entry, deriving its rows, storing them —
     // runs in time slices, and other clients get their turn between slices.
     const large = scope === 'importState';
-    const pause = large ? timeSlices() : noPause;
+    const pause = large ? timeSlices(rt.sliceMs) : noPause;
     const command = async (claim: IdempotencyClaim | undefined): Promise<Result<T>> => {
       const threadId = input.threadId === undefined ? rt.ids.next() : input.threadId;
       const checked = firstFailure(

@@ -37,4 +37,4 @@ export {
   type ThreadStore,
   type ThreadStoreOptions,
 } from './thread-store.js';
-export { drive, noPause, type Pause, timeSlices } from './time-slices.js';
+export { drive, noPause, type Pause, SLICE_MS, timeSlices } from './time-slices.js';
