@@ -69,7 +69,11 @@ async function startServer(databaseUrl: string): Promise<Server> {
 const body = (query: string, variables?: object) => JSON.stringify({ query, variables });
 
 /** Posts `request` (a body); the answer's data, parsed only when `parse`; throws its errors. */
-async function post(url: string, request: string | Buffer<ArrayBuffer>, parse = true): Promise<unknown> {
+async function post(
+  url: string,
+  request: string | Buffer<ArrayBuffer>,
+  parse = true,
+): Promise<unknown> {
   const send = () =>
     fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: request });
   // A kept-alive socket the server closed while the bench was between rows: send again once.
