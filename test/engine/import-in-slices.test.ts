@@ -9,6 +9,8 @@
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../src/core/canonical.js';
+import { sha256Hex } from '../../src/core/hash.js';
 import { createEngine, type Engine } from '../../src/engine/index.js';
 import { parseDatabaseUrl } from '../../src/store/migrate/database-url.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
@@ -132,6 +134,9 @@ function describeBackend(backend: 'sqlite' | 'postgres', freshUrl: () => Promise
       } finally {
         await reader.close();
       }
+      // The request hash, computed in slices, is the one-call hash of the request.
+      const record = await engine.store.findIdempotencyRecord('importState', 'import-1');
+      expect(record?.requestHash).toBe(sha256Hex(canonicalJson({ threadId: 'copy', state })));
       // A retry under the same key answers from the record and writes nothing more.
       const retried = await engine.importState({
         threadId: 'copy',
