@@ -214,3 +214,46 @@ export function canonicalObject(
   }
   return out + '}';
 }
+
+/** Stands for a long list while the value around it is rendered (see canonicalListPieces). */
+const LIST_MARK = '\u0000weft-list';
+const LIST_MARK_TEXT = write(LIST_MARK);
+
+/**
+ * `canonicalJson(value)` in pieces, for a value holding one long list at `path` (keys from
+ * `value` down): the text around the list and each item's text, rendered `every` items per step
+ * (a generator that yields between steps, so a caller can pause). The pieces joined are
+ * canonicalJson(value). Undefined when there is no list at `path` (or the value's text holds the
+ * mark itself): the caller renders the value whole. Pure.
+ */
+export function* canonicalListPieces(
+  value: unknown,
+  path: readonly string[],
+  every: number,
+): Generator<void, string[] | undefined, void> {
+  const list = path.reduce<unknown>(
+    (at, key) =>
+      typeof at === 'object' && at !== null ? (at as Record<string, unknown>)[key] : undefined,
+    value,
+  );
+  if (!Array.isArray(list)) return undefined;
+  const around = write(replacedAt(value, path, LIST_MARK)).split(LIST_MARK_TEXT);
+  if (around.length !== 2) return undefined;
+  const pieces = [`${around[0]}[`];
+  for (let i = 0; i < list.length; i++) {
+    const item: unknown = list[i];
+    const text = item === undefined || typeof item === 'function' ? 'null' : write(item);
+    pieces.push(i === 0 ? text : `,${text}`);
+    if (i > 0 && i % every === 0) yield;
+  }
+  pieces.push(`]${around[1]}`);
+  return pieces;
+}
+
+/** `value` with what is at `path` replaced by `by` (copies along the path only). */
+function replacedAt(value: unknown, path: readonly string[], by: unknown): unknown {
+  if (path.length === 0) return by;
+  const record = value as Record<string, unknown>;
+  const [key, ...rest] = path as [string, ...string[]];
+  return { ...record, [key]: replacedAt(record[key], rest, by) };
+}

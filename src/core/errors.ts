@@ -57,6 +57,11 @@ export type WeftError =
   | { code: 'SCHEMA_VERSION_UNSUPPORTED'; message: string; version: number; supported: number }
   | { code: 'VERIFICATION_FAILED'; message: string; index: number; entryId: string }
   | { code: 'IDEMPOTENCY_KEY_REUSED'; message: string; key: string }
+  /**
+   * An answer written as one JSON value (a thread's state) would be longer than the bound of
+   * such answers: `paged` says which paged fields give the same data.
+   */
+  | { code: 'ANSWER_TOO_LARGE'; message: string; field: string; maxBytes: number; paged: string }
   /** A read ran past the configured time (WEFT_QUERY_TIMEOUT_MS) and was stopped. */
   | { code: 'QUERY_TIMEOUT'; message: string; timeoutMs: number }
   | {

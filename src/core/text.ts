@@ -44,6 +44,8 @@ export interface InputIssueOptions {
   maxDepth?: number;
   /** Refuse numbers `numberProblem` refuses. */
   exactNumbers?: boolean;
+  /** The level of `value` itself, when it is part of a larger value checked in parts (default 1). */
+  atDepth?: number;
 }
 
 /**
@@ -69,7 +71,7 @@ export function findInputIssue(
   }
   if (typeof value !== 'object' || value === null) return undefined;
   const seen = new Set<object>();
-  const stack: Frame[] = [{ value, parent: null, key: null, depth: 1 }];
+  const stack: Frame[] = [{ value, parent: null, key: null, depth: options.atDepth ?? 1 }];
   while (stack.length > 0) {
     const frame = stack.pop()!;
     if (frame.depth > maxDepth) {

@@ -16,6 +16,7 @@ import {
 } from '../core/thread/index.js';
 import {
   DEFAULT_TENANT,
+  type Pause,
   projectEntry,
   type ReadModelChanges,
   type ThreadStore,
@@ -91,6 +92,8 @@ export interface Committer {
     now: string,
     published: Omit<CommittedEvent, 'threadId' | 'logLength'>,
     under?: Derivation,
+    /** For a thread of very many nodes (an import): its rows are stored in time slices. */
+    pause?: Pause,
   ): Promise<Result<T>>;
 }
 
@@ -188,6 +191,7 @@ export function createCommitter(deps: CommitDeps): Committer {
     now: string,
     published: Omit<CommittedEvent, 'threadId' | 'logLength'>,
     given?: Derivation,
+    pause?: Pause,
   ): Promise<Result<T>> {
     // A new thread of its own is the root of its lineage; a fork's state came from its source's.
     const under =
@@ -197,6 +201,7 @@ export function createCommitter(deps: CommitDeps): Committer {
     return withLock(threadId, async () => {
       const written = await store.commit(changes, {
         idempotency: idempotencyRecord(claim, threadId, response, now),
+        pause,
       });
       if (!written.ok) {
         if (written.error.code !== 'CONFLICT') return written;

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Result } from '../core/errors.js';
 import type { Clock, IdSource } from '../core/ports.js';
 import type { ThreadMachineOptions, ThreadState } from '../core/thread/index.js';
-import { openThreadStore, type ThreadStore } from '../store/read-model/index.js';
+import { openThreadStore, SLICE_MS, type ThreadStore } from '../store/read-model/index.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './checks.js';
 import { type Committer, createCommitter } from './commit.js';
 import { createIdempotent, type Idempotent } from './idempotency.js';
@@ -41,6 +41,8 @@ export interface Runtime extends Committer {
   clock: Clock;
   ids: IdSource;
   maxPayloadBytes: number;
+  /** How long a large command holds the event loop before others get a turn (ms). */
+  sliceMs: number;
   machineOptions: ThreadMachineOptions;
   cache: ThreadCache;
   load: LoadThread;
@@ -127,6 +129,7 @@ export function createRuntime(options: EngineOptions): Runtime {
     clock,
     ids,
     maxPayloadBytes,
+    sliceMs: options.sliceMs ?? SLICE_MS,
     machineOptions,
     cache,
     load,

@@ -13,6 +13,7 @@ import { answeredAs, locateThread } from './tenancy.js';
 import { createThreadCommands } from './thread-commands.js';
 import type { Engine, EngineOptions } from './types.js';
 
+export { MAX_ANSWER_BYTES, withinAnswerBound } from './answer-size.js';
 export { CHECKPOINT_SIZE_FACTOR } from './checkpoint-commands.js';
 export { DEFAULT_MAX_PAYLOAD_BYTES } from './checks.js';
 export {

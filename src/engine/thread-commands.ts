@@ -4,7 +4,7 @@ import { verifyLog } from '../core/log/index.js';
 import {
   type Committed,
   checkRedactions,
-  commitEvent,
+  commitEventSteps,
   createThreadMachine,
   type NodesAppendedEvent,
   type PreparedImport,
@@ -14,7 +14,13 @@ import {
   prepareImportState,
   type ThreadEvent,
 } from '../core/thread/index.js';
-import { projectEntry } from '../store/read-model/index.js';
+import {
+  drive,
+  noPause,
+  type Pause,
+  projectEntrySteps,
+  timeSlices,
+} from '../store/read-model/index.js';
 import {
   checkDepth,
   checkId,
@@ -29,6 +35,7 @@ import {
 import { deleteThread } from './delete.js';
 import type { Runtime } from './engine.js';
 import { forkThread } from './fork.js';
+import type { IdempotencyClaim } from './idempotency.js';
 import { newSaltSecret } from './payload-salts.js';
 import { redactNodes } from './redact.js';
 import { newThreadExpiry, setThreadExpiry } from './retention.js';
@@ -67,7 +74,6 @@ const written = (c: Committed, threadId: string): Written => ({
 });
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-const noWait = () => Promise.resolve();
 
 /** A boolean input field, if given (JavaScript callers can pass anything). */
 function checkFlag(input: object, field: string): Result<undefined> {
@@ -77,16 +83,8 @@ function checkFlag(input: object, field: string): Result<undefined> {
 }
 
 /** Runs core steps (or takes a value computed in one go) to their end, pausing at each pause. */
-async function driven<T extends object>(
-  steps: Steps<T> | T,
-  pause: () => Promise<void>,
-): Promise<T> {
-  if (!isSteps(steps)) return steps;
-  for (;;) {
-    const next = steps.next();
-    if (next.done) return next.value;
-    await pause();
-  }
+async function driven<T extends object>(steps: Steps<T> | T, pause: Pause): Promise<T> {
+  return isSteps(steps) ? drive(steps, pause) : steps;
 }
 
 const isSteps = <T extends object>(value: Steps<T> | T): value is Steps<T> =>
@@ -150,7 +148,12 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
     plan: (threadId: string) => Result<Start> | Steps<Result<Start>>,
     respond: (c: Committed, threadId: string) => T,
   ): Promise<Result<T>> {
-    return rt.idempotent(scoped(scope), input.idempotencyKey, request(input), async (claim) => {
+    // An import holds the event loop for as long as the state is big: every step of it —
+    // checking the request, the state, committing its entry, deriving its rows, storing them —
+    // runs in time slices, and other clients get their turn between slices.
+    const large = scope === 'importState';
+    const pause = large ? timeSlices(rt.sliceMs) : noPause;
+    const command = async (claim: IdempotencyClaim | undefined): Promise<Result<T>> => {
       const threadId = input.threadId === undefined ? rt.ids.next() : input.threadId;
       const checked = firstFailure(
         checkNewThreadId(threadId, '$.threadId'),
@@ -159,14 +162,11 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
         checkFlag(input, 'saltPayloads'),
       );
       if (!checked.ok) return checked;
-      // An import holds the event loop for as long as the state is big: it is checked in chunks
-      // of nodes, and other clients get their turn between chunks and between the later steps.
-      const step = scope === 'importState' ? nextTurn : noWait;
-      await step();
+      if (large) await nextTurn();
       // The log names the thread by its id; where it is stored is the store's business.
-      const planned = await driven(plan(threadId), step);
+      const planned = await driven(plan(threadId), pause);
       if (!planned.ok) return planned;
-      await step();
+      await pause();
       const initial = createThreadMachine().initial;
       const now = rt.clock.now();
       const expiresAt = newThreadExpiry(rt, input.expiresAt, now);
@@ -174,16 +174,22 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
       const { event, importedGraph } = planned.value;
       const options =
         importedGraph === undefined ? rt.machineOptions : { ...rt.machineOptions, importedGraph };
-      const committed = commitEvent(initial, event, rt.stamp(now), options);
+      const committed = await drive(
+        commitEventSteps(initial, event, rt.stamp(now), options),
+        pause,
+      );
       if (!committed.ok) return committed;
       const owner = newThreadTenant(tenant);
       const at = await place(threadId, owner);
       if (!at.ok) return at;
       const { key, id } = at.value;
       const { entry, state, effects, text, parts } = committed.value;
-      await step();
-      const changes = projectEntry(initial, state, effects, entry, key, text, parts);
-      await step();
+      await pause();
+      const changes = await drive(
+        projectEntrySteps(initial, state, effects, entry, key, text, parts),
+        pause,
+      );
+      await pause();
       changes.thread.tenantId = owner;
       changes.thread.expiresAt = expiresAt.value;
       if ('saltPayloads' in input && input.saltPayloads) {
@@ -192,13 +198,27 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
       const response = respond(committed.value, id);
       // Taken before the write: the store may seal the row's copy in place.
       const secret = changes.thread.payloadSalt ?? null;
-      const written = await rt.newThread(key, changes, state, claim, response, now, {
-        entries: [entry],
-        effects,
-      });
+      const written = await rt.newThread(
+        key,
+        changes,
+        state,
+        claim,
+        response,
+        now,
+        { entries: [entry], effects },
+        undefined,
+        large ? pause : undefined,
+      );
       if (written.ok) rt.salts.remember(key, secret);
       return answeredAs(written, at.value);
-    });
+    };
+    return rt.idempotent(
+      scoped(scope),
+      input.idempotencyKey,
+      request(input),
+      command,
+      large ? { list: ['state', 'nodes'], pause } : undefined,
+    );
   }
 
   const settings = (input: CreateThreadInput | ImportStateInput) => ({

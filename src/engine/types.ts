@@ -45,6 +45,11 @@ export interface EngineOptions {
   /** Largest canonical JSON size of one payload-like value (node payload, memory, action). Default 1 MiB. */
   maxPayloadBytes?: number;
   /**
+   * How long a large command (importState) holds the event loop before other clients get a
+   * turn, in ms (default 15; 0: a turn at every step of it). See store/read-model/time-slices.ts.
+   */
+  sliceMs?: number;
+  /**
    * Bound on the estimated heap bytes of the thread states kept in memory (least recently used
    * evicted first; see src/engine/thread-cache.ts for the estimate). Default 256 MiB.
    */

@@ -136,6 +136,24 @@ export class QueryTimeoutError extends ApiError {
   }
 }
 
+/**
+ * An answer written as one JSON value would pass the bound of such answers; `paged` names the
+ * paged fields that give the same data.
+ */
+export class AnswerTooLargeError extends ApiError {
+  readonly field: string;
+  readonly maxBytes: number;
+  readonly paged: string;
+  constructor(message: string, field: string, maxBytes: number, paged: string) {
+    super('ANSWER_TOO_LARGE', message);
+    this.field = field;
+    this.maxBytes = maxBytes;
+    this.paged = paged;
+    this.extensions.maxBytes = maxBytes;
+    this.extensions.paged = paged;
+  }
+}
+
 const IMPORT_RULES: ReadonlySet<string> = new Set(IMPORT_RULE_CODES);
 
 /** The API error for an engine error: the one translation of WeftError codes. */
@@ -175,6 +193,8 @@ export function toApiError(e: WeftError): ApiError {
       return new ProjectionOverflowError(e.message, e.requiredTokens, e.maxPromptTokens);
     case 'QUERY_TIMEOUT':
       return new QueryTimeoutError(e.message, e.timeoutMs);
+    case 'ANSWER_TOO_LARGE':
+      return new AnswerTooLargeError(e.message, e.field, e.maxBytes, e.paged);
     default:
       if (IMPORT_RULES.has(e.code)) {
         return new InvalidStateError(e.code, e.message, { nodeId: e.nodeId });

@@ -1,7 +1,8 @@
 /** Log entries as ThreadEvents, and the thread's event list. */
+import { MAX_ANSWER_BYTES, withinAnswerBound } from '../engine/answer-size.js';
 import { builder } from './builder.js';
 import { OrderDirectionEnum } from './enums.js';
-import { badInput } from './error-classes.js';
+import { badInput, unwrapResult } from './error-classes.js';
 import {
   cursorKind,
   isInt,
@@ -25,7 +26,18 @@ ThreadEventRef.implement({
     id: t.exposeID('id'),
     type: t.exposeString('type'),
     recordedAt: t.field({ type: 'DateTime', resolve: (e) => e.recordedAt }),
-    entry: t.field({ type: 'JSON', resolve: (e) => e.entry }),
+    entry: t.field({
+      type: 'JSON',
+      description: `One JSON value: at most ${MAX_ANSWER_BYTES} bytes of it, else ANSWER_TOO_LARGE (an import's entry can be larger: read the nodes it created with Thread.nodes, those whose logIndex is this index).`,
+      resolve: async (e) =>
+        unwrapResult(
+          await withinAnswerBound(
+            e.entry,
+            'entry',
+            `read the nodes it created with Thread.nodes(first: 1000, after: endCursor): those with logIndex ${e.index}`,
+          ),
+        ),
+    }),
   }),
 });
 

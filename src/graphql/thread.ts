@@ -4,6 +4,7 @@ import type { JsonValue } from '../core/json.js';
 import type { VerifyReport } from '../core/log/index.js';
 import { textProblem } from '../core/text.js';
 import { type MetadataLeaf, metadataLeaves } from '../core/thread/metadata-filter.js';
+import { MAX_ANSWER_BYTES, withinAnswerBound } from '../engine/answer-size.js';
 import type { ThreadView } from '../engine/reads.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
@@ -114,10 +115,16 @@ ThreadRef.implement({
     }),
     state: t.field({
       type: 'JSON',
-      description: 'The AgentState v1 export; with atIndex, as of that log length (time travel).',
+      description: `The AgentState v1 export; with atIndex, as of that log length (time travel). One JSON value: at most ${MAX_ANSWER_BYTES} bytes of it, else ANSWER_TOO_LARGE (page the nodes with nodes and frontierNodes).`,
       args: { atIndex: t.arg.int() },
-      resolve: async (th, { atIndex }, ctx) =>
-        unwrapResult(await ctx.reads.stateAt(th.id, atIndex ?? undefined)).agentState,
+      resolve: async (th, { atIndex }, ctx) => {
+        const at = unwrapResult(await ctx.reads.stateAt(th.id, atIndex ?? undefined));
+        const paged =
+          atIndex == null
+            ? 'page its nodes with nodes(first: 1000, after: endCursor) and its heads with frontierNodes(first: 1000)'
+            : `page its nodes with nodes(first: 1000, after: endCursor): those of the state at ${atIndex} have a logIndex below ${atIndex}`;
+        return unwrapResult(await withinAnswerBound(at.agentState, 'state', paged));
+      },
     }),
     spend: t.field({
       type: SpendRef,

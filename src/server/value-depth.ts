@@ -8,6 +8,12 @@
  */
 import { GraphQLError, type Source } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { runSteps, type Steps } from '../core/graph/index.js';
+import { drive, timeSlices } from '../store/read-model/index.js';
+import { parseJsonSteps } from './json-slices.js';
+
+/** Bodies longer than this (characters) are parsed in time slices (json-slices.ts). */
+const SLICED_BODY_CHARS = 1024 * 1024;
 
 /** Deepest nesting of `{`, `[` and `(` a document may have: far beyond any real query. */
 export const MAX_DOCUMENT_NESTING = 256;
@@ -78,10 +84,20 @@ export const MAX_BODY_NESTING = 1_100;
  * that the text is JSON (JSON.parse does that next).
  */
 export function jsonNesting(text: string, limit = Number.POSITIVE_INFINITY): number {
+  return runSteps(jsonNestingSteps(text, limit, Number.POSITIVE_INFINITY));
+}
+
+/** `jsonNesting` in steps of about `every` characters (see `Steps`). */
+export function* jsonNestingSteps(text: string, limit: number, every = 1 << 20): Steps<number> {
   let depth = 0;
   let deepest = 0;
   const n = text.length;
+  let pauseAt = every;
   for (let i = 0; i < n; i++) {
+    if (i >= pauseAt) {
+      pauseAt = i + every;
+      yield;
+    }
     const ch = text.charCodeAt(i);
     if (ch === 0x22 /* " */) {
       for (i++; i < n; i++) {
@@ -118,7 +134,13 @@ export function useBodyNestingLimit(limit = MAX_BODY_NESTING): Plugin {
       if (!/^application\/(graphql\+)?json\b/i.test(type)) return;
       setRequestParser(async (req) => {
         const text = await req.text();
-        if (jsonNesting(text, limit) > limit) {
+        // A long body (a large import) is scanned and parsed in time slices, with other
+        // clients' turns between them: JSON.parse of 10 MB holds the event loop for over 100 ms.
+        const sliced = text.length > SLICED_BODY_CHARS;
+        const nesting = sliced
+          ? await drive(jsonNestingSteps(text, limit), timeSlices())
+          : jsonNesting(text, limit);
+        if (nesting > limit) {
           throw badRequest(
             `the request body nests objects and arrays more than ${limit} levels deep`,
             'BAD_USER_INPUT',
@@ -126,7 +148,7 @@ export function useBodyNestingLimit(limit = MAX_BODY_NESTING): Plugin {
         }
         let body: unknown;
         try {
-          body = JSON.parse(text);
+          body = sliced ? await drive(parseJsonSteps(text), timeSlices()) : JSON.parse(text);
         } catch {
           throw badRequest('POST body sent invalid JSON.', 'BAD_REQUEST');
         }

@@ -205,6 +205,40 @@ describe('BudgetExceededError: a run whose limits are spent accepts no more work
   });
 });
 
+describe('answers bounded by size', () => {
+  it('AnswerTooLargeError: a state over 4 MiB of JSON is refused, naming the paged fields', async () => {
+    await ok('mutation { createThread(input: { threadId: "big" }) { __typename } }');
+    // Five payloads of 0.9 MB each (each under the 1 MiB payload limit): 4.5 MB of state.
+    for (let i = 0; i < 5; i++) {
+      await ok(
+        'mutation($n: [NodeInput!]!) { appendNodes(input: { threadId: "big", nodes: $n }) { __typename } }',
+        { n: [{ kind: 'ANSWER', payload: `${i}`.repeat(900_000) }] },
+      );
+    }
+    const r = await t.gql('{ thread(id: "big") { state } }');
+    expect(r.data).toEqual({ thread: null });
+    const [error] = r.errors as Loose[];
+    expect(error.extensions).toMatchObject({
+      code: 'ANSWER_TOO_LARGE',
+      weftCode: 'ANSWER_TOO_LARGE',
+      maxBytes: 4 * 1024 * 1024,
+    });
+    expect(error.message).toContain('nodes(first: 1000, after: endCursor)');
+    expect(error.extensions.paged).toContain('frontierNodes');
+    reached.set('AnswerTooLargeError', new Set([error.extensions.code]));
+    // The state of a shorter prefix fits; the paged alternative answers in pages.
+    const before = await ok('{ thread(id: "big") { state(atIndex: 2) } }');
+    expect(before.thread.state.nodes).toHaveLength(1);
+    const paged = await ok(
+      '{ thread(id: "big") { nodes(first: 2) { edges { node { sequence } } pageInfo { hasNextPage } } } }',
+    );
+    expect(paged.thread.nodes.pageInfo.hasNextPage).toBe(true);
+    // The state past the bound at an index says where its nodes are.
+    const at = await t.gql('{ thread(id: "big") { state(atIndex: 6) } }');
+    expect((at.errors as Loose[])[0].message).toContain('logIndex below 6');
+  });
+});
+
 describe('audit', () => {
   it('every error class of error-classes.ts was reached through the API', () => {
     const names = Object.entries(classes)

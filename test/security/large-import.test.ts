@@ -1,10 +1,12 @@
 /**
- * An import does not hold the event loop from start to end: between its steps (checking the
- * state, applying it, deriving its rows, writing) other callbacks run, so other clients are
- * served while a large AgentState is imported. A turn counter runs beside the import and is read
- * when the import asks the clock for the entry's time (after checking the state) and when it
- * hands its changes to the store (the one transaction). Nothing is written before that. The
- * check itself runs in chunks of nodes, so a larger state is checked over more turns.
+ * An import does not hold the event loop from start to end: it runs in time slices (checking the
+ * state, committing its entry, deriving its rows, storing them), and other callbacks run between
+ * them, so other clients are served while a large AgentState is imported. The engine here gives
+ * a turn at every step (sliceMs 0), so the turns seen do not depend on the machine's speed. A
+ * turn counter runs beside the import and is read when the import asks the clock for the entry's
+ * time (after checking the state) and when it hands its changes to the store (the one
+ * transaction). Nothing is written before that. The check itself runs in chunks of nodes, so a
+ * larger state is checked over more turns.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulatedClock } from '../../src/core/ports.js';
@@ -25,13 +27,14 @@ describe('a large importState yields between its steps', () => {
   beforeAll(async () => {
     const store = openThreadStore(await freshSqliteUrl());
     const commit = store.commit.bind(store);
-    store.commit = (changes) => {
+    store.commit = (changes, options) => {
       if (watching) seen.atCommit ??= turns;
-      return commit(changes);
+      return commit(changes, options);
     };
     const clock = createSimulatedClock('2026-03-01T00:00:00.000Z', 1);
     engine = createEngine({
       store,
+      sliceMs: 0,
       clock: {
         now: () => {
           if (watching) seen.atClock ??= turns;

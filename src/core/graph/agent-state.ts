@@ -15,7 +15,7 @@ import { frozenJsonCopy } from './json-value.js';
 import { createStore, freezeNode, type GraphState, makeGraph, pushNode } from './store.js';
 import type { AgentState, CausalNode, GraphConfig, ImportLimits } from './types.js';
 
-export { type ImportFailure, runSteps, type Steps } from './import-rules.js';
+export { CHUNK, type ImportFailure, runSteps, type Steps } from './import-rules.js';
 
 export type AgentStateValidation = { ok: true } | { ok: false; error: ImportFailure };
 

@@ -6,6 +6,7 @@
 export { isNodeKind, NODE_KINDS, type NodeKind, nodeId } from '../identity.js';
 export {
   type AgentStateValidation,
+  CHUNK,
   exportAgentState,
   type ImportFailure,
   importAgentState,

@@ -1,5 +1,6 @@
 import { err, ok, type Result } from '../errors.js';
-import { createGraph, importAgentState } from '../graph/index.js';
+import { CHUNK, createGraph, importAgentState, runSteps, type Steps } from '../graph/index.js';
+import { sha256Parts } from '../hash.js';
 import { chainStateHashText, type LogEntry, type LogMachine } from '../log/index.js';
 import { createWorkflowState, type WorkflowStateConfig } from '../run/index.js';
 import {
@@ -61,6 +62,72 @@ export function applyThreadEntry(
   text?: string,
   effects = true,
 ): Applied {
+  const started = startApply(state, entry, options, effects);
+  if (!started.ok) return started;
+  const ctx = started.value;
+  const result = dispatchEvent(state, entry.event as unknown as ThreadEvent, ctx);
+  if (!result.ok) return result;
+  // chainStateHash(previous, {created, entry, runs}) written out, the entry rendered directly.
+  const delta = `{"created":[${ctx.created}],"entry":${unsignedEntryText(entry, text)},"runs":${runDeltasText(result.value, ctx.touchedRuns, ctx)}}`;
+  const recordedHash = entry.verification?.stateHash;
+  const stateHash =
+    ctx.withheld === true && recordedHash !== undefined
+      ? recordedHash
+      : chainStateHashText(state.stateHash, delta);
+  return ok([finish(state, result.value, stateHash), ctx.effects ?? []]);
+}
+
+/**
+ * `applyThreadEntry` in steps (see `Steps`) for the first entry of a thread, whose nodes may be
+ * many (`state_imported`): the nodes are added, and the state hash computed, a chunk at a time.
+ * `pieces` joined are the entry's canonical text less its signature. Same result as
+ * `applyThreadEntry(state, entry, options, pieces.join(''))`. Pure.
+ */
+export function* applyCreationEntrySteps(
+  state: ThreadState,
+  entry: LogEntry,
+  options: ThreadMachineOptions,
+  pieces: readonly string[],
+): Steps<Applied> {
+  const started = startApply(state, entry, options, true);
+  if (!started.ok) return started;
+  const ctx = started.value;
+  const event = entry.event as unknown as ThreadEvent;
+  if (event.type !== 'thread_created' && event.type !== 'state_imported') {
+    return err(invalid(`${event.type} is not the first entry of a thread`));
+  }
+  const result = yield* applyCreationSteps(state, event, ctx);
+  if (!result.ok) return result;
+  // As in applyThreadEntry, fed to the hash in parts: the ids created, then the text's pieces.
+  const hash = sha256Parts();
+  hash.update(`${state.stateHash}\n{"created":[`);
+  const created = ctx.created;
+  for (let at = 0; at < created.length; at += HASH_SLICE) {
+    // Ids are hex: a slice never ends inside a surrogate pair.
+    hash.update(created.slice(at, at + HASH_SLICE));
+    yield;
+  }
+  hash.update('],"entry":');
+  for (let i = 0; i < pieces.length; i++) {
+    hash.update(pieces[i]!);
+    if (i > 0 && i % CHUNK === 0) yield;
+  }
+  hash.update(`,"runs":${runDeltasText(result.value, ctx.touchedRuns, ctx)}}`);
+  const recordedHash = entry.verification?.stateHash;
+  const stateHash = ctx.withheld === true && recordedHash !== undefined ? recordedHash : hash.hex();
+  return ok([finish(state, result.value, stateHash), ctx.effects ?? []]);
+}
+
+/** Characters of the created ids hashed per step. */
+const HASH_SLICE = 1 << 18;
+
+/** The checks before an entry is dispatched, and its apply context. */
+function startApply(
+  state: ThreadState,
+  entry: LogEntry,
+  options: ThreadMachineOptions,
+  effects: boolean,
+): Result<ApplyContext> {
   if (entry.index !== state.length) {
     return err(invalid(`entry index ${entry.index} does not follow log length ${state.length}`));
   }
@@ -72,30 +139,24 @@ export function applyThreadEntry(
       issues: [...issues],
     });
   }
-  const event = entry.event as unknown as ThreadEvent;
-  const ctx: ApplyContext = {
+  return ok({
     entry,
     options,
     effects: effects ? [] : undefined,
     created: '',
     touchedRuns: [],
     runEvents: undefined,
-  };
-  const result = dispatchEvent(state, event, ctx);
-  if (!result.ok) return result;
-  // chainStateHash(previous, {created, entry, runs}) written out, the entry rendered directly.
-  const delta = `{"created":[${ctx.created}],"entry":${unsignedEntryText(entry, text)},"runs":${runDeltasText(result.value, ctx.touchedRuns, ctx)}}`;
-  const recordedHash = entry.verification?.stateHash;
-  const stateHash =
-    ctx.withheld === true && recordedHash !== undefined
-      ? recordedHash
-      : chainStateHashText(state.stateHash, delta);
+  });
+}
+
+/** The state after an entry: `result` of its dispatch, one longer, with its hash. */
+function finish(state: ThreadState, result: ThreadState, stateHash: string): ThreadState {
   // Every dispatch path that changes something returns a fresh object no one else has seen yet,
   // so it is finished in place; only an unchanged `state` must be copied.
-  const next = result.value === state ? copyThreadState(state) : result.value;
+  const next = result === state ? copyThreadState(state) : result;
   next.length = state.length + 1;
   next.stateHash = stateHash;
-  return ok([next, ctx.effects ?? []]);
+  return next;
 }
 
 function dispatchEvent(
@@ -175,11 +236,16 @@ function dispatchEvent(
   }
 }
 
-function applyCreation(
+type Creation = Extract<ThreadEvent, { type: 'thread_created' | 'state_imported' }>;
+
+const applyCreation = (state: ThreadState, event: Creation, ctx: ApplyContext) =>
+  runSteps(applyCreationSteps(state, event, ctx));
+
+function* applyCreationSteps(
   state: ThreadState,
-  event: Extract<ThreadEvent, { type: 'thread_created' | 'state_imported' }>,
+  event: Creation,
   ctx: ApplyContext,
-): Result<ThreadState> {
+): Steps<Result<ThreadState>> {
   if (state.config !== null || state.length !== 0) {
     return err(invalid(`${event.type} must be the first entry of a thread`));
   }
@@ -195,11 +261,14 @@ function applyCreation(
   let nodeMeta = state.nodeMeta;
   let latestSystemNodeId: string | undefined;
   if (event.type === 'state_imported') {
-    for (const node of event.state.nodes) {
+    const nodes = event.state.nodes;
+    for (let i = 0; i < nodes.length; i++) {
+      const node = nodes[i]!;
       if (node.kind === 'system') latestSystemNodeId = node.id;
       nodeMeta = vecPush(nodeMeta, { logIndex: ctx.entry.index });
       addCreated(ctx, node.id);
       ctx.effects?.push({ type: 'node_appended', node, meta: { logIndex: ctx.entry.index } });
+      if (i > 0 && i % CHUNK === 0) yield;
     }
   }
   ctx.effects?.unshift({ type: 'thread_created', threadId: event.threadId });

@@ -9,6 +9,7 @@ export {
 export {
   type Committed,
   commitEvent,
+  commitEventSteps,
   type EntryStamp,
   THREAD_MACHINE_ID,
   THREAD_MACHINE_VERSION,

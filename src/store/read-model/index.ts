@@ -13,6 +13,7 @@ export {
   DEFAULT_TENANT,
   logEntryRow,
   projectEntry,
+  projectEntrySteps,
   projectSharedState,
   runRow,
 } from './project.js';
@@ -36,3 +37,4 @@ export {
   type ThreadStore,
   type ThreadStoreOptions,
 } from './thread-store.js';
+export { drive, noPause, type Pause, SLICE_MS, timeSlices } from './time-slices.js';

@@ -11,8 +11,13 @@
  * Tampering stays visible: the hash chain covers the entry text, so a changed node payload
  * changes the text read back, and verification fails at that entry.
  */
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { deflateRaw, deflateRawSync, inflateRawSync } from 'node:zlib';
+import { CHUNK, runSteps, type Steps } from '../../core/graph/index.js';
 import type { EntryTextParts } from '../../core/thread/entry-text.js';
+import { drive, type Pause } from './time-slices.js';
+
+const deflateRawAsync = promisify(deflateRaw);
 
 /** A node the entry created: its sequence and canonical payload text (the node row's payload). */
 export interface CreatedPayload {
@@ -50,18 +55,39 @@ export function packEntry(
   /** Pack whatever the payloads' size (a redaction's entry, see redaction.ts). */
   always = false,
 ): Uint8Array | null {
-  let payloadChars = 0;
-  for (const node of created) payloadChars += node.payload.length;
-  if (payloadChars < PACK_FROM_PAYLOAD_CHARS && !always) return null;
-  if (created.length === 0) return null;
-  const cut = parts === undefined ? cutText(text, created) : cutParts(parts, created);
+  if (!worthPacking(created, always)) return null;
+  const cut = parts === undefined ? runSteps(cutText(text, created)) : cutParts(parts, created);
   if (cut === null) return null;
-  const body = Buffer.from(
-    `${JSON.stringify({ s: cut.sequences, p: cut.lengths })}\n${cut.pieces.join('')}`,
-  );
+  const body = bodyOf(cut);
   if (body.length < DEFLATE_FROM_BYTES) return Buffer.concat([Buffer.of(RAW), body]);
   return Buffer.concat([Buffer.of(DEFLATED), deflateRawSync(body, DEFLATE)]);
 }
+
+/**
+ * `packEntry` for an entry of very many nodes (an import): the text is cut in time slices (see
+ * time-slices.ts) and deflated off the event loop, in libuv's thread pool. Same bytes.
+ */
+export async function packEntryInSlices(
+  text: string,
+  created: readonly CreatedPayload[],
+  pause: Pause,
+): Promise<Uint8Array | null> {
+  if (!worthPacking(created, false)) return null;
+  const cut = await drive(cutText(text, created), pause);
+  if (cut === null) return null;
+  const body = bodyOf(cut);
+  if (body.length < DEFLATE_FROM_BYTES) return Buffer.concat([Buffer.of(RAW), body]);
+  return Buffer.concat([Buffer.of(DEFLATED), await deflateRawAsync(body, DEFLATE)]);
+}
+
+function worthPacking(created: readonly CreatedPayload[], always: boolean): boolean {
+  let payloadChars = 0;
+  for (const node of created) payloadChars += node.payload.length;
+  return (payloadChars >= PACK_FROM_PAYLOAD_CHARS || always) && created.length > 0;
+}
+
+const bodyOf = (cut: Cut) =>
+  Buffer.from(`${JSON.stringify({ s: cut.sequences, p: cut.lengths })}\n${cut.pieces.join('')}`);
 
 interface Cut {
   /** The node sequence whose payload goes after each piece but the last. */
@@ -71,10 +97,12 @@ interface Cut {
 }
 
 /** The text cut at each created node's payload, found by searching the text in order. */
-function cutText(text: string, created: readonly CreatedPayload[]): Cut | null {
+function* cutText(text: string, created: readonly CreatedPayload[]): Steps<Cut | null> {
   const cut: Cut = { sequences: [], pieces: [], lengths: [] };
   let cursor = 0;
-  for (const node of created) {
+  for (let i = 0; i < created.length; i++) {
+    const node = created[i]!;
+    if (i > 0 && i % CHUNK === 0) yield;
     // The payload key, then this node's payload text (checked in place: no concatenated needle).
     let at = text.indexOf(PAYLOAD_KEY, cursor);
     while (at >= 0 && !text.startsWith(node.payload, at + PAYLOAD_KEY.length)) {

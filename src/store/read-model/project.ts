@@ -1,11 +1,14 @@
 import { canonicalJson } from '../../core/canonical.js';
 import {
   type CausalNode,
+  CHUNK,
   getNode,
   getResourceHead,
   getResourceHeads,
   isCurrent,
   parseSemanticResourceKey,
+  runSteps,
+  type Steps,
 } from '../../core/graph/index.js';
 import type { LogEntry } from '../../core/log/index.js';
 import type { Spend, WorkflowState } from '../../core/run/index.js';
@@ -46,6 +49,22 @@ export function projectEntry(
   text?: string,
   parts?: EntryTextParts,
 ): ReadModelChanges {
+  return runSteps(projectEntrySteps(prev, next, effects, entry, threadId, text, parts));
+}
+
+/**
+ * `projectEntry` in steps (see `Steps`): the rows of the nodes an entry created, a chunk of
+ * nodes at a time — for an entry that creates very many (an import). Same result.
+ */
+export function* projectEntrySteps(
+  prev: ThreadState,
+  next: ThreadState,
+  effects: readonly ThreadEffect[],
+  entry: LogEntry,
+  threadId: string = next.config?.threadId ?? '',
+  text?: string,
+  parts?: EntryTextParts,
+): Steps<ReadModelChanges> {
   const created: Array<{ node: CausalNode; meta: NodeMeta }> = [];
   for (const effect of effects) {
     if (effect.type === 'node_appended') created.push({ node: effect.node, meta: effect.meta });
@@ -57,7 +76,9 @@ export function projectEntry(
   const nodes: NodeRow[] = [];
   const nodeParents: NodeParentRow[] = [];
   const touchedKeys = new Set<string>();
-  for (const { node, meta } of created) {
+  for (let i = 0; i < created.length; i++) {
+    const { node, meta } = created[i]!;
+    if (i > 0 && i % CHUNK === 0) yield;
     nodes.push(
       nodeRow(
         threadId,

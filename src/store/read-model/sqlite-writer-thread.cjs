@@ -12,6 +12,8 @@
  * numbers, null and byte arrays, which better-sqlite3 binds as they are.
  *
  * In:  { id, mode: 'all' | 'each', blocks: [[{ text, values }]] }   or   { close: true }
+ *      or, for a large script, { id, part: [{ text, values }] } any number of times before its
+ *      { id, mode: 'all', … } (the last statements), or { id, drop: true } to abandon it
  * Out: { id, outcomes: [{ ok: true } | { ok: false, statement, error: { message, code } }] }
  *      or { id, fatal: { message, code } } when the transaction as a whole failed.
  */
@@ -81,11 +83,34 @@ function transaction(message) {
   }
 }
 
+/**
+ * The parts of large scripts still arriving, by id: kept, not run, so that no lock is held while
+ * the main thread prepares the next part. The last part comes as an ordinary message of the same
+ * id and runs them all, in order, as its one transaction.
+ */
+const parts = new Map();
+
 parentPort.on('message', (message) => {
   if (message.close) {
     db.close();
     parentPort.close();
     return;
+  }
+  if (message.part !== undefined) {
+    const kept = parts.get(message.id);
+    if (kept === undefined) parts.set(message.id, message.part);
+    else for (const statement of message.part) kept.push(statement);
+    return;
+  }
+  if (message.drop) {
+    parts.delete(message.id);
+    return;
+  }
+  const kept = parts.get(message.id);
+  if (kept !== undefined) {
+    parts.delete(message.id);
+    for (const statement of message.blocks[0]) kept.push(statement);
+    message.blocks[0] = kept;
   }
   parentPort.postMessage(transaction(message));
 });

@@ -21,6 +21,7 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { SQLITE_PRAGMAS } from '../migrate/sqlite-pragmas.js';
+import type { Pause } from './time-slices.js';
 import {
   type BlockOutcome,
   type RecordedStatement,
@@ -29,6 +30,9 @@ import {
 } from './write-script.js';
 
 const require = createRequire(import.meta.url);
+
+/** Values (of statements) per part of a large script sent to the thread. */
+const VALUES_PER_PART = 32_768;
 
 interface WireError {
   message: string;
@@ -83,11 +87,15 @@ export function openSqliteWriteConnection(path: string): ScriptRunner {
     if (closing === undefined) fail(new Error(`SQLite writer thread exited (code ${code})`));
   });
 
-  const send = (mode: 'all' | 'each', blocks: ReadonlyArray<readonly RecordedStatement[]>) =>
+  const send = (
+    mode: 'all' | 'each',
+    blocks: ReadonlyArray<readonly RecordedStatement[]>,
+    given?: number,
+  ) =>
     new Promise<Reply>((resolve, reject) => {
       if (stopped !== undefined) return reject(stopped);
       if (closing !== undefined) return reject(new Error('SQLite writer closed'));
-      const id = nextId++;
+      const id = given ?? nextId++;
       if (pending.size === 0) worker.ref();
       pending.set(id, { resolve, reject });
       try {
@@ -100,6 +108,36 @@ export function openSqliteWriteConnection(path: string): ScriptRunner {
       }
     });
 
+  /**
+   * A large script in parts: every part but the last is kept by the thread under the script's id
+   * (nothing runs, no lock is taken while the main thread prepares the next part); the last
+   * runs them all as one transaction. A script abandoned on the way is dropped there.
+   */
+  const sendInParts = async (statements: readonly RecordedStatement[], pause: Pause) => {
+    if (stopped !== undefined) throw stopped;
+    const id = nextId++;
+    let from = 0;
+    try {
+      while (from < statements.length) {
+        let to = from;
+        let values = 0;
+        while (to < statements.length && values < VALUES_PER_PART) {
+          values += statements[to]!.values.length + 1;
+          to++;
+        }
+        if (to === statements.length) break;
+        if (stopped !== undefined) throw stopped;
+        worker.postMessage({ id, part: wire(statements.slice(from, to)) });
+        from = to;
+        await pause();
+      }
+    } catch (error) {
+      if (stopped === undefined && closing === undefined) worker.postMessage({ id, drop: true });
+      throw error;
+    }
+    return send('all', [statements.slice(from)], id);
+  };
+
   const outcomesOf = (reply: Reply): WireOutcome[] => {
     if ('fatal' in reply) throw errorOf(reply.fatal);
     return reply.outcomes;
@@ -108,6 +146,12 @@ export function openSqliteWriteConnection(path: string): ScriptRunner {
   return {
     async runAll(statements) {
       const [outcome] = outcomesOf(await send('all', [statements]));
+      if (outcome !== undefined && !outcome.ok) {
+        throw new StatementFailure(outcome.statement, errorOf(outcome.error));
+      }
+    },
+    async runAllInSlices(statements, pause) {
+      const [outcome] = outcomesOf(await sendInParts(statements, pause));
       if (outcome !== undefined && !outcome.ok) {
         throw new StatementFailure(outcome.statement, errorOf(outcome.error));
       }

@@ -7,7 +7,6 @@ import { rawExecute, rawQuery } from '../prisma/raw.js';
 import {
   idempotencyRecord,
   logEntry,
-  type StoredEntryRow,
   setting,
   snapshot,
   type ThreadRow,
@@ -18,30 +17,19 @@ import { dumpReadModels, type ReadModelDump } from './dump.js';
 import { type ForkSourceRows, readForkSourceRows } from './fork-rows.js';
 import { createLineages, type Lineage } from './lineage.js';
 import { type LogTexts, type LogWindow, MAX_LOG_INDEX, readLogTexts } from './log-reads.js';
-import { packEntry } from './packed-entry.js';
 import { readPayloadSalt } from './payload-salt.js';
 import { createRedactionStore, type RedactionStore } from './redaction.js';
-import type { LogEntryRow, NodeRow, ReadModelChanges, SnapshotRow } from './rows.js';
-import {
-  type IdempotencyRecord,
-  LABEL,
-  openRecord,
-  openSnapshot,
-  sealChanges,
-  sealRecord,
-} from './sealed-rows.js';
-import {
-  createSearchQueries,
-  type NodeSearchHit,
-  type NodeSearchQuery,
-  nodeTextRows,
-} from './search-queries.js';
+import type { ReadModelChanges, SnapshotRow } from './rows.js';
+import { type IdempotencyRecord, LABEL, openRecord, openSnapshot } from './sealed-rows.js';
+import { createSearchQueries, type NodeSearchHit, type NodeSearchQuery } from './search-queries.js';
 import { findRunLocations, marks, type RunLocation, selectRows } from './select.js';
 import { openSqliteWriteConnection } from './sqlite-writer.js';
-import { type CommitKey, createStoreCodec, openByThread, storeKeyring } from './thread-keys.js';
+import { storedItem, storedItemInSlices } from './stored-item.js';
+import { createStoreCodec, openByThread, storeKeyring } from './thread-keys.js';
 import { createThreadRemovalStore, keyReused, type ThreadRemovalStore } from './thread-removal.js';
+import type { Pause } from './time-slices.js';
 import { prismaScriptRunner, type RawClient } from './write-script.js';
-import { createWriter, type StoreWriterStats, type WriteItem, type Writer } from './writer.js';
+import { createWriter, type StoreWriterStats, type Writer } from './writer.js';
 
 export type { ReadModelDump } from './dump.js';
 export type { IdempotencyRecord } from './sealed-rows.js';
@@ -89,7 +77,14 @@ export interface ThreadStore extends ThreadRemovalStore, RedactionStore {
   /** Writes entries and read models (and the idempotency record) in one transaction. */
   commit(
     changes: ReadModelChanges,
-    options?: { idempotency?: IdempotencyRecord | undefined },
+    options?: {
+      idempotency?: IdempotencyRecord | undefined;
+      /**
+       * For a commit of very many rows (an import): its rows are prepared and handed to the
+       * writer in time slices, pausing with this (time-slices.ts), still as one transaction.
+       */
+      pause?: Pause | undefined;
+    },
   ): Promise<Result<void>>;
   /**
    * The read-model rows of the given threads (default: all), normalised for comparison — Dates
@@ -219,72 +214,6 @@ export function createThreadStore(weft: WeftPrisma, options: ThreadStoreOptions 
     createStoreCodec(weft, createFieldCodec(options.encryptionKey), options.encryptionKey),
     searchIndexed(options),
   );
-}
-
-/**
- * The entries as stored: packed (without the payloads of the nodes each one created, which the
- * node rows of the same transaction hold) where that applies, else as text. See packed-entry.ts.
- * Packing works on the plain texts; sealing (encryption at rest) comes after.
- */
-function storedEntries(
-  entries: readonly LogEntryRow[],
-  nodes: readonly NodeRow[],
-  codec: FieldCodec,
-  verbatim: ReadonlyArray<string | null> | undefined,
-): StoredEntryRow[] {
-  const byEntry = new Map<number, Array<{ sequence: number; payload: string }>>();
-  for (const node of nodes) {
-    let list = byEntry.get(node.logIndex);
-    if (list === undefined) {
-      list = [];
-      byEntry.set(node.logIndex, list);
-    }
-    list.push({ sequence: node.sequence, payload: node.payload });
-  }
-  return entries.map((row, i) => {
-    const kept = verbatim?.[i] ?? null;
-    if (kept !== null) {
-      return {
-        ...row,
-        entry: codec.sealText(row.entry),
-        packed: null,
-        verbatim: codec.sealText(kept),
-      };
-    }
-    const packed = packEntry(row.entry, byEntry.get(row.index) ?? [], row.parts);
-    return packed === null
-      ? { ...row, entry: codec.sealText(row.entry), packed: null, verbatim: null }
-      : { ...row, entry: '', packed: codec.sealBytes(packed), verbatim: null };
-  });
-}
-
-/**
- * One commit as stored: entries packed, then every client-supplied column sealed with `codec`
- * (sealed-rows.ts), the idempotency key hashed. With the plain codec only the packing happens;
- * the caller's objects are never changed.
- */
-function storedItem(
-  changes: ReadModelChanges,
-  record: IdempotencyRecord | undefined,
-  codec: FieldCodec,
-  indexed: boolean,
-  key?: CommitKey,
-): WriteItem {
-  // The thread's rows under its data key; the idempotency record (not the thread's) under `codec`.
-  const own = key?.codec ?? codec;
-  const entries = storedEntries(changes.entries, changes.nodes, own, changes.logOnly?.verbatim);
-  // The search text comes from the plain payloads, before they are sealed.
-  const texts = indexed ? nodeTextRows(changes.nodes) : undefined;
-  if (!codec.encrypted) return { changes, entries, record, texts };
-  const sealed = sealChanges(own, changes);
-  return {
-    changes: sealed.changes,
-    entries,
-    record: record === undefined ? undefined : sealRecord(codec, record),
-    twins: sealed.twins,
-    texts,
-    threadKey: key?.row,
-  };
 }
 
 const KEY_ID_SETTING = 'encryption_key_id';
@@ -466,9 +395,14 @@ function buildThreadStore(
         changes.created,
         changes.thread.createdAt ?? changes.thread.updatedAt,
       );
-      const outcome = await writer.submit(
-        storedItem(changes, commitOptions.idempotency, codec, indexed, key),
-      );
+      const { idempotency, pause } = commitOptions;
+      const outcome =
+        pause === undefined
+          ? await writer.submit(storedItem(changes, idempotency, codec, indexed, key))
+          : await writer.submitInSlices(
+              await storedItemInSlices(changes, idempotency, codec, indexed, key, pause),
+              pause,
+            );
       if (outcome === 'written') {
         key?.written();
         return ok(undefined);

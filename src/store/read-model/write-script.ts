@@ -12,6 +12,7 @@
  * Both reject with the error itself when the transaction as a whole fails (begin, commit).
  */
 import { type Provider, postgresText } from '../tables/index.js';
+import type { Pause } from './time-slices.js';
 
 /** An expected failure a statement may raise: a unique violation of it means this. */
 export type GuardReason = 'conflict' | 'idempotency';
@@ -43,6 +44,11 @@ export class StatementFailure extends Error {
 
 export interface ScriptRunner {
   runAll(statements: readonly RecordedStatement[]): Promise<void>;
+  /**
+   * `runAll` for a script of very many statements, handed on in slices with `pause` between
+   * them (time-slices.ts): still one transaction, committed only after its last statement.
+   */
+  runAllInSlices(statements: readonly RecordedStatement[], pause: Pause): Promise<void>;
   runEach(blocks: ReadonlyArray<readonly RecordedStatement[]>): Promise<BlockOutcome[]>;
   close(): Promise<void>;
 }
@@ -143,18 +149,21 @@ export function prismaScriptRunner(
 ): ScriptRunner {
   const transaction = <T>(work: (tx: RawClient) => Promise<T>) =>
     prisma.$transaction(work, txOptions);
-  return {
-    async runAll(statements) {
-      await transaction(async (tx) => {
-        for (const [i, statement] of statements.entries()) {
-          try {
-            await execute(tx, statement);
-          } catch (error) {
-            throw new StatementFailure(i, error);
-          }
+  const runAll = async (statements: readonly RecordedStatement[], pause?: Pause) => {
+    await transaction(async (tx) => {
+      for (const [i, statement] of statements.entries()) {
+        try {
+          await execute(tx, statement);
+        } catch (error) {
+          throw new StatementFailure(i, error);
         }
-      });
-    },
+        await pause?.();
+      }
+    });
+  };
+  return {
+    runAll: (statements) => runAll(statements),
+    runAllInSlices: runAll,
     runEach: (blocks) =>
       transaction(async (tx) => {
         const outcomes: BlockOutcome[] = [];

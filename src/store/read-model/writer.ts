@@ -4,6 +4,7 @@
  * one commit or a group of them, and then run whole by a ScriptRunner: the SQLite writer thread
  * (sqlite-writer.ts) or a Prisma client's interactive transactions (Postgres).
  */
+import { runSteps, type Steps } from '../../core/graph/index.js';
 import { isUniqueViolation } from '../prisma/errors.js';
 import type {
   IdempotencyRow,
@@ -39,11 +40,12 @@ import {
   upsertSnapshots,
 } from './sql.js';
 import { insertThreadKeys } from './thread-keys.js';
+import { type Pause, SLICE_ROWS } from './time-slices.js';
 import {
   type GuardReason,
   type RecordedStatement,
   recordScript,
-  type ScriptRecorder,
+  ScriptRecorder,
   type ScriptRunner,
   StatementFailure,
   StatementTexts,
@@ -85,6 +87,12 @@ export interface StoreWriterStats extends WriterStats {
 
 export interface Writer {
   submit(item: WriteItem): Promise<WriteOutcome>;
+  /**
+   * Writes one commit of very many rows (an import) as a transaction of its own, outside the
+   * group: its script is recorded and handed to the runner in time slices (`pause`), and only
+   * the runner's last step commits it — all or nothing.
+   */
+  submitInSlices(item: WriteItem, pause: Pause): Promise<WriteOutcome>;
   stats(): StoreWriterStats;
   release(): Promise<void>;
 }
@@ -112,6 +120,25 @@ export interface WriterOptions {
  * outcome, not an error. The activity feed's numbers are taken last (see appendActivity).
  */
 export function writeItems(script: ScriptRecorder, submitted: readonly WriteItem[]): void {
+  runSteps(writeItemsSteps(script, submitted, Number.POSITIVE_INFINITY));
+}
+
+/**
+ * `writeItems` in steps (see `Steps`): the node, search text and parent rows recorded
+ * `sliceRows` at a time, with a yield after each slice — for a commit of very many nodes.
+ */
+function* writeItemsSteps(
+  script: ScriptRecorder,
+  submitted: readonly WriteItem[],
+  sliceRows: number,
+): Steps<void> {
+  function* sliced<R>(rows: readonly R[], record: (rows: readonly R[]) => void): Steps<void> {
+    if (rows.length <= sliceRows) return record(rows);
+    for (let at = 0; at < rows.length; at += sliceRows) {
+      record(rows.slice(at, at + sliceRows));
+      yield;
+    }
+  }
   const every = submitted.flatMap((i) =>
     i.redaction === undefined ? [i] : [i, ...i.redaction.others],
   );
@@ -140,17 +167,17 @@ export function writeItems(script: ScriptRecorder, submitted: readonly WriteItem
   });
   const records = every.flatMap((i) => (i.record === undefined ? [] : [i.record]));
   script.guard('idempotency', () => insertIdempotencyRecords(script, records));
-  insertNodes(
-    script,
+  yield* sliced(
     all.flatMap((c) => c.nodes),
+    (rows) => insertNodes(script, rows),
   );
-  insertNodeTexts(
-    script,
+  yield* sliced(
     items.flatMap((i) => i.texts ?? []),
+    (rows) => insertNodeTexts(script, rows),
   );
-  insertNodeParents(
-    script,
+  yield* sliced(
     all.flatMap((c) => c.nodeParents),
+    (rows) => insertNodeParents(script, rows),
   );
   for (const field of ['isFrontier', 'isCurrent'] as const) {
     for (const value of [true, false]) {
@@ -281,6 +308,33 @@ export function createWriter(runner: ScriptRunner, options: WriterOptions): Writ
     }
   };
 
+  const large = new Set<Promise<unknown>>();
+  const submitInSlices = (item: WriteItem, pause: Pause): Promise<WriteOutcome> => {
+    const job = (async (): Promise<WriteOutcome> => {
+      const recorder = new ScriptRecorder(texts);
+      for (const _ of writeItemsSteps(recorder, [item], SLICE_ROWS)) await pause();
+      const script = recorder.statements;
+      transactions++;
+      try {
+        await runner.runAllInSlices(script, pause);
+        return 'written';
+      } catch (error) {
+        if (!(error instanceof StatementFailure)) throw error;
+        return unwrap(settle(script, error.statement, error.error));
+      }
+    })();
+    large.add(job);
+    void job.then(
+      () => large.delete(job),
+      () => large.delete(job),
+    );
+    return job;
+  };
+  /** Resolves when no commit of submitInSlices is under way. */
+  const largeIdle = async () => {
+    while (large.size > 0) await Promise.allSettled([...large]);
+  };
+
   const unwrap = (outcome: Settled<WriteOutcome> | undefined): WriteOutcome => {
     if (outcome?.ok) return outcome.value;
     throw outcome === undefined ? new Error('thread store: no write outcome') : outcome.error;
@@ -293,6 +347,7 @@ export function createWriter(runner: ScriptRunner, options: WriterOptions): Writ
         direct++;
         return unwrap((await transact([item]))[0]);
       },
+      submitInSlices,
       stats: () => ({
         groupCommit: false,
         transactions,
@@ -301,16 +356,21 @@ export function createWriter(runner: ScriptRunner, options: WriterOptions): Writ
         batches: direct,
         largestBatch: direct > 0 ? 1 : 0,
       }),
-      release: () => runner.close(),
+      release: async () => {
+        await largeIdle();
+        await runner.close();
+      },
     };
   }
 
   const group = createGroupWriter(runBatch, { maxBatch, inFlight: options.inFlight });
   return {
     submit: (item) => group.submit(item),
+    submitInSlices,
     stats: () => ({ ...group.stats(), groupCommit: maxBatch > 1, transactions, merged }),
     release: async () => {
       await group.idle();
+      await largeIdle();
       await runner.close();
     },
   };
