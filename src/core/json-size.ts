@@ -4,7 +4,7 @@
  * count stops as soon as it passes `limit`, so it costs at most about `limit` characters of work
  * whatever the value's size. Pure.
  */
-import type { Steps } from './graph/index.js';
+import type { Steps } from './steps.js';
 
 /**
  * The length (UTF-16 units, as JSON.stringify writes it; escapes counted as one) of `value`'s

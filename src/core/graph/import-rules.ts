@@ -37,21 +37,10 @@ interface RuleContext {
 }
 /** A rule as steps: it yields between chunks of nodes and returns its first failure, if any. */
 type Rule = (context: RuleContext) => Steps<ImportFailure | undefined>;
-/**
- * Work done in steps: each `yield` marks a point where a caller may pause (between chunks of
- * CHUNK nodes); the return value is the result. `runSteps` runs it to the end in one go.
- */
-export type Steps<T> = Generator<void, T, void>;
-/** Nodes per step: a few milliseconds of the costliest rule (recomputing ids). */
-export const CHUNK = 1_024;
 
-/** Runs steps to their end without pausing: the single-call form. */
-export function runSteps<T>(steps: Steps<T>): T {
-  for (;;) {
-    const next = steps.next();
-    if (next.done) return next.value;
-  }
-}
+import { CHUNK, runSteps, type Steps } from '../steps.js';
+
+export { CHUNK, runSteps, type Steps } from '../steps.js';
 
 const pauseAt = (i: number) => i > 0 && i % CHUNK === 0;
 
