@@ -238,35 +238,26 @@ async function checkEncryptionMarker(weft: WeftPrisma, codec: FieldCodec) {
   checkKeyMarker(codec, await read());
 }
 
-function buildThreadStore(
-  weft: WeftPrisma,
-  writer: Writer,
-  codec: FieldCodec,
-  indexed: boolean,
-): ThreadStore {
-  const lineages = createLineages(weft);
-  const search = createSearchQueries(weft, lineages);
-  let checked: Promise<void> | undefined;
-  const ready = () => {
-    checked ??= checkEncryptionMarker(weft, codec);
-    return checked;
-  };
+/** What the groups of a thread store's methods share. */
+interface StoreParts {
+  weft: WeftPrisma;
+  writer: Writer;
+  codec: FieldCodec;
+  indexed: boolean;
+  lineages: ReturnType<typeof createLineages>;
+  ready: () => Promise<void>;
+}
 
-  /** One field of a thread's row; undefined for an unknown thread. */
-  const threadField = async <F extends 'logLength' | 'tenantId'>(threadId: string, field: F) => {
-    // A deleted thread whose rows its forks still read is not there for anyone else.
-    const [row] = await selectRows(
-      weft,
-      thread,
-      `${thread.c.id} = ? AND ${thread.c.deletedAt} IS NULL`,
-      [threadId],
-      '',
-      [field],
-    );
-    return row?.[field] as ThreadRow[F] | undefined;
-  };
-  const getLogLength = (threadId: string) => threadField(threadId, 'logLength');
-
+/** The log's entries and snapshots as a thread reads them, through its lineage. */
+function createLogReads({
+  weft,
+  codec,
+  lineages,
+  ready,
+}: StoreParts): Pick<
+  ThreadStore,
+  'readEntries' | 'readEntryTexts' | 'readLog' | 'findEntryIds' | 'findSnapshots'
+> {
   const readLog = async (threadId: string, window: LogWindow): Promise<LogTexts[]> => {
     await ready();
     return readLogTexts(weft, codec, await lineages.of(threadId), window);
@@ -279,30 +270,7 @@ function buildThreadStore(
   ): Promise<string[]> =>
     (await readLog(threadId, { from, to, limit: MAX_LOG_INDEX })).map((r) => r.text);
 
-  /** CONFLICT for a commit that lost its first index; the length is read after the rollback. */
-  const conflict = async (changes: ReadModelChanges): Promise<WeftError> => {
-    const expectedIndex = changes.entries[0]?.index ?? 0;
-    const actualIndex = (await getLogLength(changes.threadId)) ?? 0;
-    return {
-      code: 'CONFLICT',
-      message: `thread ${changes.threadId} is at log index ${actualIndex}, not ${expectedIndex}: reload it and retry`,
-      threadId: changes.threadId,
-      expectedIndex,
-      actualIndex,
-    };
-  };
-
   return {
-    provider: weft.provider,
-
-    findDueRuns: (query) => findDueRuns(weft, query),
-
-    searchIndexed: indexed,
-    async searchNodes(query) {
-      await ready();
-      return search.searchNodes(query);
-    },
-
     async readEntries(threadId, from, to) {
       return (await readEntryTexts(threadId, from, to)).map((text) => JSON.parse(text) as LogEntry);
     },
@@ -349,6 +317,98 @@ function buildThreadStore(
       }
       return out;
     },
+  };
+}
+
+/** Commits: a thread's changes written through the writer, its refusals as typed errors. */
+function createCommits(
+  { writer, codec, indexed, ready }: StoreParts,
+  getLogLength: (threadId: string) => Promise<number | undefined>,
+): Pick<ThreadStore, 'commit'> {
+  /** CONFLICT for a commit that lost its first index; the length is read after the rollback. */
+  const conflict = async (changes: ReadModelChanges): Promise<WeftError> => {
+    const expectedIndex = changes.entries[0]?.index ?? 0;
+    const actualIndex = (await getLogLength(changes.threadId)) ?? 0;
+    return {
+      code: 'CONFLICT',
+      message: `thread ${changes.threadId} is at log index ${actualIndex}, not ${expectedIndex}: reload it and retry`,
+      threadId: changes.threadId,
+      expectedIndex,
+      actualIndex,
+    };
+  };
+
+  return {
+    async commit(changes, commitOptions = {}) {
+      // A log-only commit without entries still creates its thread row (an empty fork).
+      if (changes.entries.length === 0 && changes.logOnly === undefined) return ok(undefined);
+      await ready();
+      const key = await storeKeyring(codec)?.forCommit(
+        changes.threadId,
+        changes.created,
+        changes.thread.createdAt ?? changes.thread.updatedAt,
+      );
+      const { idempotency, pause } = commitOptions;
+      const outcome =
+        pause === undefined
+          ? await writer.submit(storedItem(changes, idempotency, codec, indexed, key))
+          : await writer.submitInSlices(
+              await storedItemInSlices(changes, idempotency, codec, indexed, key, pause),
+              pause,
+            );
+      if (outcome === 'written') {
+        key?.written();
+        return ok(undefined);
+      }
+      if (outcome === 'conflict') return err(await conflict(changes));
+      return err(keyReused(commitOptions.idempotency?.key));
+    },
+  };
+}
+
+function buildThreadStore(
+  weft: WeftPrisma,
+  writer: Writer,
+  codec: FieldCodec,
+  indexed: boolean,
+): ThreadStore {
+  const lineages = createLineages(weft);
+  const search = createSearchQueries(weft, lineages);
+  let checked: Promise<void> | undefined;
+  const ready = () => {
+    checked ??= checkEncryptionMarker(weft, codec);
+    return checked;
+  };
+
+  /** One field of a thread's row; undefined for an unknown thread. */
+  const threadField = async <F extends 'logLength' | 'tenantId'>(threadId: string, field: F) => {
+    // A deleted thread whose rows its forks still read is not there for anyone else.
+    const [row] = await selectRows(
+      weft,
+      thread,
+      `${thread.c.id} = ? AND ${thread.c.deletedAt} IS NULL`,
+      [threadId],
+      '',
+      [field],
+    );
+    return row?.[field] as ThreadRow[F] | undefined;
+  };
+  const getLogLength = (threadId: string) => threadField(threadId, 'logLength');
+
+  const parts: StoreParts = { weft, writer, codec, indexed, lineages, ready };
+
+  return {
+    provider: weft.provider,
+
+    findDueRuns: (query) => findDueRuns(weft, query),
+
+    searchIndexed: indexed,
+    async searchNodes(query) {
+      await ready();
+      return search.searchNodes(query);
+    },
+
+    ...createLogReads(parts),
 
     lineage: (threadId) => lineages.of(threadId),
 
@@ -386,30 +446,7 @@ function buildThreadStore(
       return row === undefined ? undefined : openRecord(codec, key, row);
     },
 
-    async commit(changes, commitOptions = {}) {
-      // A log-only commit without entries still creates its thread row (an empty fork).
-      if (changes.entries.length === 0 && changes.logOnly === undefined) return ok(undefined);
-      await ready();
-      const key = await storeKeyring(codec)?.forCommit(
-        changes.threadId,
-        changes.created,
-        changes.thread.createdAt ?? changes.thread.updatedAt,
-      );
-      const { idempotency, pause } = commitOptions;
-      const outcome =
-        pause === undefined
-          ? await writer.submit(storedItem(changes, idempotency, codec, indexed, key))
-          : await writer.submitInSlices(
-              await storedItemInSlices(changes, idempotency, codec, indexed, key, pause),
-              pause,
-            );
-      if (outcome === 'written') {
-        key?.written();
-        return ok(undefined);
-      }
-      if (outcome === 'conflict') return err(await conflict(changes));
-      return err(keyReused(commitOptions.idempotency?.key));
-    },
+    ...createCommits(parts, getLogLength),
 
     dumpReadModels: async (threadIds) => {
       await ready();
