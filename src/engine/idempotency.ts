@@ -8,6 +8,7 @@ import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
 import { findInputIssue, findTextIssue } from '../core/text.js';
 import type { IdempotencyRecord, ThreadStore } from '../store/read-model/index.js';
+import { type CarriesCommitted, COMMITTED } from './views.js';
 
 /** An idempotency key's scope and the hash of the request it came with. */
 export interface IdempotencyClaim {
@@ -82,8 +83,13 @@ export function createIdempotent(store: Pick<ThreadStore, 'findIdempotencyRecord
     if (!result.ok && result.error.code === 'IDEMPOTENCY_KEY_REUSED') {
       return (await replayStored()) ?? result;
     }
-    // The first answer is the stored one, exactly: a retry must not see a different shape.
-    return result.ok ? ok(JSON.parse(canonicalJson(result.value)) as T) : result;
+    if (!result.ok) return result;
+    // The first answer is the stored one, exactly: a retry must not see a different shape. The
+    // views of what it committed (no part of the JSON) go along with the first answer only.
+    const answer = JSON.parse(canonicalJson(result.value)) as T & CarriesCommitted;
+    const views = (result.value as CarriesCommitted)[COMMITTED];
+    if (views !== undefined) answer[COMMITTED] = views;
+    return ok(answer);
   };
 }
 

@@ -1,5 +1,6 @@
 /** Helpers shared by mutation inputs. */
 import { z } from 'zod';
+import { type CarriesCommitted, COMMITTED } from '../engine/reads.js';
 import type { GraphQLContext } from './context.js';
 import { createLoaders } from './context.js';
 
@@ -22,9 +23,30 @@ export const idempotencyKeyField = {
 
 /**
  * After a write, this request's loaders may hold rows from before it (an earlier mutation of the
- * same operation, or a read): start from fresh ones.
+ * same operation, or a read): start from fresh ones. They are primed with what the write
+ * committed (`written`'s views, when the engine gave them: a first answer, not a retry's), so
+ * answering reads none of it back. The views name the thread by storage key; the answer's
+ * `threadId` is the caller's name for it.
  */
-export function refreshAfterWrite<T>(ctx: GraphQLContext, value: T): T {
-  ctx.loaders = createLoaders(ctx.reads);
+export function refreshAfterWrite<T>(
+  ctx: GraphQLContext,
+  value: T,
+  written: CarriesCommitted & { threadId?: string } = value as CarriesCommitted,
+): T {
+  const loaders = createLoaders(ctx.reads);
+  ctx.loaders = loaders;
+  const committed = written[COMMITTED];
+  const threadId = written.threadId;
+  if (committed === undefined || threadId === undefined) return value;
+  const views = committed();
+  if (views.thread !== undefined) loaders.thread.prime(threadId, { ...views.thread, id: threadId });
+  for (const node of views.nodes) {
+    const named = { ...node, threadId };
+    loaders.node.prime(named, named);
+  }
+  for (const run of views.runs) {
+    const named = { ...run, threadId };
+    loaders.run.prime(named, named);
+  }
   return value;
 }
