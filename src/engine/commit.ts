@@ -27,15 +27,7 @@ import type { SnapshotWriter } from './snapshots.js';
 import type { ThreadTenants } from './tenancy.js';
 import type { Derivation, KeyedLock, LoadThread, ThreadCache } from './thread-cache.js';
 import type { CommittedEvent, Publisher } from './types.js';
-import { type CarriesCommitted, COMMITTED, type CommittedViews, committedViews } from './views.js';
-
-/** `response` carrying `views` (see CommittedViews), when it is an object that can. */
-function carrying<T>(response: T, views: () => CommittedViews): T {
-  if (typeof response === 'object' && response !== null) {
-    (response as CarriesCommitted)[COMMITTED] = views;
-  }
-  return response;
-}
+import { carrying, committedViews } from './views.js';
 
 /** What a thread command does with the loaded state: the event to record and the answer. */
 export interface ThreadStep<T> {

@@ -8,7 +8,7 @@ import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
 import { findInputIssue, findTextIssue } from '../core/text.js';
 import type { IdempotencyRecord, ThreadStore } from '../store/read-model/index.js';
-import { type CarriesCommitted, COMMITTED } from './views.js';
+import { type CarriesCommitted, COMMITTED, carrying } from './views.js';
 
 /** An idempotency key's scope and the hash of the request it came with. */
 export interface IdempotencyClaim {
@@ -86,10 +86,8 @@ export function createIdempotent(store: Pick<ThreadStore, 'findIdempotencyRecord
     if (!result.ok) return result;
     // The first answer is the stored one, exactly: a retry must not see a different shape. The
     // views of what it committed (no part of the JSON) go along with the first answer only.
-    const answer = JSON.parse(canonicalJson(result.value)) as T & CarriesCommitted;
-    const views = (result.value as CarriesCommitted)[COMMITTED];
-    if (views !== undefined) answer[COMMITTED] = views;
-    return ok(answer);
+    const answer = JSON.parse(canonicalJson(result.value)) as T;
+    return ok(carrying(answer, (result.value as CarriesCommitted)[COMMITTED]));
   };
 }
 

@@ -258,14 +258,23 @@ export const FRONTIER_VIEWS = 1000;
 
 /**
  * Where an answer carries the views of what its command committed, built on first call (most
- * callers never ask). A symbol, so it is no part of the answer's JSON: an idempotency record
- * stores none, and a retry answered from one has none.
+ * callers never ask). A non-enumerable symbol property, so it is no part of the answer as a
+ * value (its JSON, a copy, a comparison): an idempotency record stores none, and a retry
+ * answered from one has none.
  */
 export const COMMITTED: unique symbol = Symbol('weft.committed');
 
 /** An answer that may carry the views of what its command committed. */
 export interface CarriesCommitted {
   [COMMITTED]?: () => CommittedViews;
+}
+
+/** `answer` carrying `views` (see COMMITTED), when it is an object that can. */
+export function carrying<T>(answer: T, views: (() => CommittedViews) | undefined): T {
+  if (views !== undefined && typeof answer === 'object' && answer !== null) {
+    Object.defineProperty(answer, COMMITTED, { value: views, enumerable: false });
+  }
+  return answer;
 }
 
 /**
