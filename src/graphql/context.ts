@@ -66,7 +66,7 @@ export function createLoaders(reads: Reads, seed?: () => LoaderSeed): Loaders {
     if (existing !== undefined) return existing as Loaders[K];
     const loader = build();
     built[name] = loader;
-    if (seed !== undefined) primeLoader(loaders, name, seed());
+    if (seed !== undefined && SEEDED.has(name)) primeLoader(loaders, name, seed());
     return loader;
   };
   const loaders: Loaders = {
@@ -134,6 +134,9 @@ export function createLoaders(reads: Reads, seed?: () => LoaderSeed): Loaders {
   };
   return loaders;
 }
+
+/** The loaders a LoaderSeed primes. */
+const SEEDED: ReadonlySet<keyof Loaders> = new Set(['thread', 'node', 'run']);
 
 function primeLoader(loaders: Loaders, name: keyof Loaders, seed: LoaderSeed): void {
   if (name === 'thread' && seed.thread !== undefined) {
