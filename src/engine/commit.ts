@@ -28,6 +28,7 @@ import type { SnapshotWriter } from './snapshots.js';
 import type { ThreadTenants } from './tenancy.js';
 import type { Derivation, KeyedLock, LoadThread, ThreadCache } from './thread-cache.js';
 import type { CommittedEvent, Publisher } from './types.js';
+import { carrying, committedViews } from './views.js';
 
 /** What a thread command does with the loaded state: the event to record and the answer. */
 export interface ThreadStep<T> {
@@ -47,8 +48,8 @@ export interface CommitDeps {
   snapshots: SnapshotWriter;
   /** Serialises the commands on one thread: one lock per runtime, shared by its tenant views. */
   withLock: KeyedLock;
-  /** Learns the owner of each thread this runtime creates. */
-  tenants: Pick<ThreadTenants, 'remember'>;
+  /** Learns the owner of each thread this runtime creates; names the owner of a thread written. */
+  tenants: Pick<ThreadTenants, 'remember' | 'known'>;
   /** Which threads salt their payloads: their commands plan on a salted view. */
   salts: PayloadSalts;
   publisher?: Publisher | undefined;
@@ -159,6 +160,12 @@ export function createCommitter(deps: CommitDeps): Committer {
         );
         const snapshot = snapshots.after(threadId, state, committed.value.state, entry.recordedAt);
         if (snapshot !== undefined) changes.snapshots = [snapshot.row];
+        const views = committedViews(changes, committed.value.state, {
+          tenantId: tenants.known(threadId),
+          salted: salt !== undefined,
+          // Not in the log: whoever shows it reads it.
+          expiresAt: undefined,
+        });
         const written = await store.commit(changes, {
           idempotency: idempotencyRecord(claim, threadId, response, now),
         });
@@ -166,7 +173,7 @@ export function createCommitter(deps: CommitDeps): Committer {
           cache.set(threadId, committed.value.state, { from: state, texts: [text] });
           snapshot?.committed();
           await publish({ threadId, entries: [entry], effects, logLength: entry.index + 1 });
-          return ok(response);
+          return ok(carrying(response, views));
         }
         if (written.error.code !== 'CONFLICT') return written;
         if (expectedIndex !== undefined) {
@@ -198,6 +205,14 @@ export function createCommitter(deps: CommitDeps): Committer {
       given ?? (changes.thread.baseThreadId == null ? cache.derivation(threadId) : undefined);
     const snapshot = snapshots.ofNewThread(threadId, state, now, changes.snapshots);
     if (snapshot !== undefined) changes.snapshots = [...(changes.snapshots ?? []), snapshot.row];
+    // A new thread's row is whole (its tenant, expiry and salt set). An import's nodes are no
+    // part of its answer: only the frontier's are shown.
+    const row = changes.thread;
+    const views = committedViews({ ...changes, nodes: [] }, state, {
+      tenantId: row.tenantId ?? DEFAULT_TENANT,
+      salted: row.payloadSalt != null,
+      expiresAt: row.expiresAt ?? null,
+    });
     return withLock(threadId, async () => {
       const written = await store.commit(changes, {
         idempotency: idempotencyRecord(claim, threadId, response, now),
@@ -218,7 +233,7 @@ export function createCommitter(deps: CommitDeps): Committer {
       deps.salts.forget(threadId);
       snapshot?.committed();
       await publish({ threadId, ...published, logLength: state.length });
-      return ok(response);
+      return ok(carrying(response, views));
     });
   }
 

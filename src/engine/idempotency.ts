@@ -14,6 +14,7 @@ import {
   type Pause,
   type ThreadStore,
 } from '../store/read-model/index.js';
+import { type CarriesCommitted, COMMITTED, carrying } from './views.js';
 
 /** An idempotency key's scope and the hash of the request it came with. */
 export interface IdempotencyClaim {
@@ -106,8 +107,11 @@ export function createIdempotent(store: Pick<ThreadStore, 'findIdempotencyRecord
     if (!result.ok && result.error.code === 'IDEMPOTENCY_KEY_REUSED') {
       return (await replayStored()) ?? result;
     }
-    // The first answer is the stored one, exactly: a retry must not see a different shape.
-    return result.ok ? ok(JSON.parse(canonicalJson(result.value)) as T) : result;
+    if (!result.ok) return result;
+    // The first answer is the stored one, exactly: a retry must not see a different shape. The
+    // views of what it committed (no part of the JSON) go along with the first answer only.
+    const answer = JSON.parse(canonicalJson(result.value)) as T;
+    return ok(carrying(answer, (result.value as CarriesCommitted)[COMMITTED]));
   };
 }
 

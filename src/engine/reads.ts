@@ -67,7 +67,15 @@ export type {
   ThreadDiffView,
   ThreadView,
 } from './views.js';
-export { toEventView, toNodeView, toRunView, toThreadView } from './views.js';
+export {
+  type CarriesCommitted,
+  COMMITTED,
+  type CommittedViews,
+  toEventView,
+  toNodeView,
+  toRunView,
+  toThreadView,
+} from './views.js';
 
 /** One search match: the node, its thread, its score (higher is better) and a snippet. */
 export interface NodeSearchView {

@@ -13,6 +13,7 @@ import type { RunAsOf } from '../core/thread/runs-at.js';
 import type { RunKey, ThreadStore, ThreadStoreOptions } from '../store/read-model/index.js';
 import type { ThreadTenants } from './tenancy.js';
 import type { ThreadCacheStats } from './thread-cache.js';
+import type { CarriesCommitted } from './views.js';
 
 /** What the engine announces after a transaction committed: the wake-up for subscribers. */
 export interface CommittedEvent {
@@ -265,8 +266,11 @@ export interface ClearCheckpointsInput extends Idempotent {
   threadId: string;
 }
 
-/** Every command's success names the entry it wrote and the log length after it. */
-export interface Written {
+/**
+ * Every command's success names the entry it wrote and the log length after it; a first answer
+ * (not a retry's) carries the views of what the entry committed.
+ */
+export interface Written extends CarriesCommitted {
   threadId: string;
   logIndex: number;
   logLength: number;

@@ -46,18 +46,27 @@ const keyed = (k: { threadId: string; id: string }) => `${k.threadId}\u0000${k.i
  */
 const yielding = { batchScheduleFn: (dispatch: () => void) => setImmediate(dispatch) };
 
+/** What loaders start with (a write's own views of what it committed), built when first needed. */
+export interface LoaderSeed {
+  thread?: ThreadView;
+  nodes: readonly NodeView[];
+  runs: readonly RunView[];
+}
+
 /**
  * This operation's loaders, each built on first use: most operations (and most subscription
  * events, which get loaders of their own per event) touch one or two of them, and building six
- * DataLoaders per event was a measurable share of a replay's cost.
+ * DataLoaders per event was a measurable share of a replay's cost. The thread, node and run
+ * loaders are primed with `seed` as they are built; an answer that uses none builds no seed.
  */
-export function createLoaders(reads: Reads): Loaders {
+export function createLoaders(reads: Reads, seed?: () => LoaderSeed): Loaders {
   const built: Partial<Loaders> = {};
   const once = <K extends keyof Loaders>(name: K, build: () => Loaders[K]): Loaders[K] => {
     const existing = built[name];
     if (existing !== undefined) return existing as Loaders[K];
     const loader = build();
     built[name] = loader;
+    if (seed !== undefined && SEEDED.has(name)) primeLoader(loaders, name, seed());
     return loader;
   };
   const loaders: Loaders = {
@@ -124,6 +133,19 @@ export function createLoaders(reads: Reads): Loaders {
     },
   };
   return loaders;
+}
+
+/** The loaders a LoaderSeed primes. */
+const SEEDED: ReadonlySet<keyof Loaders> = new Set(['thread', 'node', 'run']);
+
+function primeLoader(loaders: Loaders, name: keyof Loaders, seed: LoaderSeed): void {
+  if (name === 'thread' && seed.thread !== undefined) {
+    loaders.thread.prime(seed.thread.id, seed.thread);
+  } else if (name === 'node') {
+    for (const node of seed.nodes) loaders.node.prime(node, node);
+  } else if (name === 'run') {
+    for (const run of seed.runs) loaders.run.prime(run, run);
+  }
 }
 
 /** Nodes read by a page or a list go into the node loader, so parent lookups find them. */

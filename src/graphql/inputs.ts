@@ -1,7 +1,7 @@
 /** Helpers shared by mutation inputs. */
 import { z } from 'zod';
-import type { GraphQLContext } from './context.js';
-import { createLoaders } from './context.js';
+import { type CarriesCommitted, COMMITTED } from '../engine/reads.js';
+import { createLoaders, type GraphQLContext, type LoaderSeed } from './context.js';
 
 /** Leaves out null and undefined fields (GraphQL's "not given"), for the engine's optional inputs. */
 export function compact<T extends Record<string, unknown>>(
@@ -22,9 +22,32 @@ export const idempotencyKeyField = {
 
 /**
  * After a write, this request's loaders may hold rows from before it (an earlier mutation of the
- * same operation, or a read): start from fresh ones.
+ * same operation, or a read): start from fresh ones. They start with what the write committed
+ * (`written`'s views, when the engine gave them: a first answer, not a retry's), so answering
+ * reads none of it back. The views name the thread by storage key; the answer's `threadId` is
+ * the caller's name for it.
  */
-export function refreshAfterWrite<T>(ctx: GraphQLContext, value: T): T {
-  ctx.loaders = createLoaders(ctx.reads);
+export function refreshAfterWrite<T>(
+  ctx: GraphQLContext,
+  value: T,
+  written: CarriesCommitted & { threadId?: string } = value as CarriesCommitted,
+): T {
+  const committed = written[COMMITTED];
+  const threadId = written.threadId;
+  if (committed === undefined || threadId === undefined) {
+    ctx.loaders = createLoaders(ctx.reads);
+    return value;
+  }
+  let seed: LoaderSeed | undefined;
+  ctx.loaders = createLoaders(ctx.reads, () => {
+    if (seed !== undefined) return seed;
+    const views = committed();
+    seed = {
+      ...(views.thread === undefined ? {} : { thread: { ...views.thread, id: threadId } }),
+      nodes: views.nodes.map((node) => ({ ...node, threadId })),
+      runs: views.runs.map((run) => ({ ...run, threadId })),
+    };
+    return seed;
+  });
   return value;
 }

@@ -103,13 +103,17 @@ builder.mutationField('remember', (t) =>
           ...compact({ runId: input.runId, idempotencyKey: input.idempotencyKey }),
         }),
       );
-      return refreshAfterWrite(ctx, {
-        threadId: result.threadId,
-        logIndex: result.logIndex,
-        nodeId: result.node.id,
-        type: result.memory.type,
-        key: result.memory.key,
-      });
+      return refreshAfterWrite(
+        ctx,
+        {
+          threadId: result.threadId,
+          logIndex: result.logIndex,
+          nodeId: result.node.id,
+          type: result.memory.type,
+          key: result.memory.key,
+        },
+        result,
+      );
     },
   }),
 );

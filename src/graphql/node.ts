@@ -414,11 +414,15 @@ builder.mutationField('appendNodes', (t) =>
           ...compact({ expectedIndex: input.expectedIndex, idempotencyKey: input.idempotencyKey }),
         }),
       );
-      return refreshAfterWrite(ctx, {
-        threadId: result.threadId,
-        logIndex: result.logIndex,
-        nodeIds: result.nodes.map((n) => n.id),
-      });
+      return refreshAfterWrite(
+        ctx,
+        {
+          threadId: result.threadId,
+          logIndex: result.logIndex,
+          nodeIds: result.nodes.map((n) => n.id),
+        },
+        result,
+      );
     },
   }),
 );

@@ -104,7 +104,11 @@ ThreadRef.implement({
       description:
         'When retention deletes the thread (at the first sweep after it; as deleteThread does, ' +
         'with an audit entry); null: never. Set at creation or with setThreadExpiry.',
-      resolve: (th) => th.expiresAt,
+      // A write's own view of the thread does not know it (it is no part of the log): read it.
+      resolve: async (th, _a, ctx) =>
+        th.expiresAt !== undefined
+          ? th.expiresAt
+          : ((await ctx.reads.threads([th.id]))[0]?.expiresAt ?? null),
     }),
     saltedPayloads: t.boolean({
       description:
