@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { CommittedEvent } from '../engine/index.js';
+import { createCache, createInvalidations, type Invalidations } from '../store/cache.js';
 import type { ThreadStore } from '../store/read-model/index.js';
 import { createEffectDeriver } from './deriver.js';
 import { createHistoryStarts } from './history.js';
@@ -33,9 +34,9 @@ const MAX_IDLE_FEEDS = 4096;
  * The hub's store reads, recent pages shared (see read); `onRead` hears of every read that
  * returned. `forget()` drops the shared pages.
  */
-function createSharedPages(store: ThreadStore, onRead: () => void) {
+function createSharedPages(store: ThreadStore, onRead: () => void, invalidations: Invalidations) {
   /** Recent page reads by range, least recently used first (see read). */
-  const pages = new Map<string, Promise<LogItem[]>>();
+  const pages = createCache<Promise<LogItem[]>>({ maxEntries: SHARED_PAGES });
 
   async function readFresh(threadId: string, from: number, to?: number): Promise<LogItem[]> {
     const entries = await store.readEntries(threadId, from, to);
@@ -52,16 +53,13 @@ function createSharedPages(store: ThreadStore, onRead: () => void) {
    */
   function read(threadId: string, from: number, to?: number): Promise<LogItem[]> {
     if (to === undefined) return readFresh(threadId, from, to);
-    const key = `${threadId}\u0000${from}\u0000${to}`;
+    // Under the thread's deletion epoch: a thread made again under a deleted one's id never
+    // shares the deleted one's pages.
+    const key = `${invalidations.keyOf(threadId)}\u0000${from}\u0000${to}`;
     const shared = pages.get(key);
-    if (shared !== undefined) {
-      pages.delete(key);
-      pages.set(key, shared);
-      return shared;
-    }
+    if (shared !== undefined) return shared;
     const page = readFresh(threadId, from, to);
     pages.set(key, page);
-    if (pages.size > SHARED_PAGES) pages.delete(pages.keys().next().value!);
     page.then(
       (items) => {
         if (items.length < to - from) pages.delete(key);
@@ -247,7 +245,10 @@ export function createEventHub(options: EventHubOptions): EventHub {
   const bufferSize = options.bufferSize ?? DEFAULT_BUFFER_SIZE;
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   const onError = options.onError ?? ((error: unknown) => console.error('weft events: ', error));
-  const deriver = createEffectDeriver(store, options.machineOptions, pageSize);
+  // Deletions this hub hears of (its engine's, and other instances' wake-ups) move the thread's
+  // key in every cache below on: nothing read of a deleted thread is answered for a new one.
+  const invalidations = createInvalidations();
+  const deriver = createEffectDeriver(store, options.machineOptions, pageSize, invalidations);
   /** When an item last reached a listener or a store read returned (performance.now()). */
   let lastItemAt = performance.now();
   const touched = () => {
@@ -255,10 +256,14 @@ export function createEventHub(options: EventHubOptions): EventHub {
   };
   const registry = createFeedRegistry();
   const { feeds, everything, feedFor } = registry;
-  const pages = createSharedPages(store, touched);
+  const pages = createSharedPages(store, touched, invalidations);
   const { read } = pages;
-  const historyStart = createHistoryStarts({ read, latestState: deriver.latestState });
-  const { enqueue, deliver, catchUp, deleted } = createDelivery({
+  const historyStart = createHistoryStarts(
+    { read, latestState: deriver.latestState },
+    undefined,
+    invalidations,
+  );
+  const delivery = createDelivery({
     registry,
     read,
     pageSize,
@@ -266,6 +271,12 @@ export function createEventHub(options: EventHubOptions): EventHub {
     forget,
     touched,
   });
+  const { enqueue, deliver, catchUp } = delivery;
+  /** The thread was deleted: its listeners are told, and nothing cached of it is read again. */
+  const deleted = (threadId: string) => {
+    invalidations.deleted(threadId);
+    delivery.deleted(threadId);
+  };
   let closed = false;
 
   const fanout: Fanout | undefined =

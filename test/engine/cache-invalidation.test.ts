@@ -10,6 +10,7 @@ import { getNodeBySequence } from '../../src/core/graph/index.js';
 import { createSequentialIds, createSimulatedClock } from '../../src/core/ports.js';
 import { createEngine, type Engine } from '../../src/engine/index.js';
 import { openThreadStore, type ThreadStore } from '../../src/store/read-model/index.js';
+import { openNode } from '../events/support.js';
 import { must, sqliteBackend, useBackend } from './support.js';
 
 const backend = useBackend(sqliteBackend());
@@ -106,6 +107,33 @@ describe('caches racing a deletion', () => {
     } finally {
       await engine.close();
       await other.close();
+    }
+  });
+
+  it("the event hub answers a thread made again under a deleted one's id with its own pages and state", async () => {
+    const url = await backend.freshUrl();
+    const node = await openNode(url);
+    try {
+      const goal = (text: string) => [{ kind: 'goal' as const, payload: { text } }];
+      must(await node.engine.createThread({ threadId: 't' }));
+      must(await node.engine.appendNodes({ threadId: 't', nodes: goal('the deleted thread') }));
+      // A full page and the derived state of the thread, as subscribers leave them.
+      expect(await node.hub.read('t', 0, 2)).toHaveLength(2);
+      expect((await node.hub.latestState('t')).graph.count).toBe(1);
+
+      must(await node.engine.deleteThread({ threadId: 't' }));
+      const other = engineOn(url);
+      must(await other.createThread({ threadId: 't' }));
+      must(await other.appendNodes({ threadId: 't', nodes: goal('the new thread') }));
+      await other.close();
+
+      const page = await node.hub.read('t', 0, 2);
+      expect(JSON.stringify(page)).not.toContain('the deleted thread');
+      expect(JSON.stringify(page)).toContain('the new thread');
+      const state = await node.hub.latestState('t');
+      expect(getNodeBySequence(state.graph, 1)?.payload).toEqual({ text: 'the new thread' });
+    } finally {
+      await node.close();
     }
   });
 });
