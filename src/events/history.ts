@@ -17,8 +17,8 @@ export type HistoryStart = (item: LogItem) => Promise<number>;
  */
 export function createHistoryStarts(
   hub: Pick<EventHub, 'read' | 'latestState'>,
-  capacity = MAX_HISTORY_STARTS,
   invalidations: Invalidations = createInvalidations(),
+  capacity = MAX_HISTORY_STARTS,
 ): HistoryStart {
   // Under the thread's deletion epoch, taken before reading: a thread made again under a
   // deleted one's id (a fork where there was none) never gets the deleted one's start.

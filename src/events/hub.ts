@@ -191,8 +191,9 @@ function createDelivery(context: {
   onError: (error: unknown) => void;
   forget: (threadId: string) => void;
   touched: () => void;
+  invalidations: Invalidations;
 }) {
-  const { registry, read, pageSize, onError, forget, touched } = context;
+  const { registry, read, pageSize, onError, forget, touched, invalidations } = context;
   const { everything, feedFor } = registry;
 
   function enqueue(feed: Feed, task: () => Promise<void> | void): void {
@@ -220,8 +221,12 @@ function createDelivery(context: {
     }
   }
 
-  /** Tells the thread's listeners it was deleted, after what was delivered before. */
+  /**
+   * Tells the thread's listeners it was deleted, after what was delivered before; nothing cached
+   * of it is read again (its key in the hub's caches moves on).
+   */
   function deleted(threadId: string): void {
+    invalidations.deleted(threadId);
     const feed = feedFor(threadId);
     if (feed === undefined) return;
     enqueue(feed, async () => {
@@ -245,8 +250,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
   const bufferSize = options.bufferSize ?? DEFAULT_BUFFER_SIZE;
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   const onError = options.onError ?? ((error: unknown) => console.error('weft events: ', error));
-  // Deletions this hub hears of (its engine's, and other instances' wake-ups) move the thread's
-  // key in every cache below on: nothing read of a deleted thread is answered for a new one.
+  // A deletion heard of (here or by wake-up) moves the thread's key on in every cache below.
   const invalidations = createInvalidations();
   const deriver = createEffectDeriver(store, options.machineOptions, pageSize, invalidations);
   /** When an item last reached a listener or a store read returned (performance.now()). */
@@ -258,25 +262,17 @@ export function createEventHub(options: EventHubOptions): EventHub {
   const { feeds, everything, feedFor } = registry;
   const pages = createSharedPages(store, touched, invalidations);
   const { read } = pages;
-  const historyStart = createHistoryStarts(
-    { read, latestState: deriver.latestState },
-    undefined,
-    invalidations,
-  );
-  const delivery = createDelivery({
+  const reads = { read, latestState: deriver.latestState };
+  const historyStart = createHistoryStarts(reads, invalidations);
+  const { enqueue, deliver, catchUp, deleted } = createDelivery({
     registry,
     read,
     pageSize,
     onError,
     forget,
     touched,
+    invalidations,
   });
-  const { enqueue, deliver, catchUp } = delivery;
-  /** The thread was deleted: its listeners are told, and nothing cached of it is read again. */
-  const deleted = (threadId: string) => {
-    invalidations.deleted(threadId);
-    delivery.deleted(threadId);
-  };
   let closed = false;
 
   const fanout: Fanout | undefined =
