@@ -14,6 +14,7 @@
  * the event they are checked for (see `stillValid`).
  */
 import { performance } from 'node:perf_hooks';
+import { createCache } from '../store/cache.js';
 import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
 import { type ApiKeyStore, apiKeys } from './keys.js';
 import { type AuthInfo, OPEN_AUTH, unauthenticated } from './types.js';
@@ -73,10 +74,9 @@ export function createAuthenticator(options: KeyAuthenticatorOptions): Authentic
       : undefined;
   const keys = options.keys ?? apiKeys(weft!);
   /** The latest check of each key: when it began, its answer, and whether that is still pending. */
-  const checks = new Map<
-    string,
-    { startedAt: number; value: Promise<boolean>; pending: boolean }
-  >();
+  const checks = createCache<{ startedAt: number; value: Promise<boolean>; pending: boolean }>({
+    maxEntries: MAX_REMEMBERED_CHECKS,
+  });
   const openCheckMs = options.openCheckMs ?? 1000;
   let stillOpen: { until: number; value: Promise<boolean> } | undefined;
   let mode: AuthMode = options.mode;
@@ -109,8 +109,6 @@ export function createAuthenticator(options: KeyAuthenticatorOptions): Authentic
       check.pending = false;
     };
     void check.value.then(settled, settled);
-    // Keys are few; a map grown past any real count is only a memo, and can start again.
-    if (checks.size >= MAX_REMEMBERED_CHECKS) checks.clear();
     checks.set(keyId, check);
     return check.value;
   };

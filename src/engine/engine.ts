@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Result } from '../core/errors.js';
 import type { Clock, IdSource } from '../core/ports.js';
 import type { ThreadMachineOptions, ThreadState } from '../core/thread/index.js';
+import { createInvalidations } from '../store/cache.js';
 import { openThreadStore, SLICE_MS, type ThreadStore } from '../store/read-model/index.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './checks.js';
 import { type Committer, createCommitter } from './commit.js';
@@ -92,8 +93,11 @@ export function createRuntime(options: EngineOptions): Runtime {
     options.onSnapshotRejected ??
     ((threadId: string, index: number, reason: string) =>
       console.warn(`weft: snapshot ${index} of thread ${threadId} ignored: ${reason}`));
-  const cache = createThreadCache(options.cacheBytes ?? DEFAULT_CACHE_BYTES);
-  const salts = createPayloadSalts(store);
+  // What makes a thread-derived value stale, shared by every cache of this runtime: a deletion
+  // or redaction the thread cache is told of reaches the salts, tenants and snapshot bases too.
+  const invalidations = createInvalidations();
+  const cache = createThreadCache(options.cacheBytes ?? DEFAULT_CACHE_BYTES, invalidations);
+  const salts = createPayloadSalts(store, invalidations);
   const loadState = createThreadLoader(store, cache, machineOptions);
   // A thread's salt is looked up beside its state: a command after a read then reaches the
   // writer with no read of its own first (and joins the group commit of its turn).
@@ -102,7 +106,7 @@ export function createRuntime(options: EngineOptions): Runtime {
     return loaded;
   };
   const restorer = createSnapshotRestorer(store, machineOptions, onSnapshotRejected);
-  const tenants = createThreadTenants(store);
+  const tenants = createThreadTenants(store, invalidations);
   const locks = createKeyedLock();
   const committer = createCommitter({
     tenants,
@@ -114,7 +118,7 @@ export function createRuntime(options: EngineOptions): Runtime {
     maxAttempts: Math.max(1, options.maxAttempts ?? 30),
     cache,
     load,
-    snapshots: createSnapshotWriter(snapshots, SNAPSHOT_BASES),
+    snapshots: createSnapshotWriter(snapshots, SNAPSHOT_BASES, invalidations),
     // Commands on one thread run one after another in this runtime (every tenant view of the
     // engine shares it), so the cached state they plan on is current unless someone else wrote.
     withLock: locks,

@@ -2,6 +2,7 @@
  * The engine: Weft's one writer. Every command loads the thread, plans an event with the core,
  * commits it with its read models in one transaction, and publishes after commit.
  */
+import { createCache } from '../store/cache.js';
 import { migrate } from '../store/migrate/index.js';
 import { createCheckpointCommands } from './checkpoint-commands.js';
 import { createDeadlineCommands } from './deadlines.js';
@@ -58,7 +59,8 @@ export function createEngine(options: EngineOptions): Engine {
   const deadlines = createDeadlineCommands(rt);
   const retention = createRetentionCommands(rt);
   const close = () => rt.store.close();
-  const scopes = new Map<string, Engine>();
+  // Tenant views of this engine: cheap to make again, so a bounded memo.
+  const scopes = createCache<Engine>({ maxEntries: 10_000 });
   const engineFor = (tenant: string | undefined): Engine => ({
     ...createThreadCommands(rt, tenant),
     ...createRunCommands(rt, tenant),
@@ -81,7 +83,6 @@ export function createEngine(options: EngineOptions): Engine {
     let scoped = scopes.get(tenant);
     if (scoped === undefined) {
       scoped = engineFor(tenant);
-      if (scopes.size >= 10_000) scopes.delete(scopes.keys().next().value!);
       scopes.set(tenant, scoped);
     }
     return scoped;

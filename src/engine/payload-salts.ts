@@ -8,6 +8,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { NodeSalt } from '../core/graph/index.js';
+import { createCache, createInvalidations, type Invalidations } from '../store/cache.js';
 import type { ThreadStore } from '../store/read-model/index.js';
 
 /** Hex characters of the salt field (128 bits of the HMAC). */
@@ -38,34 +39,39 @@ export interface PayloadSalts {
 /**
  * The threads' salts, read from the store once per thread and kept (a thread's secret is set when
  * it is created and never changes), for at most `max` threads: an unsalted thread's append pays
- * one map lookup. Answers for unknown threads are not kept.
+ * one lookup. Answers for unknown threads are not kept. Kept under the thread's deletion epoch
+ * (`invalidations`), taken before the store is read: a deleted thread's salt is never answered
+ * for a thread made again under its id, even when a read racing the deletion stores it late.
  */
 export function createPayloadSalts(
   store: Pick<ThreadStore, 'getPayloadSalt'>,
+  invalidations: Invalidations = createInvalidations(),
   max = 10_000,
 ): PayloadSalts {
-  const known = new Map<string, NodeSalt | null>();
-  const keep = (threadId: string, salt: NodeSalt | null) => {
-    if (known.size >= max) known.delete(known.keys().next().value as string);
-    known.set(threadId, salt);
-  };
+  // `false`: the thread is known to have no salt (a cache holds no null).
+  const known = createCache<NodeSalt | false>({ maxEntries: max });
   const load = async (threadId: string): Promise<NodeSalt | undefined> => {
+    const key = invalidations.keyOf(threadId);
     const secret = await store.getPayloadSalt(threadId);
     if (secret === undefined) return undefined;
-    const salt = secret === null ? null : saltWith(secret, threadId);
-    keep(threadId, salt);
-    return salt ?? undefined;
+    const salt = secret === null ? false : saltWith(secret, threadId);
+    known.set(key, salt);
+    return salt || undefined;
   };
   return {
     of(threadId) {
-      const salt = known.get(threadId);
+      const salt = known.get(invalidations.keyOf(threadId));
       if (salt === undefined) return load(threadId);
-      return salt ?? undefined;
+      return salt || undefined;
     },
     forget: (threadId) => {
-      known.delete(threadId);
+      known.delete(invalidations.keyOf(threadId));
     },
-    remember: (threadId, secret) =>
-      keep(threadId, secret === null ? null : saltWith(secret, threadId)),
+    remember: (threadId, secret) => {
+      known.set(
+        invalidations.keyOf(threadId),
+        secret === null ? false : saltWith(secret, threadId),
+      );
+    },
   };
 }

@@ -11,6 +11,7 @@ import {
   serializeThreadSnapshot,
   serializeThreadSnapshotDelta,
 } from '../core/thread/snapshot.js';
+import { createCache, createInvalidations, type Invalidations } from '../store/cache.js';
 import type { SnapshotRow } from '../store/read-model/index.js';
 import type { SnapshotPolicy } from './types.js';
 
@@ -127,12 +128,17 @@ export interface SnapshotWriter {
   forget(threadId: string): void;
 }
 
-/** A snapshot writer for `policy`, remembering the bases of up to `capacity` threads. */
+/**
+ * A snapshot writer for `policy`, remembering the bases of up to `capacity` threads, each under
+ * the thread's deletion epoch (`invalidations`): a thread made again under a deleted one's key
+ * never gets a delta against the deleted one's snapshot.
+ */
 export function createSnapshotWriter(
   policy: SnapshotPolicy | false,
   capacity: number,
+  invalidations: Invalidations = createInvalidations(),
 ): SnapshotWriter {
-  const bases = createSnapshotBases(capacity);
+  const bases = createSnapshotBases(capacity, invalidations);
   const initial = createThreadMachine().initial;
   const pending = (
     threadId: string,
@@ -163,24 +169,16 @@ export function createSnapshotWriter(
  * Per thread, the last full snapshot this engine committed: what its delta snapshots are
  * written against (a thread without one gets a full snapshot). Least recently used evicted.
  */
-function createSnapshotBases(capacity: number) {
-  const bases = new Map<string, SnapshotBase>();
+function createSnapshotBases(capacity: number, invalidations: Invalidations) {
+  const bases = createCache<SnapshotBase>({ maxEntries: capacity });
   return {
-    get(threadId: string): SnapshotBase | undefined {
-      const base = bases.get(threadId);
-      if (base !== undefined) {
-        bases.delete(threadId);
-        bases.set(threadId, base);
-      }
-      return base;
-    },
+    get: (threadId: string) => bases.get(invalidations.keyOf(threadId)),
     set(threadId: string, base: SnapshotBase): void {
-      const current = bases.get(threadId);
+      const key = invalidations.keyOf(threadId);
+      const current = bases.peek(key);
       if (current !== undefined && current.length > base.length) return;
-      bases.delete(threadId);
-      bases.set(threadId, base);
-      if (bases.size > capacity) bases.delete(bases.keys().next().value as string);
+      bases.set(key, base);
     },
-    delete: (threadId: string) => bases.delete(threadId),
+    delete: (threadId: string) => bases.delete(invalidations.keyOf(threadId)),
   };
 }

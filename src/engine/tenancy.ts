@@ -22,6 +22,7 @@
  */
 import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { textProblem } from '../core/text.js';
+import { createCache, createInvalidations, type Invalidations } from '../store/cache.js';
 import { DEFAULT_TENANT, type ThreadStore } from '../store/read-model/index.js';
 import { invalid, threadNotFound } from './checks.js';
 
@@ -49,25 +50,31 @@ export interface ThreadTenants {
   forget(key: string): void;
 }
 
-/** A tenant directory over `store`, remembering up to `capacity` threads (oldest forgotten). */
+/**
+ * A tenant directory over `store`, remembering up to `capacity` threads (least recently used
+ * forgotten), each under its deletion epoch (`invalidations`) taken before the store is asked:
+ * the owner of a deleted thread is never answered for one made again under its key.
+ */
 export function createThreadTenants(
   store: Pick<ThreadStore, 'getThreadTenant'>,
+  invalidations: Invalidations = createInvalidations(),
   capacity = MAX_CACHED,
 ): ThreadTenants {
-  const owners = new Map<string, string>();
-  const remember = (key: string, tenant: string) => {
-    if (!owners.has(key) && owners.size >= capacity) owners.delete(owners.keys().next().value!);
-    owners.set(key, tenant);
-  };
+  const owners = createCache<string>({ maxEntries: capacity });
   return {
-    known: (key) => owners.get(key),
+    known: (key) => owners.get(invalidations.keyOf(key)),
     async ask(key) {
+      const slot = invalidations.keyOf(key);
       const tenant = await store.getThreadTenant(key);
-      if (tenant !== undefined) remember(key, tenant);
+      if (tenant !== undefined) owners.set(slot, tenant);
       return tenant;
     },
-    remember,
-    forget: (key) => owners.delete(key),
+    remember: (key, tenant) => {
+      owners.set(invalidations.keyOf(key), tenant);
+    },
+    forget: (key) => {
+      owners.delete(invalidations.keyOf(key));
+    },
   };
 }
 

@@ -2,6 +2,7 @@ import { err, ok, type Result } from '../core/errors.js';
 import type { LogEntry } from '../core/log/index.js';
 import { foldThreadLog } from '../core/thread/fold.js';
 import type { ThreadMachineOptions, ThreadState } from '../core/thread/index.js';
+import { createCache, createInvalidations, type Invalidations } from '../store/cache.js';
 import type { ThreadStore } from '../store/read-model/index.js';
 import { threadNotFound } from './checks.js';
 
@@ -48,6 +49,11 @@ export interface StateOrigin {
   texts: readonly string[];
   /** Default: what `from` was derived under. A state derived under nothing known is not kept. */
   under?: Derivation;
+  /**
+   * The thread's deletion epoch when the derivation began to read (ThreadCache.epoch); default
+   * the current one. A state read before a deletion is not kept.
+   */
+  epoch?: number;
 }
 
 /** The cache's counters since it was made, and what it holds now. */
@@ -78,8 +84,10 @@ export interface ThreadCache {
    * one) or its derivation is already out of date.
    */
   set(threadId: string, state: ThreadState, origin: StateOrigin): void;
-  /** Forgets a thread (it was deleted). */
+  /** Forgets a thread (it was deleted, call after commit): no state read before is kept. */
   delete(threadId: string): void;
+  /** The thread's deletion epoch: take it before reading, for StateOrigin.epoch. */
+  epoch(threadId: string): number;
   /** The current derivation of the lineage rooted at `root`: take it before reading. */
   derivation(root: string): Derivation;
   /** What a state given to `set` was derived under. */
@@ -113,6 +121,7 @@ export function createThreadLoader(
     // Taken before reading: what a redaction committed meanwhile rewrote may or may not be in
     // what is read, so a state read across one is answered once and never cached.
     const known = cached === undefined ? undefined : cache.derivationOf(cached);
+    const epoch = cache.epoch(threadId);
     const root = known?.root ?? (await lineageRoot(store, threadId));
     const under = cache.derivation(root);
     // The stored texts: the cache sizes the state by them, and the fold hashes them as they are
@@ -132,7 +141,7 @@ export function createThreadLoader(
     cache.set(
       threadId,
       folded.value,
-      cached === undefined ? { texts, under } : { from: cached, texts, under },
+      cached === undefined ? { texts, under, epoch } : { from: cached, texts, under, epoch },
     );
     return folded;
   };
@@ -146,31 +155,33 @@ export async function lineageRoot(
   return (await store.lineage(threadId))[0]?.threadId ?? threadId;
 }
 
-/** Redaction generations remembered by root; older ones are folded into one floor. */
-const MAX_GENERATIONS = 10_000;
-
 /**
  * The latest known states of recently used threads, bounded by `maxBytes` of estimated size
  * (CACHE_ESTIMATE): least recently used evicted first until the rest fit; a state estimated
  * above the bound on its own is not kept (its caller still has it). A cached state may be behind
  * the database (another process appended): the engine catches it up from its length, and a
  * commit from a stale state loses at the unique (thread, index) key.
+ *
+ * States are held under the thread's key and deletion epoch (`invalidations`, shared with the
+ * runtime's other thread-derived caches), and each remembers the lineage generation it was
+ * derived under: after a deletion or a redaction no state read before it is answered, even one
+ * a racing read stores afterwards.
  */
-export function createThreadCache(maxBytes: number = DEFAULT_CACHE_BYTES): ThreadCache {
-  const held = new Map<string, { state: ThreadState; bytes: number }>();
+export function createThreadCache(
+  maxBytes: number = DEFAULT_CACHE_BYTES,
+  invalidations: Invalidations = createInvalidations(),
+): ThreadCache {
+  const held = createCache<{ state: ThreadState; bytes: number }>({
+    maxBytes,
+    sizeOf: (entry) => entry.bytes,
+  });
   // The estimate of every state this cache was given, while the state lives: a command's next
   // state is sized from the one it loaded even if that one was evicted meanwhile.
   const sizes = new WeakMap<ThreadState, number>();
   const derivations = new WeakMap<ThreadState, Derivation>();
-  const counts = { bytes: 0, hits: 0, misses: 0, evictions: 0, oversized: 0 };
-  // Generations are values of one counter: a lineage's is the counter at its last redaction, or
-  // `floor` when not remembered. Forgetting a lineage raises the floor to its generation, which
-  // makes states of other forgotten lineages stale too (a reload), never a stale state current.
-  let counter = 0;
-  let floor = 0;
-  const generations = new Map<string, number>();
-  const generationOf = (root: string) => generations.get(root) ?? floor;
-  const isCurrent = (under: Derivation) => under.generation === generationOf(under.root);
+  const counts = { hits: 0, misses: 0, oversized: 0 };
+  const isCurrent = (under: Derivation) =>
+    under.generation === invalidations.generation(under.root);
 
   function sizeOf(state: ThreadState | undefined): number {
     if (state === undefined) return 0;
@@ -189,19 +200,13 @@ export function createThreadCache(maxBytes: number = DEFAULT_CACHE_BYTES): Threa
     );
   }
 
-  function drop(threadId: string): void {
-    const entry = held.get(threadId);
-    if (entry === undefined) return;
-    held.delete(threadId);
-    counts.bytes -= entry.bytes;
-  }
-
   return {
     get(threadId: string): ThreadState | undefined {
-      let entry = held.get(threadId);
+      const key = invalidations.keyOf(threadId);
+      let entry = held.get(key);
       // Derived before a redaction of its lineage committed: it may hold what was redacted.
       if (entry !== undefined && !isCurrent(derivations.get(entry.state)!)) {
-        drop(threadId);
+        held.delete(key);
         entry = undefined;
       }
       if (entry === undefined) {
@@ -209,8 +214,6 @@ export function createThreadCache(maxBytes: number = DEFAULT_CACHE_BYTES): Threa
         return undefined;
       }
       counts.hits++;
-      held.delete(threadId);
-      held.set(threadId, entry);
       return entry.state;
     },
     set(threadId: string, state: ThreadState, origin: StateOrigin): void {
@@ -219,7 +222,8 @@ export function createThreadCache(maxBytes: number = DEFAULT_CACHE_BYTES): Threa
       const under =
         origin.under ?? (origin.from === undefined ? undefined : derivations.get(origin.from));
       if (under !== undefined) derivations.set(state, under);
-      const current = held.get(threadId);
+      const key = invalidations.keyOf(threadId);
+      const current = held.peek(key);
       // Never move a thread backwards: a slower command may finish with an older state.
       if (
         current !== undefined &&
@@ -229,34 +233,28 @@ export function createThreadCache(maxBytes: number = DEFAULT_CACHE_BYTES): Threa
         return;
       }
       // The older state goes either way: a cached state is answered as current.
-      drop(threadId);
-      // Derived before a redaction of its lineage committed (or under nothing known): it may
-      // hold what was redacted, so it is never kept.
+      held.delete(key);
+      // Derived before a redaction of its lineage committed (or under nothing known), or read
+      // before the thread was deleted: it may hold what is gone, so it is never kept.
       if (under === undefined || !isCurrent(under)) return;
-      if (bytes > maxBytes) {
-        counts.oversized++;
-        return;
-      }
-      held.set(threadId, { state, bytes });
-      counts.bytes += bytes;
-      for (const [oldest] of held) {
-        if (counts.bytes <= maxBytes) break;
-        drop(oldest);
-        counts.evictions++;
-      }
+      if (origin.epoch !== undefined && origin.epoch !== invalidations.epoch(threadId)) return;
+      if (!held.set(key, { state, bytes })) counts.oversized++;
     },
-    delete: drop,
-    derivation: (root) => ({ root, generation: generationOf(root) }),
+    delete(threadId: string): void {
+      held.delete(invalidations.keyOf(threadId));
+      invalidations.deleted(threadId);
+    },
+    epoch: (threadId) => invalidations.epoch(threadId),
+    derivation: (root) => ({ root, generation: invalidations.generation(root) }),
     derivationOf: (state) => derivations.get(state),
-    rewritten(root: string): void {
-      generations.delete(root);
-      generations.set(root, ++counter);
-      if (generations.size <= MAX_GENERATIONS) return;
-      const [oldest, generation] = generations.entries().next().value!;
-      generations.delete(oldest);
-      floor = Math.max(floor, generation);
-    },
-    stats: () => ({ ...counts, maxBytes, threads: held.size }),
+    rewritten: (root) => invalidations.rewritten(root),
+    stats: () => ({
+      ...counts,
+      bytes: held.bytes,
+      maxBytes,
+      threads: held.size,
+      evictions: held.evictions,
+    }),
   };
 }
 

@@ -7,6 +7,7 @@ import {
   type ThreadMachineOptions,
   type ThreadState,
 } from '../core/thread/index.js';
+import { createCache, createInvalidations, type Invalidations } from '../store/cache.js';
 import type { ThreadStore } from '../store/read-model/index.js';
 
 /**
@@ -38,20 +39,20 @@ export function createEffectDeriver(
   store: ThreadStore,
   machineOptions: ThreadMachineOptions = {},
   pageSize = 500,
+  invalidations: Invalidations = createInvalidations(),
 ): EffectDeriver {
-  // Map order is insertion order: a touched thread is re-inserted, the first one is the oldest.
-  const threads = new Map<string, ThreadCache>();
+  // Under the thread's deletion epoch: a thread made again under a deleted one's id starts from
+  // the empty state, not from the deleted one's.
+  const threads = createCache<ThreadCache>({ maxEntries: MAX_THREADS });
   const empty = createThreadMachine(machineOptions).initial;
 
   function cacheOf(threadId: string): ThreadCache {
-    let cache = threads.get(threadId);
+    const key = invalidations.keyOf(threadId);
+    let cache = threads.get(key);
     if (cache === undefined) {
       cache = { state: empty, effects: new Map(), chain: Promise.resolve() };
-      if (threads.size >= MAX_THREADS) threads.delete(threads.keys().next().value!);
-    } else {
-      threads.delete(threadId);
+      threads.set(key, cache);
     }
-    threads.set(threadId, cache);
     return cache;
   }
 
@@ -131,7 +132,7 @@ export function createEffectDeriver(
       });
     },
     forget(threadId) {
-      threads.delete(threadId);
+      threads.delete(invalidations.keyOf(threadId));
     },
     latestState(threadId) {
       const cache = cacheOf(threadId);

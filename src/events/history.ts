@@ -1,4 +1,5 @@
 import { publicThreadId } from '../engine/index.js';
+import { createCache, createInvalidations, type Invalidations } from '../store/cache.js';
 import type { EventHub, LogItem } from './types.js';
 
 /** Threads whose history start a hub remembers (oldest forgotten first). */
@@ -16,11 +17,15 @@ export type HistoryStart = (item: LogItem) => Promise<number>;
  */
 export function createHistoryStarts(
   hub: Pick<EventHub, 'read' | 'latestState'>,
+  invalidations: Invalidations = createInvalidations(),
   capacity = MAX_HISTORY_STARTS,
 ): HistoryStart {
-  const known = new Map<string, number>();
+  // Under the thread's deletion epoch, taken before reading: a thread made again under a
+  // deleted one's id (a fork where there was none) never gets the deleted one's start.
+  const known = createCache<number>({ maxEntries: capacity });
   return async function historyStart(item) {
-    const cached = known.get(item.threadId);
+    const key = invalidations.keyOf(item.threadId);
+    const cached = known.get(key);
     if (cached !== undefined) return cached;
     const first = item.index === 0 ? item.entry : (await hub.read(item.threadId, 0, 1))[0]?.entry;
     if (first === undefined) return 0;
@@ -32,8 +37,7 @@ export function createHistoryStarts(
       event.threadId === publicThreadId(item.threadId)
         ? 0
         : ((await hub.latestState(item.threadId)).config?.forkedFrom?.upToIndex ?? 0);
-    if (known.size >= capacity) known.delete(known.keys().next().value!);
-    known.set(item.threadId, start);
+    known.set(key, start);
     return start;
   };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { CommittedEvent } from '../engine/index.js';
+import { createCache, createInvalidations, type Invalidations } from '../store/cache.js';
 import type { ThreadStore } from '../store/read-model/index.js';
 import { createEffectDeriver } from './deriver.js';
 import { createHistoryStarts } from './history.js';
@@ -33,9 +34,9 @@ const MAX_IDLE_FEEDS = 4096;
  * The hub's store reads, recent pages shared (see read); `onRead` hears of every read that
  * returned. `forget()` drops the shared pages.
  */
-function createSharedPages(store: ThreadStore, onRead: () => void) {
+function createSharedPages(store: ThreadStore, onRead: () => void, invalidations: Invalidations) {
   /** Recent page reads by range, least recently used first (see read). */
-  const pages = new Map<string, Promise<LogItem[]>>();
+  const pages = createCache<Promise<LogItem[]>>({ maxEntries: SHARED_PAGES });
 
   async function readFresh(threadId: string, from: number, to?: number): Promise<LogItem[]> {
     const entries = await store.readEntries(threadId, from, to);
@@ -52,16 +53,13 @@ function createSharedPages(store: ThreadStore, onRead: () => void) {
    */
   function read(threadId: string, from: number, to?: number): Promise<LogItem[]> {
     if (to === undefined) return readFresh(threadId, from, to);
-    const key = `${threadId}\u0000${from}\u0000${to}`;
+    // Under the thread's deletion epoch: a thread made again under a deleted one's id never
+    // shares the deleted one's pages.
+    const key = `${invalidations.keyOf(threadId)}\u0000${from}\u0000${to}`;
     const shared = pages.get(key);
-    if (shared !== undefined) {
-      pages.delete(key);
-      pages.set(key, shared);
-      return shared;
-    }
+    if (shared !== undefined) return shared;
     const page = readFresh(threadId, from, to);
     pages.set(key, page);
-    if (pages.size > SHARED_PAGES) pages.delete(pages.keys().next().value!);
     page.then(
       (items) => {
         if (items.length < to - from) pages.delete(key);
@@ -193,8 +191,9 @@ function createDelivery(context: {
   onError: (error: unknown) => void;
   forget: (threadId: string) => void;
   touched: () => void;
+  invalidations: Invalidations;
 }) {
-  const { registry, read, pageSize, onError, forget, touched } = context;
+  const { registry, read, pageSize, onError, forget, touched, invalidations } = context;
   const { everything, feedFor } = registry;
 
   function enqueue(feed: Feed, task: () => Promise<void> | void): void {
@@ -222,8 +221,12 @@ function createDelivery(context: {
     }
   }
 
-  /** Tells the thread's listeners it was deleted, after what was delivered before. */
+  /**
+   * Tells the thread's listeners it was deleted, after what was delivered before; nothing cached
+   * of it is read again (its key in the hub's caches moves on).
+   */
   function deleted(threadId: string): void {
+    invalidations.deleted(threadId);
     const feed = feedFor(threadId);
     if (feed === undefined) return;
     enqueue(feed, async () => {
@@ -247,7 +250,9 @@ export function createEventHub(options: EventHubOptions): EventHub {
   const bufferSize = options.bufferSize ?? DEFAULT_BUFFER_SIZE;
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   const onError = options.onError ?? ((error: unknown) => console.error('weft events: ', error));
-  const deriver = createEffectDeriver(store, options.machineOptions, pageSize);
+  // A deletion heard of (here or by wake-up) moves the thread's key on in every cache below.
+  const invalidations = createInvalidations();
+  const deriver = createEffectDeriver(store, options.machineOptions, pageSize, invalidations);
   /** When an item last reached a listener or a store read returned (performance.now()). */
   let lastItemAt = performance.now();
   const touched = () => {
@@ -255,9 +260,10 @@ export function createEventHub(options: EventHubOptions): EventHub {
   };
   const registry = createFeedRegistry();
   const { feeds, everything, feedFor } = registry;
-  const pages = createSharedPages(store, touched);
+  const pages = createSharedPages(store, touched, invalidations);
   const { read } = pages;
-  const historyStart = createHistoryStarts({ read, latestState: deriver.latestState });
+  const reads = { read, latestState: deriver.latestState };
+  const historyStart = createHistoryStarts(reads, invalidations);
   const { enqueue, deliver, catchUp, deleted } = createDelivery({
     registry,
     read,
@@ -265,6 +271,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
     onError,
     forget,
     touched,
+    invalidations,
   });
   let closed = false;
 

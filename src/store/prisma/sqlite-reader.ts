@@ -11,6 +11,7 @@
  * did. Statements that return no rows, and values the driver cannot bind, are left to Prisma.
  */
 import Database from 'better-sqlite3';
+import { createCache } from '../cache.js';
 import { SQLITE_BUSY_TIMEOUT_MS } from '../migrate/sqlite-pragmas.js';
 import { bindAll, closeWithClient, NO_BIND } from './reader-binding.js';
 
@@ -47,7 +48,8 @@ function bindable(value: unknown): unknown {
 
 export function openSqliteReader(path: string): SqliteReader {
   let db: Database.Database | undefined;
-  const statements = new Map<string, Database.Statement | null>();
+  // `false`: the text is not a read (a cache holds no null).
+  const statements = createCache<Database.Statement | false>({ maxEntries: MAX_STATEMENTS });
   const connection = () => {
     if (db === undefined) {
       db = new Database(path, { fileMustExist: true });
@@ -57,13 +59,12 @@ export function openSqliteReader(path: string): SqliteReader {
     return db;
   };
   const statementFor = (text: string): Database.Statement | null => {
-    let statement = statements.get(text);
-    if (statement !== undefined) return statement;
+    const known = statements.get(text);
+    if (known !== undefined) return known || null;
     const prepared = connection().prepare(text);
-    statement = prepared.reader ? prepared : null;
-    if (statements.size >= MAX_STATEMENTS) statements.delete(statements.keys().next().value!);
+    const statement = prepared.reader ? prepared : false;
     statements.set(text, statement);
-    return statement;
+    return statement || null;
   };
   return {
     all(text, values) {

@@ -9,6 +9,7 @@
  * growing: its later rows lie above the bounds and no stretch of the fork reaches them.
  */
 import { performance } from 'node:perf_hooks';
+import { createCache, createInvalidations } from '../cache.js';
 import type { WeftPrisma } from '../prisma/index.js';
 import { thread } from '../tables/index.js';
 import { selectRows } from './select.js';
@@ -95,7 +96,12 @@ const MAX_CACHED = 10_000;
 const MAX_AGE_MS = 5_000;
 
 export function createLineages(weft: WeftPrisma): Lineages {
-  const cache = new Map<string, { lineage: Lineage; deleted: boolean; at: number }>();
+  // Under the thread's deletion epoch, taken before its row is read: a read racing the thread's
+  // deletion (forget) stores what it read where no later lookup goes.
+  const cache = createCache<{ lineage: Lineage; deleted: boolean; at: number }>({
+    maxEntries: MAX_CACHED,
+  });
+  const invalidations = createInvalidations();
   const T = thread.c;
 
   /** The lineage as the thread's forks follow it (a deleted thread's too). */
@@ -103,7 +109,8 @@ export function createLineages(weft: WeftPrisma): Lineages {
     threadId: string,
     depth: number,
   ): Promise<{ lineage: Lineage; deleted: boolean }> {
-    const cached = cache.get(threadId);
+    const key = invalidations.keyOf(threadId);
+    const cached = cache.get(key);
     if (cached !== undefined && performance.now() - cached.at < MAX_AGE_MS) return cached;
     const [row] = await selectRows(weft, thread, `${T.id} = ?`, [threadId], '', [
       'baseThreadId',
@@ -123,9 +130,8 @@ export function createLineages(weft: WeftPrisma): Lineages {
         row.baseNodeCount ?? 0,
       );
     }
-    if (cache.size >= MAX_CACHED) cache.clear();
     const entry = { lineage, deleted: row.deletedAt !== null, at: performance.now() };
-    cache.set(threadId, entry);
+    cache.set(key, entry);
     return entry;
   }
 
@@ -135,6 +141,9 @@ export function createLineages(weft: WeftPrisma): Lineages {
       const found = await resolve(threadId, 0);
       return found.deleted ? [] : found.lineage;
     },
-    forget: (threadId) => cache.delete(threadId),
+    forget: (threadId) => {
+      cache.delete(invalidations.keyOf(threadId));
+      invalidations.deleted(threadId);
+    },
   };
 }

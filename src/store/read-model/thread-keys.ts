@@ -8,6 +8,7 @@
  * is stored, and the loser's commit — and its cached key — are discarded. Threads created before
  * per-thread keys (no row) keep being sealed with the encryption key itself.
  */
+import { createCache, createInvalidations } from '../cache.js';
 import { type FieldCodec, keyringOf, type ThreadKeyring } from '../crypto/index.js';
 import { createKeyWrap, threadCodec } from '../crypto/thread-keys.js';
 import type { WeftPrisma } from '../prisma/index.js';
@@ -52,23 +53,18 @@ export const storeKeyring = (codec: FieldCodec): StoreKeyring | undefined =>
 
 function createStoreKeyring(weft: WeftPrisma, base: FieldCodec, key: Uint8Array): StoreKeyring {
   const wrap = createKeyWrap(key);
-  const cache = new Map<string, FieldCodec>();
-  const remember = (threadId: string, codec: FieldCodec) => {
-    cache.delete(threadId);
-    cache.set(threadId, codec);
-    // Map order is insertion order: the first key is the least recently used.
-    if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-  };
-  const cached = (threadId: string) => {
-    const codec = cache.get(threadId);
-    if (codec !== undefined) remember(threadId, codec);
-    return codec;
-  };
+  // Under the thread's deletion epoch, taken before its key row is read: a key read racing the
+  // thread's deletion (forget) is stored where no later lookup goes, so a shredded key is never
+  // used again, nor handed to a thread made again under the id.
+  const cache = createCache<FieldCodec>({ maxEntries: CACHE_SIZE });
+  const invalidations = createInvalidations();
+  const cached = (threadId: string) => cache.get(invalidations.keyOf(threadId));
 
   const load = async (threadIds: Iterable<string>) => {
-    const missing = [...new Set(threadIds)].filter((id) => !cache.has(id));
+    const missing = [...new Set(threadIds)].filter((id) => !cache.has(invalidations.keyOf(id)));
     for (let i = 0; i < missing.length; i += 500) {
       const part = missing.slice(i, i + 500);
+      const keys = new Map(part.map((id) => [id, invalidations.keyOf(id)]));
       const rows = await selectRows(
         weft,
         threadKey,
@@ -76,10 +72,9 @@ function createStoreKeyring(weft: WeftPrisma, base: FieldCodec, key: Uint8Array)
         part,
       );
       for (const row of rows) {
-        remember(
-          row.threadId,
-          threadCodec(base, row.threadId, wrap.unwrap(row.threadId, row.wrapped)),
-        );
+        const key = keys.get(row.threadId);
+        if (key === undefined) continue;
+        cache.set(key, threadCodec(base, row.threadId, wrap.unwrap(row.threadId, row.wrapped)));
       }
     }
   };
@@ -90,6 +85,7 @@ function createStoreKeyring(weft: WeftPrisma, base: FieldCodec, key: Uint8Array)
     forThread: (threadId) => cached(threadId) ?? base,
     async forCommit(threadId, created, at) {
       await load([threadId]);
+      const key = invalidations.keyOf(threadId);
       const existing = cached(threadId);
       if (existing !== undefined || !created) {
         return { codec: existing ?? base, written: () => undefined };
@@ -99,11 +95,14 @@ function createStoreKeyring(weft: WeftPrisma, base: FieldCodec, key: Uint8Array)
       return {
         codec,
         row: { threadId, wrapped: wrap.wrap(threadId, dataKey), createdAt: at },
-        written: () => remember(threadId, codec),
+        written: () => {
+          cache.set(key, codec);
+        },
       };
     },
     forget: (threadId) => {
-      cache.delete(threadId);
+      cache.delete(invalidations.keyOf(threadId));
+      invalidations.deleted(threadId);
     },
   };
 }
