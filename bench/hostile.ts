@@ -693,6 +693,9 @@ export async function runHostileBench(): Promise<void> {
         `${under.failures} / ${under.skipped}`,
       ]);
       tallies.push(`  ${attack.name}: ${summarize(tally)}`);
+      tallies.push(
+        `    every round, probe p99 baseline → under attack: ${rounds.map((r) => `${fmt(r.baseline.p99, 1)} → ${fmt(r.under.p99, 1)} ms`).join(', ')}`,
+      );
     }
     const head = [
       'review item',

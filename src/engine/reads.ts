@@ -77,10 +77,15 @@ export {
   toThreadView,
 } from './views.js';
 
-/** One search match: the node, its thread, its score (higher is better) and a snippet. */
+/**
+ * One search match as the search row holds it: its thread, the node's id and sequence, its score
+ * (higher is better) and a snippet. The node itself is not read: a search of 64 KiB payloads
+ * that asks only for scores and snippets would otherwise parse and copy every hit's payload.
+ */
 export interface NodeSearchView {
-  node: NodeView;
   threadId: string;
+  nodeId: string;
+  sequence: number;
   score: number;
   snippet: SearchSnippet;
 }
@@ -408,7 +413,6 @@ function createRunReads({ engine, q, byNode, storableKeys }: ReadContext): RunRe
 function createTenantReads({
   engine,
   q,
-  byNode,
 }: ReadContext): Pick<
   Reads,
   'searchNodes' | 'activity' | 'auditEntries' | 'countAuditEntries' | 'lastActivity'
@@ -417,16 +421,16 @@ function createTenantReads({
     async searchNodes(query) {
       if (!engine.store.searchIndexed) return err(SEARCH_DISABLED);
       if (query.take === 0 || !isStorable(query.threadId)) return ok([]);
+      // A redacted node has no search row (its redaction deletes it), so it is never a hit.
       const hits = await engine.store.searchNodes(query);
-      const keys = hits.map((h) => ({ threadId: h.threadId, id: h.nodeId }));
-      const nodes = inKeyOrder(keys, (await q.nodes(keys)).map(toNodeView), byNode, byNode);
       return ok(
-        hits.flatMap((h, i) => {
-          const node = nodes[i];
-          return node === undefined
-            ? []
-            : [{ node, threadId: h.threadId, score: h.score, snippet: h.snippet }];
-        }),
+        hits.map((h) => ({
+          threadId: h.threadId,
+          nodeId: h.nodeId,
+          sequence: h.sequence,
+          score: h.score,
+          snippet: h.snippet,
+        })),
       );
     },
 

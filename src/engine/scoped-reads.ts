@@ -243,7 +243,7 @@ function scopedRunReads(scope: Scope) {
       // Another tenant's thread matches nothing, but a disabled search still says so.
       const take = query.threadId !== undefined && threadId === undefined ? 0 : query.take;
       const found = await reads.searchNodes({ ...query, threadId, take, tenantId: tenant });
-      return found.ok ? ok(found.value.map((h) => ({ ...named(h), node: named(h.node) }))) : found;
+      return found.ok ? ok(found.value.map(named)) : found;
     },
     activity: async (_tenant, afterSeq, take) =>
       (await reads.activity(tenant, afterSeq, take)).map(named),

@@ -9,9 +9,9 @@ import type { NodeKind } from '../core/graph/index.js';
 import { textProblem } from '../core/text.js';
 import type { NodeSearchView } from '../engine/reads.js';
 import { builder } from './builder.js';
-import { type GraphQLContext, primeNodes } from './context.js';
+import type { GraphQLContext } from './context.js';
 import { NodeKindEnum } from './enums.js';
-import { ApiError, badInput } from './error-classes.js';
+import { ApiError, badInput, notFound } from './error-classes.js';
 import { cursorKind, decodeCursor, isInt, isString, toConnection } from './pagination.js';
 import { CausalNodeRef } from './refs.js';
 
@@ -56,7 +56,15 @@ const SearchSnippetRef = builder.objectRef<NodeSearchView['snippet']>('SearchSni
 const NodeSearchHitRef = builder.objectRef<NodeSearchView>('NodeSearchHit').implement({
   description: 'A node whose payload text matches the search.',
   fields: (t) => ({
-    node: t.field({ type: CausalNodeRef, resolve: (h) => h.node }),
+    // Read only when selected, through the operation's node loader: one batch for the page.
+    node: t.field({
+      type: CausalNodeRef,
+      resolve: async (h, _args, ctx) => {
+        const node = await ctx.loaders.node.load({ threadId: h.threadId, id: h.nodeId });
+        if (node === undefined) throw notFound('CausalNode', h.nodeId);
+        return node;
+      },
+    }),
     threadId: t.exposeID('threadId'),
     score: t.float({
       description:
@@ -161,10 +169,6 @@ async function searchPage(
     offset,
   });
   if (!found.ok) throw new SearchDisabledError(found.error.message);
-  primeNodes(
-    ctx,
-    found.value.map((h) => h.node),
-  );
   const hits = found.value.map((h, i) => ({ ...h, position: offset + i }));
   return toConnection(
     SEARCH_CURSOR,

@@ -13,6 +13,8 @@
  * TOO_MANY_REQUESTS: a client that fires large pages faster than they can be answered learns so
  * at once instead of piling them up in memory.
  */
+
+import { performance } from 'node:perf_hooks';
 import {
   type DocumentNode,
   type FragmentDefinitionNode,
@@ -85,6 +87,20 @@ export function requestedItems(
   return walk(operation.selectionSet, new Set());
 }
 
+/**
+ * The share of the time one caller's waiting large operations may run back to back: after one
+ * that took d ms, the next waiting one starts d × (1 − HEAVY_SHARE) / HEAVY_SHARE ms later (at
+ * most MAX_PAUSE_MS), so a caller that keeps a queue of searches full cannot keep the event loop
+ * (and the database) busy all the time. A caller with nothing waiting is never paused.
+ */
+export const HEAVY_SHARE = 0.5;
+/** The longest pause between one caller's waiting large operations. */
+export const MAX_PAUSE_MS = 250;
+
+/** How long the next waiting large operation of a caller waits after one that ran `ranMs`. */
+export const pauseAfter = (ranMs: number): number =>
+  Math.min((Math.max(0, ranMs) * (1 - HEAVY_SHARE)) / HEAVY_SHARE, MAX_PAUSE_MS);
+
 /** One caller's turn: the running operation's release, and those waiting after it. */
 interface Lane {
   waiting: Array<() => void>;
@@ -115,7 +131,7 @@ export function createFairExecution(): FairExecution {
     waitingTotal++;
     return new Promise<void>((resolve) => lane.waiting.push(resolve));
   };
-  const release = (caller: string) => {
+  const release = (caller: string, ranMs: number) => {
     const lane = lanes.get(caller);
     if (lane === undefined) return;
     const next = lane.waiting.shift();
@@ -124,10 +140,12 @@ export function createFairExecution(): FairExecution {
       return;
     }
     waitingTotal--;
-    // On the next turn of the event loop, not in this microtask: a caller's queued operations
-    // would otherwise run back to back, each straight after the last, with no I/O polled between
-    // them (SQLite reads answer synchronously), so no other client would be heard until all ran.
-    setImmediate(next);
+    // Never in this microtask: a caller's queued operations would otherwise run back to back,
+    // each straight after the last, with no I/O polled between them (SQLite reads answer
+    // synchronously), so no other client would be heard until all ran.
+    const pause = pauseAfter(ranMs);
+    if (pause < 1) setImmediate(next);
+    else setTimeout(next, pause);
   };
 
   const plugin: Plugin = {
@@ -145,10 +163,11 @@ export function createFairExecution(): FairExecution {
       setExecuteFn(async (executionArgs) => {
         const turn = acquire(caller);
         if (turn !== undefined) await turn;
+        const started = performance.now();
         try {
           return await executeFn(executionArgs);
         } finally {
-          release(caller);
+          release(caller, performance.now() - started);
         }
       });
     },

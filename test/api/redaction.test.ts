@@ -102,6 +102,9 @@ function redactionApi(
     const found = await gql(s, SEARCH);
     expect(found.errors).toBeUndefined();
     expect(found.data.searchNodes.edges).toHaveLength(1);
+    const LEAN_SEARCH = `{ searchNodes(query: "X1234567") { edges { node { score snippet { text } } } } }`;
+    const leanBefore = await gql(s, LEAN_SEARCH);
+    expect(leanBefore.data.searchNodes.edges[0].node.snippet.text).toContain('X1234567');
     const fork = await gql(
       s,
       `mutation { forkThread(input: { threadId: "chat", newThreadId: "alt" }) { __typename } }`,
@@ -205,6 +208,10 @@ function redactionApi(
     const after = await gql(s, SEARCH);
     expect(after.errors).toBeUndefined();
     expect(after.data.searchNodes.edges).toEqual([]);
+    // A search that does not select the node (so never reads it) withholds the snippet too.
+    const lean = await gql(s, LEAN_SEARCH);
+    expect(lean.errors).toBeUndefined();
+    expect(lean.data.searchNodes.edges).toEqual([]);
 
     // `weft export` writes the redacted log; it imports into a fresh database and verifies.
     const dir = mkdtempSync(join(tmpdir(), 'weft-redact-'));

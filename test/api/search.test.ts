@@ -15,6 +15,7 @@ import { loadConfig } from '../../src/server/config.js';
 import { createPrisma } from '../../src/store/prisma/index.js';
 import { rawQuery } from '../../src/store/prisma/raw.js';
 import { openThreadStore, type ThreadStoreOptions } from '../../src/store/read-model/index.js';
+import { openReadQueries } from '../../src/store/read-model/queries.js';
 import { node, nodeText } from '../../src/store/tables/index.js';
 import { createAuthApp } from '../auth/support.js';
 import { describeWithPostgres } from '../support/services.js';
@@ -28,6 +29,8 @@ interface SearchApp {
   engine: Engine;
   reads: Reads;
   gql(query: string, variables?: Record<string, unknown>): Promise<Json>;
+  /** The read queries the app made (their names), in order, since the list was last emptied. */
+  queried: string[];
   /** A column of every row of `table` in the database (what the store wrote). */
   column(table: { sql: string }, column: string): Promise<unknown[]>;
   close(): Promise<void>;
@@ -44,7 +47,20 @@ async function openApp(
     clock: createSimulatedClock('2026-03-01T00:00:00.000Z', 1000),
     ids: createSequentialIds('id'),
   });
-  const reads = createReads(engine, { databaseUrl: url });
+  // The app's read queries, each call named in `queried` (the real queries on the real store).
+  const queries = openReadQueries({ databaseUrl: url }, engine.store.codec);
+  const queried: string[] = [];
+  const counted = new Proxy(queries, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        queried.push(String(name));
+        return value.apply(target, args);
+      };
+    },
+  });
+  const reads = createReads(engine, counted);
   const config = loadConfig({ DATABASE_URL: url, PORT: '0', WEFT_REQUEST_LOG: 'off' });
   const app: App = buildApp({ config, engine, reads });
   const db = createPrisma(url);
@@ -52,6 +68,7 @@ async function openApp(
     url,
     engine,
     reads,
+    queried,
     async gql(query, variables) {
       const response = await app.yoga.fetch('http://weft.test/graphql', {
         method: 'POST',
@@ -64,7 +81,7 @@ async function openApp(
       (await rawQuery(db, `SELECT ${column} AS v FROM ${table.sql}`)).map((r) => r.v),
     async close() {
       await app.stop();
-      await reads.close();
+      await queries.close();
       await engine.close();
       await db.prisma.$disconnect();
     },
@@ -322,6 +339,19 @@ function suite(backend: 'sqlite' | 'postgres') {
     }
   });
 
+  it('reads no node when a search selects only scores and snippets', async () => {
+    t.queried.length = 0;
+    const lean = await ok(
+      'query($q: String!) { searchNodes(query: $q) { edges { node { score snippet { text } } } } }',
+      { q: 'weft deploy' },
+    );
+    expect(lean.searchNodes.edges.map((e: Json) => e.node.snippet.text).length).toBe(3);
+    expect(t.queried).toEqual([]);
+    // Selecting the node reads the page's nodes.
+    expect(names(await search('weft deploy'))).toEqual(['busy', 'goal', 'elsewhere']);
+    expect(t.queried).toContain('nodes');
+  });
+
   it('finds nodes appended after a search', async () => {
     expect(names(await search('aardvark'))).toEqual([]);
     await append('other', [{ name: 'late', kind: 'ANSWER', payload: { text: 'an aardvark' } }]);
@@ -339,9 +369,11 @@ function suite(backend: 'sqlite' | 'postgres') {
     const scoped = scopeReads(t.reads, t.engine.tenants, 'acme');
     const page = { text: 'weft', take: 10, offset: 0, tenantId: 'ignored' };
     const mine = await scoped.searchNodes(page);
-    expect(mine.ok && mine.value.map((h) => [h.threadId, h.node.threadId])).toEqual([
-      ['docs', 'docs'],
-    ]);
+    const hits = mine.ok ? mine.value : [];
+    expect(hits.map((h) => h.threadId)).toEqual(['docs']);
+    // The hit names the node as the tenant reads it.
+    const nodes = await scoped.nodes(hits.map((h) => ({ threadId: h.threadId, id: h.nodeId })));
+    expect(nodes.map((n) => n?.threadId)).toEqual(['docs']);
     const inThread = await scoped.searchNodes({ ...page, threadId: 'other' });
     expect(inThread.ok && inThread.value).toEqual([]);
     // The default tenant (open mode) does not see acme's node.

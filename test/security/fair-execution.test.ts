@@ -1,16 +1,20 @@
 /**
  * Large pages take turns per caller: an operation asking for HEAVY_ITEMS or more items waits while
  * another large one of the same caller runs; other callers and small operations never wait; a
- * caller with MAX_WAITING already waiting gets 429 TOO_MANY_REQUESTS. The turn-taking is checked
+ * caller with MAX_WAITING already waiting gets 429 TOO_MANY_REQUESTS; a waiting one starts after a
+ * pause as long as the last one ran (at most MAX_PAUSE_MS). The turn-taking is checked
  * on the plugin with executions we finish by hand (so the order is exact, not timed); the wiring
  * through the real server with concurrent large pages.
  */
 import { parse } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   createFairExecution,
   HEAVY_ITEMS,
+  HEAVY_SHARE,
+  MAX_PAUSE_MS,
   MAX_WAITING,
+  pauseAfter,
   requestedItems,
 } from '../../src/server/fair-execution.js';
 import { type AuthApp, createAuthApp } from '../auth/support.js';
@@ -92,12 +96,10 @@ describe('turns', () => {
     expect(h.fair.waiting()).toBe(2);
     h.finish.get('a1')!();
     await a1;
-    await tick();
-    expect(h.started).toEqual(['a1', 'b1', 'aSmall', 'a2']);
+    await vi.waitFor(() => expect(h.started).toEqual(['a1', 'b1', 'aSmall', 'a2']));
     h.finish.get('a2')!();
     await a2;
-    await tick();
-    expect(h.started.at(-1)).toBe('a3');
+    await vi.waitFor(() => expect(h.started.at(-1)).toBe('a3'));
     for (const name of ['a3', 'b1', 'aSmall']) h.finish.get(name)!();
     expect(await Promise.all([a3, b1, aSmall])).toEqual(['a3', 'b1', 'aSmall']);
     expect(h.fair.waiting()).toBe(0);
@@ -121,11 +123,21 @@ describe('turns', () => {
     h.finish.get('B')!();
     await Promise.all([running, other]);
     for (let i = 0; i < MAX_WAITING; i++) {
-      await tick();
+      await vi.waitFor(() => expect(h.finish.has(`q${i}`)).toBe(true));
       h.finish.get(`q${i}`)!();
       await queued[i];
     }
     expect(h.fair.waiting()).toBe(0);
+  });
+});
+
+describe('pauses', () => {
+  it('give a caller at most HEAVY_SHARE of the time back to back, never more than MAX_PAUSE_MS', () => {
+    expect(HEAVY_SHARE).toBe(0.5);
+    expect(pauseAfter(0)).toBe(0);
+    expect(pauseAfter(-3)).toBe(0);
+    expect(pauseAfter(8)).toBe(8);
+    expect(pauseAfter(MAX_PAUSE_MS * 10)).toBe(MAX_PAUSE_MS);
   });
 });
 

@@ -233,7 +233,7 @@ function suite(backend: 'sqlite' | 'postgres') {
         offset: 0,
       });
       expect(found.ok).toBe(true);
-      return found.ok ? found.value.map((h) => [h.node.sequence, h.score]) : [];
+      return found.ok ? found.value.map((h) => [h.sequence, h.score]) : [];
     };
     const before = await scoresOfA();
     expect(before.length).toBe(1);
@@ -243,7 +243,7 @@ function suite(backend: 'sqlite' | 'postgres') {
       take: 10,
       offset: 0,
     });
-    const aloneScores = alone.ok ? alone.value.map((h) => [h.node.sequence, h.score]) : [];
+    const aloneScores = alone.ok ? alone.value.map((h) => [h.sequence, h.score]) : [];
     expect(aloneScores.length).toBe(3);
     // Tenant b writes many nodes holding the words, and many without them.
     expect((await b.createThread({ threadId: 'notes' })).ok).toBe(true);
@@ -265,7 +265,7 @@ function suite(backend: 'sqlite' | 'postgres') {
       take: 10,
       offset: 0,
     });
-    expect(again.ok && again.value.map((h) => [h.node.sequence, h.score])).toEqual(aloneScores);
+    expect(again.ok && again.value.map((h) => [h.sequence, h.score])).toEqual(aloneScores);
   });
 }
 
