@@ -4,6 +4,7 @@
  * update the cache → publish after commit. A lost race re-plans on the caught-up state.
  */
 import { err, ok, type Result } from '../core/errors.js';
+import type { NodeSalt } from '../core/graph/index.js';
 import type { Clock, IdSource } from '../core/ports.js';
 import {
   type Committed,
@@ -98,6 +99,45 @@ export interface Committer {
   ): Promise<Result<T>>;
 }
 
+/** What preparing a commit needs of the committer. */
+interface CommitParts {
+  stamp: (now: string) => EntryStamp;
+  plannedOptions: ThreadMachineOptions;
+  snapshots: CommitDeps['snapshots'];
+  tenants: CommitDeps['tenants'];
+}
+
+/**
+ * One command's entry planned on `state` (salted for planning in a salted thread), committed
+ * in memory and projected into the rows to write, with the snapshot due after it and the views
+ * its answer shows. Nothing is written.
+ */
+function prepareCommit<T>(
+  { stamp, plannedOptions, snapshots, tenants }: CommitParts,
+  threadId: string,
+  state: ThreadState,
+  salt: NodeSalt | undefined,
+  step: ThreadStep<T>,
+  now: string,
+) {
+  const event = step.plan(salt === undefined ? state : withPayloadSalt(state, salt), now);
+  if (!event.ok) return event;
+  const committed = commitEvent(state, event.value, stamp(now), plannedOptions);
+  if (!committed.ok) return committed;
+  const response = step.respond(committed.value);
+  const { entry, effects, text, parts } = committed.value;
+  const changes = projectEntry(state, committed.value.state, effects, entry, threadId, text, parts);
+  const snapshot = snapshots.after(threadId, state, committed.value.state, entry.recordedAt);
+  if (snapshot !== undefined) changes.snapshots = [snapshot.row];
+  const views = committedViews(changes, committed.value.state, {
+    tenantId: tenants.known(threadId),
+    salted: salt !== undefined,
+    // Not in the log: whoever shows it reads it.
+    expiresAt: undefined,
+  });
+  return ok({ committed: committed.value, response, changes, snapshot, views });
+}
+
 export function createCommitter(deps: CommitDeps): Committer {
   const { store, clock, ids, machineOptions, maxAttempts, cache, load, snapshots, withLock } = deps;
   const { tenants } = deps;
@@ -117,6 +157,7 @@ export function createCommitter(deps: CommitDeps): Committer {
   }
 
   const stamp = (now: string): EntryStamp => ({ id: ids.next(), recordedAt: now });
+  const parts: CommitParts = { stamp, plannedOptions, snapshots, tenants };
 
   function onThread<T>(
     threadId: string,
@@ -143,34 +184,15 @@ export function createCommitter(deps: CommitDeps): Committer {
           continue;
         }
         const now = clock.now();
-        const event = step.plan(salt === undefined ? state : withPayloadSalt(state, salt), now);
-        if (!event.ok) return event;
-        const committed = commitEvent(state, event.value, stamp(now), plannedOptions);
-        if (!committed.ok) return committed;
-        const response = step.respond(committed.value);
-        const { entry, effects, text, parts } = committed.value;
-        const changes = projectEntry(
-          state,
-          committed.value.state,
-          effects,
-          entry,
-          threadId,
-          text,
-          parts,
-        );
-        const snapshot = snapshots.after(threadId, state, committed.value.state, entry.recordedAt);
-        if (snapshot !== undefined) changes.snapshots = [snapshot.row];
-        const views = committedViews(changes, committed.value.state, {
-          tenantId: tenants.known(threadId),
-          salted: salt !== undefined,
-          // Not in the log: whoever shows it reads it.
-          expiresAt: undefined,
-        });
+        const prepared = prepareCommit(parts, threadId, state, salt, step, now);
+        if (!prepared.ok) return prepared;
+        const { committed, response, changes, snapshot, views } = prepared.value;
+        const { entry, effects, text } = committed;
         const written = await store.commit(changes, {
           idempotency: idempotencyRecord(claim, threadId, response, now),
         });
         if (written.ok) {
-          cache.set(threadId, committed.value.state, { from: state, texts: [text] });
+          cache.set(threadId, committed.state, { from: state, texts: [text] });
           snapshot?.committed();
           await publish({ threadId, entries: [entry], effects, logLength: entry.index + 1 });
           return ok(carrying(response, views));

@@ -121,16 +121,11 @@ export async function threadExists(
 }
 
 /**
- * The thread commands for `tenant` (undefined: the system, every tenant; see tenancy.ts). A
- * tenant names threads by id, in its own namespace; the system by storage key.
+ * How threads start, for `tenant` (as createThreadCommands): where a new thread goes, and its
+ * first entry (thread_created or state_imported) committed and written.
  */
-export function createThreadCommands(rt: Runtime, tenant?: string) {
+function createThreadStarts(rt: Runtime, tenant: string | undefined) {
   const scoped = (scope: string) => tenantScope(scope, tenant);
-  /** A reference to an existing thread: an id for a tenant, a storage key for the system. */
-  const checkRef = (value: unknown, path: string) =>
-    tenant === undefined ? checkThreadKey(value, path) : checkId(value, path);
-  const locate = (threadId: string) => locateThread(rt.tenants, threadId, tenant);
-
   /**
    * Where a new thread `threadId` of `owner` goes: its storage key and the id this caller's
    * answers show (the key, for the system), or the CONFLICT of an id the owner already uses.
@@ -221,13 +216,30 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
     );
   }
 
-  const settings = (input: CreateThreadInput | ImportStateInput) => ({
-    ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
-    ...(input.nodeTypes === undefined ? {} : { nodeTypes: input.nodeTypes }),
-    ...(input.allowDynamicNodeTypes === undefined
-      ? {}
-      : { allowDynamicNodeTypes: input.allowDynamicNodeTypes }),
-  });
+  return { place, startThread };
+}
+
+/** A new thread's settings as its first entry records them: those the input gives. */
+const settings = (input: CreateThreadInput | ImportStateInput) => ({
+  ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
+  ...(input.nodeTypes === undefined ? {} : { nodeTypes: input.nodeTypes }),
+  ...(input.allowDynamicNodeTypes === undefined
+    ? {}
+    : { allowDynamicNodeTypes: input.allowDynamicNodeTypes }),
+});
+
+/**
+ * The thread commands for `tenant` (undefined: the system, every tenant; see tenancy.ts). A
+ * tenant names threads by id, in its own namespace; the system by storage key.
+ */
+export function createThreadCommands(rt: Runtime, tenant?: string) {
+  const scoped = (scope: string) => tenantScope(scope, tenant);
+  /** A reference to an existing thread: an id for a tenant, a storage key for the system. */
+  const checkRef = (value: unknown, path: string) =>
+    tenant === undefined ? checkThreadKey(value, path) : checkId(value, path);
+  const locate = (threadId: string) => locateThread(rt.tenants, threadId, tenant);
+
+  const { place, startThread } = createThreadStarts(rt, tenant);
 
   return {
     createThread: (input: CreateThreadInput = {}) =>
@@ -339,28 +351,8 @@ export function createThreadCommands(rt: Runtime, tenant?: string) {
         forkThread(rt, input, claim, tenant, checkRef, place),
       ),
 
-    async verify(threadId: string, options: { strict?: boolean } = {}) {
-      const at = await locate(threadId);
-      if (!at.ok) return at;
-      const entries = await rt.store.readEntries(at.value.key);
-      if (entries.length === 0) return err(threadNotFound(at.value.id));
-      const machine = createThreadMachine(rt.machineOptions);
-      const report = verifyLog(machine, entries, { strict: options.strict ?? true });
-      const redactions = checkRedactions(entries);
-      if (redactions.redacted.length === 0) return ok(report);
-      const { bad } = redactions;
-      if (!report.ok || bad === undefined) {
-        return ok({ ...report, redactedNodes: redactions.redacted });
-      }
-      return ok({
-        ok: false,
-        checkedEntries: bad.index,
-        firstBadIndex: bad.index,
-        entryId: entries[bad.index]!.id,
-        message: bad.message,
-        redactedNodes: redactions.redacted,
-      });
-    },
+    verify: (threadId: string, options: { strict?: boolean } = {}) =>
+      verifyThread(rt, locate, threadId, options),
 
     async stateAt(threadId: string, index?: number): Promise<Result<StateAt>> {
       const checked = checkIndex(index, '$.index');
@@ -390,5 +382,34 @@ async function stateOf(rt: Runtime, at: Located, index?: number): Promise<Result
     index: length,
     state: state.value,
     agentState: exportAgentState(state.value.graph),
+  });
+}
+
+/** A thread's log checked from its first entry, redactions included (see verify in types.ts). */
+async function verifyThread(
+  rt: Runtime,
+  locate: (threadId: string) => ReturnType<typeof locateThread>,
+  threadId: string,
+  options: { strict?: boolean } = {},
+) {
+  const at = await locate(threadId);
+  if (!at.ok) return at;
+  const entries = await rt.store.readEntries(at.value.key);
+  if (entries.length === 0) return err(threadNotFound(at.value.id));
+  const machine = createThreadMachine(rt.machineOptions);
+  const report = verifyLog(machine, entries, { strict: options.strict ?? true });
+  const redactions = checkRedactions(entries);
+  if (redactions.redacted.length === 0) return ok(report);
+  const { bad } = redactions;
+  if (!report.ok || bad === undefined) {
+    return ok({ ...report, redactedNodes: redactions.redacted });
+  }
+  return ok({
+    ok: false,
+    checkedEntries: bad.index,
+    firstBadIndex: bad.index,
+    entryId: entries[bad.index]!.id,
+    message: bad.message,
+    redactedNodes: redactions.redacted,
   });
 }

@@ -254,6 +254,49 @@ const wantedItems = (parsed: ParsedSearch) =>
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Runs what it is given one at a time, in order, each after a turn of the event loop. */
+function oneAtATime(): <T>(run: () => Promise<T>) => Promise<T> {
+  let lane: Promise<unknown> = Promise.resolve();
+  return <T>(run: () => Promise<T>): Promise<T> => {
+    const mine = lane.then(turn).then(run);
+    lane = mine.catch(() => undefined);
+    return mine;
+  };
+}
+
+const T = nodeText.c;
+const H = thread.c;
+const N = node.c;
+
+/** The joins and filters both engines share (`t` the node_text row). */
+function scope(q: NodeSearchQuery, lineage: Lineage | undefined) {
+  const values: unknown[] = [q.tenantId];
+  // A deleted thread's nodes are found only through the forks still reading them.
+  let where = ` AND h.${H.tenantId} = ?${lineage === undefined ? ` AND h.${H.deletedAt} IS NULL` : ''}`;
+  if (lineage !== undefined) {
+    // A thread's nodes include those of its shared history, each stretch within its bounds.
+    const spans = nodeSpans(lineage).map((span) => {
+      values.push(span.threadId, span.fromSeq, span.toSeq);
+      return `(t.${T.threadId} = ? AND t.${T.sequence} > ? AND t.${T.sequence} <= ?)`;
+    });
+    where += ` AND (${spans.join(' OR ')})`;
+  }
+  if (q.kinds !== undefined) {
+    where += ` AND t.${T.kind} IN (${marks(q.kinds.length)})`;
+    values.push(...q.kinds);
+  }
+  const joins =
+    ` JOIN ${thread.sql} h ON h.${H.id} = t.${T.threadId}` +
+    ` JOIN ${node.sql} n ON n.${N.threadId} = t.${T.threadId} AND n.${N.sequence} = t.${T.sequence}`;
+  return { joins, where, values };
+}
+// Within one thread ties go by sequence, whichever thread of its lineage holds the node.
+function ties(alias: string, lineage: Lineage | undefined): string {
+  return lineage === undefined
+    ? `${alias}.${T.threadId}, ${alias}.${T.sequence}`
+    : `${alias}.${T.sequence}`;
+}
+
 export interface SearchQueries {
   /** The tenant's nodes matching the query, best first (ties by thread and sequence). */
   searchNodes(query: NodeSearchQuery): Promise<NodeSearchHit[]>;
@@ -262,38 +305,8 @@ export interface SearchQueries {
 }
 
 export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): SearchQueries {
-  const T = nodeText.c;
-  const H = thread.c;
-  const N = node.c;
   const searcher =
     weft.provider === 'sqlite' ? openSqliteSearcher(weft.path, weft.queryTimeoutMs) : undefined;
-  /** The joins and filters both engines share (`t` the node_text row). */
-  const scope = (q: NodeSearchQuery, lineage: Lineage | undefined) => {
-    const values: unknown[] = [q.tenantId];
-    // A deleted thread's nodes are found only through the forks still reading them.
-    let where = ` AND h.${H.tenantId} = ?${lineage === undefined ? ` AND h.${H.deletedAt} IS NULL` : ''}`;
-    if (lineage !== undefined) {
-      // A thread's nodes include those of its shared history, each stretch within its bounds.
-      const spans = nodeSpans(lineage).map((span) => {
-        values.push(span.threadId, span.fromSeq, span.toSeq);
-        return `(t.${T.threadId} = ? AND t.${T.sequence} > ? AND t.${T.sequence} <= ?)`;
-      });
-      where += ` AND (${spans.join(' OR ')})`;
-    }
-    if (q.kinds !== undefined) {
-      where += ` AND t.${T.kind} IN (${marks(q.kinds.length)})`;
-      values.push(...q.kinds);
-    }
-    const joins =
-      ` JOIN ${thread.sql} h ON h.${H.id} = t.${T.threadId}` +
-      ` JOIN ${node.sql} n ON n.${N.threadId} = t.${T.threadId} AND n.${N.sequence} = t.${T.sequence}`;
-    return { joins, where, values };
-  };
-  // Within one thread ties go by sequence, whichever thread of its lineage holds the node.
-  const ties = (alias: string, lineage: Lineage | undefined) =>
-    lineage === undefined
-      ? `${alias}.${T.threadId}, ${alias}.${T.sequence}`
-      : `${alias}.${T.sequence}`;
   /**
    * SQLite: the newest matches (FTS5 walks its index by rowid, newest first, and stops), their
    * texts newest first up to MAX_SCORED_BYTES, scored by their own text and ranked, all in the
@@ -400,12 +413,7 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
   // search thread then has one search to run, which its deadline can end alone (by terminating
   // the thread), and the scoring here of one search's texts is never followed back to back by
   // another's in one phase of the loop.
-  let lane: Promise<unknown> = Promise.resolve();
-  const inTurn = <T>(run: () => Promise<T>): Promise<T> => {
-    const mine = lane.then(turn).then(run);
-    lane = mine.catch(() => undefined);
-    return mine;
-  };
+  const inTurn = oneAtATime();
 
   return {
     searchNodes: (q) =>
