@@ -296,6 +296,11 @@ export function ThreadView({ id }: { id: string }) {
           </button>
         )}
         {scopes.write && <ForkButton threadId={id} upToIndex={atIndex ?? length} />}
+        {travelling && past.error && (
+          <p class="error" role="alert">
+            Cannot show the graph as of log index {atIndex}: {past.error.message}
+          </p>
+        )}
       </div>
       <div class="thread-grid">
         <section class="panel graph-panel" aria-label="Causal graph">
