@@ -113,6 +113,14 @@ function shapeOf(own: string[]): Shape {
   return shape;
 }
 
+/**
+ * `own` (an object's own keys) in canonical order: the order a value read back from its canonical
+ * text was written in. Cached by shape, like canonicalisation itself.
+ */
+export function canonicalKeyOrder(own: string[]): readonly string[] {
+  return shapeOf(own).keys;
+}
+
 function sameKeys(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;

@@ -1,3 +1,4 @@
+import { canonicalKeyOrder } from '../canonical.js';
 import type { JsonValue } from '../json.js';
 
 /** Payloads nested deeper than this are refused (this also turns a cyclic object into a refusal). */
@@ -57,8 +58,8 @@ export function findJsonProblem(value: unknown, depth = 0): JsonProblem | undefi
 
 /**
  * A deep, frozen copy of a value already known to be plain JSON. Key order is preserved, so
- * `JSON.stringify` of the copy equals that of the original; an own `__proto__` key (which
- * `JSON.parse` can produce) stays an own data property.
+ * `JSON.stringify` of the copy equals that of the original (an export then round-trips byte for
+ * byte); an own `__proto__` key (which `JSON.parse` can produce) stays an own data property.
  */
 export function frozenJsonCopy(value: JsonValue): JsonValue {
   if (typeof value !== 'object' || value === null) return value;
@@ -84,8 +85,10 @@ export function frozenJsonCopy(value: JsonValue): JsonValue {
 export const NOT_JSON: unique symbol = Symbol('not JSON');
 
 /**
- * `frozenJsonCopy(value)` when `findJsonProblem(value)` finds nothing, else NOT_JSON — the check
- * and the copy in one pass (ask `findJsonProblem` for the reason). Pure.
+ * A deep, frozen copy of `value` with its keys in canonical order when `findJsonProblem(value)`
+ * finds nothing, else NOT_JSON — the check and the copy in one pass (ask `findJsonProblem` for
+ * the reason). A node appended then reads the same from memory as from its stored (canonical)
+ * text, whatever order the caller wrote its keys in. Pure.
  */
 export function tryFrozenJsonCopy(value: unknown, depth = 0): JsonValue | typeof NOT_JSON {
   switch (typeof value) {
@@ -110,9 +113,7 @@ export function tryFrozenJsonCopy(value: unknown, depth = 0): JsonValue | typeof
       if (!isPlainObject(value)) return NOT_JSON;
       const record = value as Record<string, unknown>;
       const out: { [key: string]: JsonValue } = {};
-      // for-in with an own-key test visits exactly Object.keys, without allocating the list.
-      for (const key in record) {
-        if (!Object.hasOwn(record, key)) continue;
+      for (const key of canonicalKeyOrder(Object.keys(record))) {
         const item = tryFrozenJsonCopy(record[key], depth + 1);
         if (item === NOT_JSON) return NOT_JSON;
         if (key === '__proto__') {

@@ -108,7 +108,7 @@ export function createLineages(weft: WeftPrisma): Lineages {
   async function resolve(
     threadId: string,
     depth: number,
-  ): Promise<{ lineage: Lineage; deleted: boolean }> {
+  ): Promise<{ lineage: Lineage; deleted: boolean; unknown?: true }> {
     const key = invalidations.keyOf(threadId);
     const cached = cache.get(key);
     if (cached !== undefined && performance.now() - cached.at < MAX_AGE_MS) return cached;
@@ -119,7 +119,7 @@ export function createLineages(weft: WeftPrisma): Lineages {
       'deletedAt',
     ]);
     // An unknown thread is not remembered: it may yet be created as a fork.
-    if (row === undefined) return { lineage: ownLineage(threadId), deleted: false };
+    if (row === undefined) return { lineage: ownLineage(threadId), deleted: false, unknown: true };
     let lineage = ownLineage(threadId);
     if (row.baseThreadId !== null && row.baseThreadId !== threadId && depth < 10_000) {
       const base = await resolve(row.baseThreadId, depth + 1);
@@ -136,10 +136,12 @@ export function createLineages(weft: WeftPrisma): Lineages {
   }
 
   return {
-    // A deleted thread reads as empty: its kept rows are its forks' to read.
+    // A deleted thread reads as empty: its kept rows are its forks' to read. So does a thread
+    // not there when its row was read: rows read after that may belong to a fork committed in
+    // between, whose own rows alone (without its base's) are no state it ever had.
     of: async (threadId) => {
       const found = await resolve(threadId, 0);
-      return found.deleted ? [] : found.lineage;
+      return found.deleted || found.unknown === true ? [] : found.lineage;
     },
     forget: (threadId) => {
       cache.delete(invalidations.keyOf(threadId));
