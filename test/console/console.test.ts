@@ -24,7 +24,20 @@ import {
   watch,
 } from './support.js';
 
+/**
+ * The committed screenshots in docs/console are written by `npm run console:screenshots` (which
+ * sets WEFT_SCREENSHOTS=1), on purpose, and looked at before committing; an ordinary test run
+ * leaves the working tree as it was.
+ */
 const SHOTS = join(process.cwd(), 'docs', 'console');
+const shoot = async (
+  page: { screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown> },
+  name: string,
+  fullPage = false,
+): Promise<void> => {
+  if (process.env.WEFT_SCREENSHOTS !== '1') return;
+  await page.screenshot({ path: join(SHOTS, name), fullPage });
+};
 const APPEND = `mutation ($input: AppendNodesInput!) { appendNodes(input: $input) {
   __typename ... on AppendNodesSuccess { logIndex nodes { id } } ... on Error { code message } } }`;
 
@@ -155,7 +168,7 @@ describeWithBrowser('Weft Console', () => {
     // Newest activity first.
     const first = await page.locator('tbody tr').first().getAttribute('data-thread-id');
     expect(first).toBe('fresh-thread');
-    await page.screenshot({ path: join(SHOTS, 'threads.png') });
+    await shoot(page, 'threads.png');
     // The key is held for this tab: a reload does not ask again.
     await page.reload();
     await page.locator('[data-thread-id="research"]').waitFor();
@@ -186,7 +199,7 @@ describeWithBrowser('Weft Console', () => {
     const length = (await s.gql('{ thread(id: "research") { logLength } }')).thread.logLength;
     await page.locator(`[data-event-index="${length - 1}"]`).waitFor();
     expect(await drawn(page)).toEqual(await stateIds('research'));
-    await page.screenshot({ path: join(SHOTS, 'thread.png'), fullPage: true });
+    await shoot(page, 'thread.png', true);
 
     const slider = page.locator('#travel');
     const shownRuns = (k: number) =>
@@ -207,7 +220,7 @@ describeWithBrowser('Weft Console', () => {
     }
     // As of 8 the run had started and not yet been cancelled.
     expect(await shownRuns(8)).toEqual([['run-early', 'RUNNING']]);
-    await page.screenshot({ path: join(SHOTS, 'time-travel.png'), fullPage: true });
+    await shoot(page, 'time-travel.png', true);
     await page.getByRole('button', { name: 'Back to now' }).click();
     await page.locator('#travel[data-shown-index="live"]').waitFor();
     expect(await drawn(page)).toEqual(await stateIds('research'));
@@ -274,7 +287,7 @@ describeWithBrowser('Weft Console', () => {
     await page.locator('[data-verify="ok"]').waitFor({ timeout: 10_000 });
     for (const id of [leak, other]) await page.locator(`[data-verify-redacted="${id}"]`).waitFor();
     expect(await text()).not.toContain('weft:redacted');
-    await page.screenshot({ path: join(SHOTS, 'redaction.png'), fullPage: true });
+    await shoot(page, 'redaction.png', true);
   });
 
   it('shows an approval requested through the API live, and approving it moves the run on', async () => {
@@ -283,7 +296,7 @@ describeWithBrowser('Weft Console', () => {
     await waitingRun('research', 'run-approve');
     const item = page.locator('[data-approval-run="run-approve"]');
     await item.waitFor({ timeout: 10_000 });
-    await page.screenshot({ path: join(SHOTS, 'approvals.png') });
+    await shoot(page, 'approvals.png');
     await item.getByLabel('Response (optional)').fill('ship it');
     await item.locator('[data-action="approve"]').click();
     await expect
@@ -319,7 +332,7 @@ describeWithBrowser('Weft Console', () => {
     await page.goto(`${s.base}/console/#/runs`);
     await page.locator('[data-run-id="run-approve"][data-run-status="RUNNING"]').waitFor();
     await page.locator('[data-run-id="run-readonly"][data-run-status="WAITING"]').waitFor();
-    await page.screenshot({ path: join(SHOTS, 'runs.png') });
+    await shoot(page, 'runs.png');
     // Past one page (20 runs with their breakdowns is near the complexity limit): Show more.
     await createThread('many-runs', null);
     for (let i = 0; i < 21; i++) {
@@ -377,7 +390,7 @@ describeWithBrowser('Weft Console', () => {
     await page.mouse.down();
     await page.mouse.move(box.x + box.width / 2 + 120, box.y + box.height / 2 + 40, { steps: 5 });
     await page.mouse.up();
-    await page.screenshot({ path: join(SHOTS, 'large-thread.png') });
+    await shoot(page, 'large-thread.png');
     expect(watched.errors).toEqual([]);
   }, 180_000);
 
