@@ -1,6 +1,6 @@
 /** Helpers shared by mutation inputs. */
 import { z } from 'zod';
-import { type CarriesCommitted, COMMITTED } from '../engine/reads.js';
+import { type CarriesCommitted, COMMITTED } from '../engine/index.js';
 import { createLoaders, type GraphQLContext, type LoaderSeed } from './context.js';
 
 /** Leaves out null and undefined fields (GraphQL's "not given"), for the engine's optional inputs. */

@@ -1,7 +1,7 @@
 /** Causal nodes: the type and its graph links, the thread's node lists, and appendNodes. */
 import { z } from 'zod';
 import type { NodeInput as EngineNodeInput } from '../core/thread/index.js';
-import type { NodeView } from '../engine/reads.js';
+import type { NodeView } from '../reads/index.js';
 import { builder } from './builder.js';
 import { type GraphQLContext, primeNodes } from './context.js';
 import { NodeKindEnum, OrderDirectionEnum } from './enums.js';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { JsonObject } from '../core/json.js';
 import { getInjectedFactIds, type Spend } from '../core/run/index.js';
 import type { RunResult } from '../engine/index.js';
-import type { RunView } from '../engine/reads.js';
+import type { RunView } from '../reads/index.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { ActionTypeEnum, RunStatusEnum } from './enums.js';
