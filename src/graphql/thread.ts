@@ -11,7 +11,7 @@ import type { GraphQLContext } from './context.js';
 import { OrderDirectionEnum } from './enums.js';
 import { badInput, notFound, unwrapResult } from './error-classes.js';
 import { THREAD_ERRORS } from './errors.js';
-import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
+import { answerFromCommit, compact, idempotencyKeyField } from './inputs.js';
 import {
   cursorKind,
   isString,
@@ -425,7 +425,7 @@ builder.mutationFields((t) => ({
           saltPayloads: input.saltPayloads,
         }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
   importState: t.field({
@@ -439,7 +439,7 @@ builder.mutationFields((t) => ({
         ...expiryOf(input.expiresAt),
         ...compact({ threadId: input.threadId, idempotencyKey: input.idempotencyKey }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
   deleteThread: t.field({
@@ -452,7 +452,7 @@ builder.mutationFields((t) => ({
         actor: ctx.auth.keyId ?? 'open',
         ...compact({ idempotencyKey: input.idempotencyKey }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
   setThreadExpiry: t.field({
@@ -471,7 +471,7 @@ builder.mutationFields((t) => ({
         expiresAt: input.expiresAt === null ? null : input.expiresAt.toISOString(),
         ...compact({ idempotencyKey: input.idempotencyKey }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
   forkThread: t.field({
@@ -487,7 +487,7 @@ builder.mutationFields((t) => ({
           idempotencyKey: input.idempotencyKey,
         }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
 }));
