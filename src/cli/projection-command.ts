@@ -4,8 +4,7 @@
  * each node is in the view and the best-scoring candidates left out.
  */
 import { type OmittedNode, TOKENIZER_NAMES, type TokenizerName } from '../core/projection/index.js';
-import { createReads, type ProjectionView } from '../engine/reads.js';
-import { scopeReads } from '../engine/scoped-reads.js';
+import { createReads, type ProjectionView, scopeReads } from '../reads/index.js';
 import { createReadQueries } from '../store/read-model/queries.js';
 import { intOption, parseArgs, UsageError } from './args.js';
 import { describeError, noSuchThread, tenantOption, withDatabase } from './data-commands.js';

@@ -23,13 +23,13 @@ import {
   type ThreadStore,
 } from '../store/read-model/index.js';
 import { conflict } from './checks.js';
+import { carrying, committedViews } from './committed.js';
 import { type IdempotencyClaim, idempotencyRecord } from './idempotency.js';
 import type { PayloadSalts } from './payload-salts.js';
 import type { SnapshotWriter } from './snapshots.js';
 import type { ThreadTenants } from './tenancy.js';
 import type { Derivation, KeyedLock, LoadThread, ThreadCache } from './thread-cache.js';
 import type { CommittedEvent, Publisher } from './types.js';
-import { carrying, committedViews } from './views.js';
 
 /** What a thread command does with the loaded state: the event to record and the answer. */
 export interface ThreadStep<T> {

@@ -14,7 +14,7 @@ import {
   type Pause,
   type ThreadStore,
 } from '../store/read-model/index.js';
-import { type CarriesCommitted, COMMITTED, carrying } from './views.js';
+import { type CarriesCommitted, COMMITTED, carrying } from './committed.js';
 
 /** An idempotency key's scope and the hash of the request it came with. */
 export interface IdempotencyClaim {

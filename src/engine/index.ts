@@ -14,9 +14,9 @@ import { answeredAs, locateThread } from './tenancy.js';
 import { createThreadCommands } from './thread-commands.js';
 import type { Engine, EngineOptions } from './types.js';
 
-export { MAX_ANSWER_BYTES, withinAnswerBound } from './answer-size.js';
 export { CHECKPOINT_SIZE_FACTOR } from './checkpoint-commands.js';
 export { DEFAULT_MAX_PAYLOAD_BYTES } from './checks.js';
+export { type CarriesCommitted, COMMITTED, type CommittedViews } from './committed.js';
 export {
   DEFAULT_DEADLINE_PAGE,
   type DeadlineScheduler,
@@ -25,7 +25,6 @@ export {
   startDeadlineScheduler,
 } from './deadlines.js';
 export { type ProjectedLog, projectLog } from './project-log.js';
-export { createReads, type Reads } from './reads.js';
 export {
   DEFAULT_RETENTION_BATCH,
   MAX_RETENTION_BATCH,

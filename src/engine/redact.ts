@@ -26,6 +26,7 @@ import { projectEntry, type ReadModelChanges } from '../store/read-model/index.j
 import { indexSpans, segmentOfSequence } from '../store/read-model/lineage.js';
 import type { RedactionRows, Sharer } from '../store/read-model/redaction.js';
 import { invalid } from './checks.js';
+import { carrying, committedViews } from './committed.js';
 import type { Runtime } from './engine.js';
 import { type IdempotencyClaim, idempotencyRecord } from './idempotency.js';
 import { answeredAs, type Located, locateThread } from './tenancy.js';
@@ -100,6 +101,13 @@ async function redactIn(
       logLength: mine.next.length,
       stateHash: mine.next.stateHash,
     };
+    // The answer shows the asked thread as the commit left it, built from its new state (no
+    // expiry: the entry does not hold it, so whoever shows it reads it).
+    const views = committedViews(mine.changes, mine.next, {
+      tenantId: rt.tenants.known(at.key),
+      salted: (await rt.salts.of(at.key)) !== undefined,
+      expiresAt: undefined,
+    });
     const written = await rt.store.commitRedaction(
       commits,
       rows,
@@ -124,7 +132,7 @@ async function redactIn(
           logLength: s.next.length,
         });
       }
-      return ok(response);
+      return ok(carrying(response, views));
     }
     if (attempt >= rt.maxAttempts) {
       return err({
@@ -179,6 +187,7 @@ interface ThreadRedaction {
   next: ThreadState;
   entry: LogEntry;
   text: string;
+  changes: ReadModelChanges;
 }
 
 interface Planned {
@@ -342,10 +351,17 @@ async function commitRedactions(
     const committed = commitEvent(prev.value, event, rt.stamp(now), rt.machineOptions);
     if (!committed.ok) return committed;
     const { entry, effects, text, parts } = committed.value;
-    commits.push(
-      projectEntry(prev.value, committed.value.state, effects, entry, threadId, text, parts),
+    const changes = projectEntry(
+      prev.value,
+      committed.value.state,
+      effects,
+      entry,
+      threadId,
+      text,
+      parts,
     );
-    states.set(threadId, { prev: prev.value, next: committed.value.state, entry, text });
+    commits.push(changes);
+    states.set(threadId, { prev: prev.value, next: committed.value.state, entry, text, changes });
   }
   return ok({ commits, states });
 }

@@ -11,9 +11,9 @@ import type {
 } from '../core/thread/index.js';
 import type { RunAsOf } from '../core/thread/runs-at.js';
 import type { RunKey, ThreadStore, ThreadStoreOptions } from '../store/read-model/index.js';
+import type { CarriesCommitted } from './committed.js';
 import type { ThreadTenants } from './tenancy.js';
 import type { ThreadCacheStats } from './thread-cache.js';
-import type { CarriesCommitted } from './views.js';
 
 /** What the engine announces after a transaction committed: the wake-up for subscribers. */
 export interface CommittedEvent {

@@ -14,7 +14,7 @@
  * (resuming from an old cursor) catches up with its own paged reads, then joins the tail.
  */
 import { performance } from 'node:perf_hooks';
-import type { ActivityView } from '../engine/reads.js';
+import type { ActivityView } from '../reads/index.js';
 import type { Delivery, EventHub } from './types.js';
 
 /** Where a tenant's feed is read from: the tenant's scoped read API. */

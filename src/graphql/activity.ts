@@ -4,8 +4,9 @@
  * the last event seen, across reconnects, restarts and instances, with nothing missed or
  * repeated (src/events/activity.ts says why).
  */
-import type { ActivityView } from '../engine/reads.js';
+
 import { type ActivityFeeds, createActivityFeeds, type EventHub } from '../events/index.js';
+import type { ActivityView } from '../reads/index.js';
 import { builder } from './builder.js';
 import { cursorKind, decodeCursor, encodeCursor, isInt } from './pagination.js';
 import { ThreadRef } from './refs.js';

@@ -4,7 +4,7 @@
  * counted. Answered from the `approval` read model (one index range per page).
  */
 import type { WaitingReason } from '../core/run/index.js';
-import type { ApprovalView } from '../engine/reads.js';
+import type { ApprovalView } from '../reads/index.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { ApprovalStateEnum, OrderDirectionEnum, WaitingReasonEnum } from './enums.js';

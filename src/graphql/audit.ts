@@ -3,7 +3,7 @@
  * connection like the other lists (newest first, paged both ways, counted), so an auditor can
  * read every entry however many a retention sweep has written.
  */
-import type { AuditView } from '../engine/reads.js';
+import type { AuditView } from '../reads/index.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { OrderDirectionEnum } from './enums.js';

@@ -5,10 +5,17 @@
  */
 import DataLoader from 'dataloader';
 import { type AuthInfo, OPEN_AUTH } from '../auth/types.js';
-import type { ChildList } from '../engine/child-reads.js';
 import type { Engine } from '../engine/index.js';
-import type { NodeKey, NodeView, Reads, RunView, ThreadView, WalkKey } from '../engine/reads.js';
-import { scopeReads } from '../engine/scoped-reads.js';
+import {
+  type ChildList,
+  type NodeKey,
+  type NodeView,
+  type Reads,
+  type RunView,
+  scopeReads,
+  type ThreadView,
+  type WalkKey,
+} from '../reads/index.js';
 import { MAX_PAGE_SIZE } from './pagination.js';
 
 export {

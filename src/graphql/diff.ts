@@ -1,6 +1,6 @@
 /** Comparing two threads' logs (a fork and its source, typically). */
 
-import type { ThreadDiffView } from '../engine/reads.js';
+import type { ThreadDiffView } from '../reads/index.js';
 import { builder } from './builder.js';
 import { unwrapResult } from './error-classes.js';
 import { ThreadEventRef } from './refs.js';

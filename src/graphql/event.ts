@@ -1,5 +1,5 @@
 /** Log entries as ThreadEvents, and the thread's event list. */
-import { MAX_ANSWER_BYTES, withinAnswerBound } from '../engine/answer-size.js';
+import { MAX_ANSWER_BYTES, withinAnswerBound } from '../reads/index.js';
 import { builder } from './builder.js';
 import { OrderDirectionEnum } from './enums.js';
 import { badInput, unwrapResult } from './error-classes.js';

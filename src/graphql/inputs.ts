@@ -1,6 +1,6 @@
 /** Helpers shared by mutation inputs. */
 import { z } from 'zod';
-import { type CarriesCommitted, COMMITTED } from '../engine/reads.js';
+import { type CarriesCommitted, COMMITTED } from '../engine/index.js';
 import { createLoaders, type GraphQLContext, type LoaderSeed } from './context.js';
 
 /** Leaves out null and undefined fields (GraphQL's "not given"), for the engine's optional inputs. */
@@ -21,13 +21,15 @@ export const idempotencyKeyField = {
 };
 
 /**
- * After a write, this request's loaders may hold rows from before it (an earlier mutation of the
- * same operation, or a read): start from fresh ones. They start with what the write committed
- * (`written`'s views, when the engine gave them: a first answer, not a retry's), so answering
- * reads none of it back. The views name the thread by storage key; the answer's `threadId` is
- * the caller's name for it.
+ * Answers a mutation from what its command committed: the request's loaders are replaced (an
+ * earlier mutation of the same operation, or a read, may have filled them with rows from before
+ * the write) by ones primed with the views the engine's answer carries, `written`'s, so the
+ * answer's thread, nodes and runs are never read back. An answer without views (a retry answered
+ * from its idempotency record, a write that is no log entry) gets empty loaders, which read the
+ * rows as they are after the write. The views name the thread by storage key; the answer's
+ * `threadId` is the caller's name for it.
  */
-export function refreshAfterWrite<T>(
+export function answerFromCommit<T>(
   ctx: GraphQLContext,
   value: T,
   written: CarriesCommitted & { threadId?: string } = value as CarriesCommitted,

@@ -3,7 +3,7 @@ import { builder } from './builder.js';
 import { primeNodes } from './context.js';
 import { unwrapResult } from './error-classes.js';
 import { RUN_ERRORS } from './errors.js';
-import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
+import { answerFromCommit, compact, idempotencyKeyField } from './inputs.js';
 import { loadNodes } from './node.js';
 import { CausalNodeRef, MemoryItemRef, ThreadRef } from './refs.js';
 import { loadThread } from './thread.js';
@@ -103,7 +103,7 @@ builder.mutationField('remember', (t) =>
           ...compact({ runId: input.runId, idempotencyKey: input.idempotencyKey }),
         }),
       );
-      return refreshAfterWrite(
+      return answerFromCommit(
         ctx,
         {
           threadId: result.threadId,

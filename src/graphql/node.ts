@@ -1,13 +1,13 @@
 /** Causal nodes: the type and its graph links, the thread's node lists, and appendNodes. */
 import { z } from 'zod';
 import type { NodeInput as EngineNodeInput } from '../core/thread/index.js';
-import type { NodeView } from '../engine/reads.js';
+import type { NodeView } from '../reads/index.js';
 import { builder } from './builder.js';
 import { type GraphQLContext, primeNodes } from './context.js';
 import { NodeKindEnum, OrderDirectionEnum } from './enums.js';
 import { badInput, notFound, unwrapResult } from './error-classes.js';
 import { RUN_ERRORS } from './errors.js';
-import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
+import { answerFromCommit, compact, idempotencyKeyField } from './inputs.js';
 import {
   cursorKind,
   inTurns,
@@ -414,7 +414,7 @@ builder.mutationField('appendNodes', (t) =>
           ...compact({ expectedIndex: input.expectedIndex, idempotencyKey: input.idempotencyKey }),
         }),
       );
-      return refreshAfterWrite(
+      return answerFromCommit(
         ctx,
         {
           threadId: result.threadId,

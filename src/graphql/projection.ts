@@ -1,7 +1,7 @@
 /**
  * `Thread.projection`: the bounded prompt view of a thread's causal graph
  * for one model call, with why each node is in it and which candidates were left out. The
- * compiler is src/core/projection; the read is `Reads.projection` (src/engine/reads.ts).
+ * compiler is src/core/projection; the read is `Reads.projection` (src/reads/reads.ts).
  */
 import {
   type OmittedNode,
@@ -11,7 +11,7 @@ import {
   type SelectedNode,
   TOKENIZER_NAMES,
 } from '../core/projection/index.js';
-import type { ProjectionView } from '../engine/reads.js';
+import type { ProjectionView } from '../reads/index.js';
 import { builder } from './builder.js';
 import { ProjectionOverflowError, unwrapResult, ValidationError } from './error-classes.js';
 import { loadNodes } from './node.js';

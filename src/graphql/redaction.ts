@@ -8,7 +8,7 @@ import type { RedactNodesResult } from '../engine/index.js';
 import { builder } from './builder.js';
 import { unwrapResult } from './error-classes.js';
 import { THREAD_ERRORS } from './errors.js';
-import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
+import { answerFromCommit, compact, idempotencyKeyField } from './inputs.js';
 import { CausalNodeRef, ThreadRef } from './refs.js';
 import { loadThread, VerifyReportRef } from './thread.js';
 
@@ -111,7 +111,7 @@ builder.mutationFields((t) => ({
         actor: ctx.auth.keyId ?? 'open',
         ...compact({ idempotencyKey: input.idempotencyKey }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
 }));

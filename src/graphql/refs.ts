@@ -4,7 +4,7 @@
  * Each ref is implemented by the file of its domain.
  */
 import type { ThreadSpend } from '../core/thread/index.js';
-import type { EventView, MemoryView, NodeView, RunView, ThreadView } from '../engine/reads.js';
+import type { EventView, MemoryView, NodeView, RunView, ThreadView } from '../reads/index.js';
 import { builder } from './builder.js';
 
 export const ThreadRef = builder.objectRef<ThreadView>('Thread');

@@ -3,13 +3,13 @@ import { z } from 'zod';
 import type { JsonObject } from '../core/json.js';
 import { getInjectedFactIds, type Spend } from '../core/run/index.js';
 import type { RunResult } from '../engine/index.js';
-import type { RunView } from '../engine/reads.js';
+import type { RunView } from '../reads/index.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { ActionTypeEnum, RunStatusEnum } from './enums.js';
 import { notFound, unwrapResult } from './error-classes.js';
 import { RUN_ERRORS } from './errors.js';
-import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
+import { answerFromCommit, compact, idempotencyKeyField } from './inputs.js';
 import { CausalNodeRef, RunRef, SpendRef, ThreadRef } from './refs.js';
 import { RunConnection, RunFilter, RunOrder, runPage } from './run-list.js';
 import { loadThread, pageSizeHint } from './thread.js';
@@ -322,7 +322,7 @@ builder.mutationFields((t) => ({
         ...compact({ ...rest, threadId: undefined, goal: undefined }),
         ...(memory === null || memory === undefined ? {} : { memory: memory as JsonObject }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
   dispatch: t.field({
@@ -344,7 +344,7 @@ builder.mutationFields((t) => ({
           idempotencyKey: input.idempotencyKey,
         }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
   resolveApproval: t.field({
@@ -365,7 +365,7 @@ builder.mutationFields((t) => ({
           idempotencyKey: input.idempotencyKey,
         }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
   cancelRun: t.field({
@@ -382,7 +382,7 @@ builder.mutationFields((t) => ({
           idempotencyKey: input.idempotencyKey,
         }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
   recordUsage: t.field({
@@ -402,7 +402,7 @@ builder.mutationFields((t) => ({
           idempotencyKey: input.idempotencyKey,
         }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
   importWorkflowState: t.field({
@@ -415,7 +415,7 @@ builder.mutationFields((t) => ({
         state: input.state,
         ...compact({ idempotencyKey: input.idempotencyKey }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
 }));

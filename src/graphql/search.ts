@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { NodeKind } from '../core/graph/index.js';
 import { textProblem } from '../core/text.js';
-import type { NodeSearchView } from '../engine/reads.js';
+import type { NodeSearchView } from '../reads/index.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { NodeKindEnum } from './enums.js';

@@ -6,7 +6,6 @@
  * `events` (buildApp's `extendContext: () => ({ events: hub })`).
  */
 import { z } from 'zod';
-import type { EventView } from '../engine/reads.js';
 import {
   type ApprovalRequestPayload,
   approvalRequested,
@@ -19,6 +18,7 @@ import {
   type ThreadEventPayload,
   threadEvents,
 } from '../events/index.js';
+import type { EventView } from '../reads/index.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { endingOnDeletion, orDeleted } from './deleted-thread.js';

@@ -4,14 +4,14 @@ import type { JsonValue } from '../core/json.js';
 import type { VerifyReport } from '../core/log/index.js';
 import { textProblem } from '../core/text.js';
 import { type MetadataLeaf, metadataLeaves } from '../core/thread/metadata-filter.js';
-import { MAX_ANSWER_BYTES, withinAnswerBound } from '../engine/answer-size.js';
-import type { ThreadView } from '../engine/reads.js';
+import type { ThreadView } from '../reads/index.js';
+import { MAX_ANSWER_BYTES, withinAnswerBound } from '../reads/index.js';
 import { builder } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { OrderDirectionEnum } from './enums.js';
 import { badInput, notFound, unwrapResult } from './error-classes.js';
 import { THREAD_ERRORS } from './errors.js';
-import { compact, idempotencyKeyField, refreshAfterWrite } from './inputs.js';
+import { answerFromCommit, compact, idempotencyKeyField } from './inputs.js';
 import {
   cursorKind,
   isString,
@@ -425,7 +425,7 @@ builder.mutationFields((t) => ({
           saltPayloads: input.saltPayloads,
         }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
   importState: t.field({
@@ -439,7 +439,7 @@ builder.mutationFields((t) => ({
         ...expiryOf(input.expiresAt),
         ...compact({ threadId: input.threadId, idempotencyKey: input.idempotencyKey }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
   deleteThread: t.field({
@@ -452,7 +452,7 @@ builder.mutationFields((t) => ({
         actor: ctx.auth.keyId ?? 'open',
         ...compact({ idempotencyKey: input.idempotencyKey }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
   setThreadExpiry: t.field({
@@ -471,7 +471,7 @@ builder.mutationFields((t) => ({
         expiresAt: input.expiresAt === null ? null : input.expiresAt.toISOString(),
         ...compact({ idempotencyKey: input.idempotencyKey }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
   forkThread: t.field({
@@ -487,7 +487,7 @@ builder.mutationFields((t) => ({
           idempotencyKey: input.idempotencyKey,
         }),
       });
-      return refreshAfterWrite(ctx, unwrapResult(result));
+      return answerFromCommit(ctx, unwrapResult(result));
     },
   }),
 }));

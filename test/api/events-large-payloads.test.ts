@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/core/canonical.js';
 import { createSequentialIds, createSimulatedClock } from '../../src/core/ports.js';
 import { createEngine, type Engine } from '../../src/engine/index.js';
-import { createReads } from '../../src/engine/reads.js';
+import { createReads } from '../../src/reads/index.js';
 import { type App, buildApp } from '../../src/server/app.js';
 import { loadConfig } from '../../src/server/config.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';

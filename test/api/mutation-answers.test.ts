@@ -1,9 +1,12 @@
 /**
- * A mutation answers from what the engine committed: asking for the thread, the nodes it wrote
- * (and their parents) or the run it changed reads nothing back through the read API (counted on
- * the real store's reads), and what it answers is what a query asks of the database afterwards.
- * Loaders still never serve a row from before a write: two mutations with a query between them
- * answer fresh values.
+ * A mutation answers from what the engine committed: asking any mutation that writes a log entry
+ * for the thread, the nodes it wrote (and their parents), the frontier or the run it changed
+ * reads nothing back through the read API (counted on the real store's reads), and what it
+ * answers is what a query asks of the database afterwards. What a command did not write is read:
+ * a thread's expiry after a log entry, the thread of setThreadExpiry (no log entry), and a
+ * retry under an idempotency key, answered from its stored record, reads what it shows. Loaders
+ * still never serve a row from before a write: two mutations with a query between them answer
+ * fresh values.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeWithPostgres } from '../support/services.js';
@@ -111,6 +114,125 @@ function suite(backend: 'sqlite' | 'postgres') {
       expect(memory.node).toEqual(await nodeNow(threadId, memory.node.id));
       expect(memory.thread).toEqual(await threadNow(threadId));
     }
+  });
+
+  it('dispatch, resolveApproval, recordUsage, cancelRun and importWorkflowState answer without reading', async () => {
+    await t.gql('mutation { createThread(input: { threadId: "runs" }) { __typename } }');
+    await t.gql(
+      'mutation { startRun(input: { threadId: "runs", goal: "g", runId: "r1" }) { __typename } }',
+    );
+    const RUN_ANSWER = `run { ${RUN} waitingFor thread { ${THREAD} } } logIndex`;
+    /** The answer to `mutation`, read nothing back, is what a query reads afterwards. */
+    const answersFromCommit = async (field: string, mutation: string, runId: string) => {
+      const written = await counted(mutation);
+      expect(written.reads, field).toEqual({});
+      const { thread, ...run } = written.data[field].run;
+      const { waitingFor, ...own } = run;
+      expect(own, field).toEqual(await runNow(runId));
+      expect(waitingFor, field).toBe(
+        (await t.gql(`{ run(id: "${runId}") { waitingFor } }`)).data.run.waitingFor,
+      );
+      expect(thread, field).toEqual(await threadNow('runs'));
+      return run;
+    };
+
+    const waiting = await answersFromCommit(
+      'dispatch',
+      `mutation { dispatch(input: { runId: "r1", action: { type: REQUEST_HUMAN_INPUT,
+        payload: { pending_approval: { question: "ok?" } } } }) {
+        ... on DispatchSuccess { ${RUN_ANSWER} } } }`,
+      'r1',
+    );
+    expect(waiting.waitingFor).toBe('human_approval');
+    const resumed = await answersFromCommit(
+      'resolveApproval',
+      `mutation { resolveApproval(input: { runId: "r1", decision: "approved" }) {
+        ... on ResolveApprovalSuccess { ${RUN_ANSWER} } } }`,
+      'r1',
+    );
+    expect(resumed.status).toBe('RUNNING');
+    const charged = await answersFromCommit(
+      'recordUsage',
+      `mutation { recordUsage(input: { runId: "r1", model: "m", inputTokens: 5, outputTokens: 6,
+        costUsd: 0.25 }) { ... on RecordUsageSuccess { ${RUN_ANSWER} } } }`,
+      'r1',
+    );
+    expect(charged.spend.calls).toBe(1);
+    const cancelled = await answersFromCommit(
+      'cancelRun',
+      `mutation { cancelRun(input: { runId: "r1", reason: "done" }) {
+        ... on CancelRunSuccess { ${RUN_ANSWER} } } }`,
+      'r1',
+    );
+    expect(cancelled.status).toBe('CANCELLED');
+
+    const state = (await t.gql('{ run(id: "r1") { workflowState } }')).data.run.workflowState;
+    const imported = await counted(
+      `mutation($s: JSON!) { importWorkflowState(input: { threadId: "runs", state: $s }) {
+        ... on ImportWorkflowStateSuccess { ${RUN_ANSWER} } } }`,
+      { s: { ...state, run_id: 'r2' } },
+    );
+    expect(imported.reads).toEqual({});
+    const { thread, waitingFor: _w, ...run } = imported.data.importWorkflowState.run;
+    expect(run).toEqual(await runNow('r2'));
+    expect(thread).toEqual(await threadNow('runs'));
+  });
+
+  it('importState and redactNodes answer without reading', async () => {
+    await t.gql('mutation { createThread(input: { threadId: "exported" }) { __typename } }');
+    const appended = await t.gql(
+      `mutation { appendNodes(input: { threadId: "exported", nodes: [
+        { kind: INFERENCE, payload: { text: "kept" } }, { kind: ANSWER, payload: { text: "secret" } }] }) {
+        ... on AppendNodesSuccess { nodes { id } } } }`,
+    );
+    const [, secret] = appended.data.appendNodes.nodes.map((n: { id: string }) => n.id);
+    const exported = (await t.gql('{ thread(id: "exported") { state } }')).data.thread.state;
+
+    const imported = await counted(
+      `mutation($s: JSON!) { importState(input: { threadId: "imported", state: $s,
+        metadata: { from: "exported" }, expiresAt: "2033-03-03T00:00:00Z" }) {
+        ... on ImportStateSuccess { logIndex thread { ${THREAD} expiresAt } } } }`,
+      { s: exported },
+    );
+    expect(imported.reads).toEqual({});
+    expect(imported.data.importState.thread).toEqual({
+      ...(await threadNow('imported')),
+      expiresAt: '2033-03-03T00:00:00.000Z',
+    });
+
+    // The redacted node is the thread's head: the answer shows it withheld, as the rows hold it.
+    const SHOWN = `${THREAD} frontier { payload }`;
+    const redacted = await counted(
+      `mutation { redactNodes(input: { threadId: "exported", nodeIds: ["${secret}"], reason: "asked" }) {
+        ... on RedactNodesSuccess { redactedNodeIds logLength thread { ${SHOWN} } } } }`,
+    );
+    expect(redacted.reads).toEqual({});
+    expect(redacted.data.redactNodes.redactedNodeIds).toEqual([secret]);
+    const thread = redacted.data.redactNodes.thread;
+    expect(thread).toEqual((await t.gql(`{ thread(id: "exported") { ${SHOWN} } }`)).data.thread);
+    expect(thread.frontier).toEqual([{ id: secret, payload: expect.anything() }]);
+    expect(JSON.stringify(thread.frontier)).not.toContain('secret');
+  });
+
+  it('setThreadExpiry answers the expiry it set; the thread, which it does not write, is read', async () => {
+    await t.gql('mutation { createThread(input: { threadId: "expiry" }) { __typename } }');
+    const set = await counted(
+      `mutation { setThreadExpiry(input: { threadId: "expiry", expiresAt: "2034-04-04T00:00:00Z" }) {
+        ... on SetThreadExpirySuccess { threadId expiresAt } } }`,
+    );
+    expect(set.reads).toEqual({});
+    expect(set.data.setThreadExpiry).toEqual({
+      threadId: 'expiry',
+      expiresAt: '2034-04-04T00:00:00.000Z',
+    });
+    // No log entry: the engine holds no view of the thread row it changed, so the row is read,
+    // after the write (the new expiry, never one from before it).
+    const shown = await counted(
+      `mutation { setThreadExpiry(input: { threadId: "expiry", expiresAt: null }) {
+        ... on SetThreadExpirySuccess { thread { expiresAt logLength } } } }`,
+    );
+    expect(shown.data.setThreadExpiry.thread).toEqual({ expiresAt: null, logLength: 1 });
+    expect(shown.reads).toEqual({ threads: 1 });
   });
 
   it('a thread’s expiry, which no log entry holds, is read when asked after a write', async () => {

@@ -8,8 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSequentialIds, createSimulatedClock } from '../../src/core/ports.js';
 import { createEngine, type Engine } from '../../src/engine/index.js';
-import { createReads, type Reads } from '../../src/engine/reads.js';
-import { scopeReads } from '../../src/engine/scoped-reads.js';
+import { createReads, type Reads, scopeReads } from '../../src/reads/index.js';
 import { type App, buildApp } from '../../src/server/app.js';
 import { loadConfig } from '../../src/server/config.js';
 import { createPrisma } from '../../src/store/prisma/index.js';

@@ -7,9 +7,9 @@
  */
 import { createYoga } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReads, type Reads } from '../../src/engine/reads.js';
 import { createContext } from '../../src/graphql/context.js';
 import { schema } from '../../src/graphql/schema.js';
+import { createReads, type Reads } from '../../src/reads/index.js';
 import {
   type SharedSubscriptionOptions,
   useSharedSubscriptions,

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { createSequentialIds, createSimulatedClock } from '../../src/core/ports.js';
 import { createEngine, type Engine } from '../../src/engine/index.js';
-import { createReads, type Reads } from '../../src/engine/reads.js';
+import { createReads, type Reads } from '../../src/reads/index.js';
 import { type App, buildApp } from '../../src/server/app.js';
 import { loadConfig, type ServerConfig } from '../../src/server/config.js';
 import { migrate } from '../../src/store/migrate/index.js';

@@ -1,8 +1,9 @@
 /**
- * The layers of src point one way: core ← store ← engine ← events and auth ← graphql ← server ←
- * cli (and the package entry, src/index.ts, over all of them). A module may import its own folder
- * and any lower layer, never a higher one, and the folders' import graph has no cycle (events and
- * auth, side by side, import at most one way). Below the top folders the same holds at every
+ * The layers of src point one way: core ← store ← engine ← reads, events and auth ← graphql ←
+ * server ← cli (and the package entry, src/index.ts, over all of them). The engine is the one
+ * writer; reads, the read API, sits on it, and the engine imports nothing of it. A module may
+ * import its own folder and any lower layer, never a higher one, and the folders' import graph
+ * has no cycle (reads, events and auth, side by side, import at most one way). Below the top folders the same holds at every
  * depth: no two subfolders (store/prisma and store/migrate, core and core/log …) import each
  * other, and no file reaches itself through its imports, type-only imports included — a cycle of
  * files is a seam that was never cut. Scans every import and re-export of src.
@@ -19,6 +20,7 @@ const LAYER: Record<string, number> = {
   core: 0,
   store: 1,
   engine: 2,
+  reads: 3,
   events: 3,
   auth: 3,
   graphql: 4,
@@ -134,6 +136,7 @@ describe('src layers', () => {
   it('finds the imports it checks', () => {
     // A scanner that matched nothing would pass everything below.
     expect(all.some((e) => e.from === 'graphql' && e.to === 'engine')).toBe(true);
+    expect(all.some((e) => e.from === 'graphql' && e.to === 'reads')).toBe(true);
     expect(all.some((e) => e.from === 'server' && e.to === 'graphql')).toBe(true);
   });
 
@@ -147,6 +150,15 @@ describe('src layers', () => {
       .filter((e) => LAYER[e.to]! > LAYER[e.from]!)
       .map((e) => `${e.file} imports ${e.specifier} (${e.from} → ${e.to})`);
     expect(upward).toEqual([]);
+  });
+
+  it('graphql reads through src/reads and reaches the engine only by its entry', () => {
+    // The engine's entry holds its commands, their answers and errors, not the read API.
+    const intoEngine = all
+      .filter((e) => e.from === 'graphql' && e.to === 'engine')
+      .filter((e) => e.specifier !== '../engine/index.js')
+      .map((e) => `${e.file} imports ${e.specifier}`);
+    expect(intoEngine).toEqual([]);
   });
 
   it('the folders import each other without a cycle', () => {
@@ -190,7 +202,7 @@ describe('src layers', () => {
   it('no file reaches itself through its imports', () => {
     const files = fileGraph();
     // A scan that resolved nothing would find no cycle anywhere.
-    expect(files.get('engine/reads.ts')?.has('engine/views.ts')).toBe(true);
+    expect(files.get('reads/reads.ts')?.has('reads/views.ts')).toBe(true);
     expect(cyclesOf(files)).toEqual([]);
   });
 

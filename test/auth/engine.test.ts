@@ -5,9 +5,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSequentialIds } from '../../src/core/ports.js';
 import { createEngine, type Engine, qualifiedKey } from '../../src/engine/index.js';
-import { createReads } from '../../src/engine/reads.js';
-import { scopeReads } from '../../src/engine/scoped-reads.js';
 import { importThreadLog } from '../../src/engine/transfer.js';
+import { createReads, scopeReads } from '../../src/reads/index.js';
 import { migrate } from '../../src/store/migrate/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
 import {

@@ -10,8 +10,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSequentialIds, createSimulatedClock } from '../../src/core/ports.js';
-import { createEngine, createReads, type Engine } from '../../src/engine/index.js';
+import { createEngine, type Engine } from '../../src/engine/index.js';
 import { importThreadLog } from '../../src/engine/transfer.js';
+import { createReads } from '../../src/reads/index.js';
 import { createFieldCodec, EncryptionError } from '../../src/store/crypto/index.js';
 import { createKeyWrap, threadCodec } from '../../src/store/crypto/thread-keys.js';
 import { createPrisma, type WeftPrisma } from '../../src/store/prisma/index.js';

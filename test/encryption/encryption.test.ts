@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { exportAgentState } from '../../src/core/graph/index.js';
-import { createReads, type Engine, openEngine } from '../../src/engine/index.js';
+import { type Engine, openEngine } from '../../src/engine/index.js';
+import { createReads } from '../../src/reads/index.js';
 import {
   createFieldCodec,
   EncryptionError,

@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createReads, type Engine, openEngine } from '../../src/engine/index.js';
+import { type Engine, openEngine } from '../../src/engine/index.js';
+import { createReads } from '../../src/reads/index.js';
 import { createPrisma } from '../../src/store/prisma/index.js';
 import { createTestDatabase, describeWithPostgres } from '../support/services.js';
 

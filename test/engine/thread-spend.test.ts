@@ -14,7 +14,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Result } from '../../src/core/errors.js';
 import { createEngine, type Engine } from '../../src/engine/index.js';
-import { createReads } from '../../src/engine/reads.js';
+import { createReads } from '../../src/reads/index.js';
 import { migrate } from '../../src/store/migrate/index.js';
 import {
   createTestDatabase,

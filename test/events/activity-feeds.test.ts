@@ -5,8 +5,8 @@
  * finished subscription leaves nothing behind.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createReads } from '../../src/engine/reads.js';
 import { type ActivitySource, createActivityFeeds } from '../../src/events/index.js';
+import { createReads } from '../../src/reads/index.js';
 import { appendMany, must, openNode, sqliteDatabases, take } from './support.js';
 
 const dbs = sqliteDatabases();

@@ -4,8 +4,8 @@
  * DataLoader batch of any size is a bounded number of database calls, each under the driver's
  * bound-parameter limit. Rows come back as
  * JSON text, client-supplied columns opened with the codec (sealed-rows.ts); log entries as read
- * by log-reads.ts (the text as appended, packed entries whole); the engine's read API
- * (src/engine/reads.ts) parses them. With a key, a lookup by a resource key or memory type or
+ * by log-reads.ts (the text as appended, packed entries whole); the read API
+ * (src/reads/reads.ts) parses them. With a key, a lookup by a resource key or memory type or
  * key matches the sealed value and, for rows written before it was sealed, the plain one.
  */
 import { type FieldCodec, keyringOf, PLAIN_CODEC } from '../crypto/index.js';

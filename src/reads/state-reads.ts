@@ -12,9 +12,9 @@ import {
   type ProjectionInput,
 } from '../core/projection/index.js';
 import type { ThreadSpend } from '../core/thread/index.js';
+import { isStorable } from '../engine/tenancy.js';
+import type { Engine, StateAt } from '../engine/types.js';
 import type { ReadQueries } from '../store/read-model/queries.js';
-import { isStorable } from './tenancy.js';
-import type { Engine, StateAt } from './types.js';
 import { eventOf, type ThreadDiffView, toThreadView } from './views.js';
 
 /**
@@ -32,7 +32,7 @@ export const MAX_OMITTED_LIMIT = 1000;
 
 /**
  * The o200k / cl100k counters, loaded on first use: evaluating them takes 1–2 s, which every
- * importer of the engine would otherwise pay. The module registry evaluates the module once and
+ * importer of the read API would otherwise pay. The module registry evaluates the module once and
  * hands every later import the same frozen table, so nothing is kept here.
  */
 function tokenCountersFor(

@@ -1,5 +1,4 @@
 import { err, ok, type Result } from '../core/errors.js';
-import type { Reads } from './reads.js';
 import {
   answeredAs,
   DEFAULT_TENANT,
@@ -7,7 +6,8 @@ import {
   qualifiedKey,
   type ThreadTenants,
   threadKey,
-} from './tenancy.js';
+} from '../engine/tenancy.js';
+import type { Reads } from './reads.js';
 import type { EventView, NodeView, ThreadView } from './views.js';
 
 /** How `tenant` names its threads in the read API over `reads`: the mappings both ways. */

@@ -10,6 +10,8 @@ import type { VerifyReport } from '../core/log/index.js';
 import type { ProjectionInput } from '../core/projection/index.js';
 import { textProblem } from '../core/text.js';
 import type { ThreadSpend } from '../core/thread/index.js';
+import { isStorable, runHomes, shownId, threadKey } from '../engine/tenancy.js';
+import type { Engine, StateAt } from '../engine/types.js';
 import {
   type ApprovalFilterQuery,
   type ApprovalListQuery,
@@ -28,8 +30,6 @@ import {
 import type { NodeSearchQuery, SearchSnippet } from '../store/read-model/search-queries.js';
 import { type ChildList, type ChildPageQuery, createChildReads } from './child-reads.js';
 import { createStateReads, type ProjectionView } from './state-reads.js';
-import { isStorable, runHomes, shownId, threadKey } from './tenancy.js';
-import type { Engine, StateAt } from './types.js';
 import {
   type ActivityView,
   type ApprovalView,
@@ -53,29 +53,6 @@ export interface WalkKey extends NodeKey {
   depth?: number | undefined;
   kinds?: readonly NodeKind[] | undefined;
 }
-
-export { MAX_OMITTED_LIMIT, type ProjectionView } from './state-reads.js';
-export type {
-  ActivityView,
-  ApprovalView,
-  AuditView,
-  EventView,
-  MemoryView,
-  NodeKey,
-  NodeView,
-  RunView,
-  ThreadDiffView,
-  ThreadView,
-} from './views.js';
-export {
-  type CarriesCommitted,
-  COMMITTED,
-  type CommittedViews,
-  toEventView,
-  toNodeView,
-  toRunView,
-  toThreadView,
-} from './views.js';
 
 /**
  * One search match as the search row holds it: its thread, the node's id and sequence, its score
