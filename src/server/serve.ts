@@ -1,7 +1,8 @@
 /**
- * `weft serve` / `npm start`: checks the configuration, applies migrations (creating ./data for
- * the default SQLite database), opens the engine with its event hub and deadline scheduler, and
- * serves until SIGINT/SIGTERM.
+ * `weft serve` / `npm start`: takes the SQLite file's server lock, opens what the server runs on
+ * through the composition root (root.ts: the database, migrated and opened once, the
+ * authenticator, the engine with its event hub, the read queries and the sweepers), builds the
+ * app on it and serves until SIGINT/SIGTERM.
  */
 import { parseDatabaseUrl } from '../store/migrate/index.js';
 import { acquireServerLock, type ServerLock } from '../store/server-lock.js';
