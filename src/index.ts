@@ -30,4 +30,8 @@ export {
   startDeadlineScheduler,
   startRetentionSweeper,
 } from './engine/index.js';
-export { type EventedEngine, openEngineWithEvents } from './events/index.js';
+export {
+  type EventedEngine,
+  type EventedEngineOptions,
+  openEngineWithEvents,
+} from './server/root.js';

@@ -15,8 +15,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { createCache } from '../store/cache.js';
-import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
-import { type ApiKeyStore, apiKeys } from './keys.js';
+import type { ApiKeyStore } from './keys.js';
 import { type AuthInfo, OPEN_AUTH, unauthenticated } from './types.js';
 
 export type AuthMode = 'open' | 'keys';
@@ -49,9 +48,11 @@ export function openAuthenticator(): Authenticator {
 }
 
 export interface KeyAuthenticatorOptions {
-  /** The database holding the keys, or an open key store. */
-  databaseUrl?: string;
-  keys?: ApiKeyStore;
+  /**
+   * The key store, on the database client of whoever opened it (the composition root): the
+   * authenticator opens no connection of its own and closes none.
+   */
+  keys: ApiKeyStore;
   mode: AuthMode;
   /** How long open mode trusts "no keys exist" (ms). Default 1,000. */
   openCheckMs?: number;
@@ -66,13 +67,7 @@ const MAX_REMEMBERED_CHECKS = 10_000;
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 export function createAuthenticator(options: KeyAuthenticatorOptions): Authenticator {
-  const weft: WeftPrisma | undefined =
-    options.keys === undefined
-      ? createPrisma(
-          options.databaseUrl ?? missing('createAuthenticator needs databaseUrl or keys'),
-        )
-      : undefined;
-  const keys = options.keys ?? apiKeys(weft!);
+  const { keys } = options;
   /** The latest check of each key: when it began, its answer, and whether that is still pending. */
   const checks = createCache<{ startedAt: number; value: Promise<boolean>; pending: boolean }>({
     maxEntries: MAX_REMEMBERED_CHECKS,
@@ -147,12 +142,7 @@ export function createAuthenticator(options: KeyAuthenticatorOptions): Authentic
       // An open-mode caller lasts as long as open mode does.
       return auth.keyId === null ? isOpen() : active(auth.keyId, notBefore);
     },
-    async close() {
-      await weft?.prisma.$disconnect();
-    },
+    // Nothing of its own to close: the key store's client is its opener's.
+    close: async () => undefined,
   };
-}
-
-function missing(message: string): never {
-  throw new Error(message);
 }

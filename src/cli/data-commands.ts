@@ -17,8 +17,9 @@ import {
   threadKey,
 } from '../engine/index.js';
 import { importThreadLog } from '../engine/transfer.js';
+import { openDatabase } from '../server/root.js';
 import { isMigrationError, migrate } from '../store/migrate/index.js';
-import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
+import type { WeftPrisma } from '../store/prisma/index.js';
 import { createReadQueries } from '../store/read-model/queries.js';
 import { intOption, type ParsedArgs, parseArgs, UsageError } from './args.js';
 import { migrationExitCode } from './failures.js';
@@ -45,20 +46,21 @@ async function open(command: string): Promise<Opened | number> {
     }
     throw error;
   }
-  const engine = createEngine({
-    databaseUrl: config.databaseUrl,
-    storeOptions: {
+  // One client on the database: the engine's store and the read queries share it.
+  const database = await openDatabase(config.databaseUrl, {
+    migrated: true,
+    store: {
       encryptionKey: config.encryptionKey,
       searchPlaintextIndex: config.searchPlaintextIndex,
     },
   });
-  const prisma = createPrisma(config.databaseUrl);
+  const engine = createEngine({ store: database.store });
   return {
     engine,
-    prisma,
+    prisma: database.weft,
     async close() {
       await engine.close();
-      await prisma.prisma.$disconnect();
+      await database.close();
     },
   };
 }

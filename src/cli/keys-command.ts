@@ -6,9 +6,10 @@
  * back to open mode.
  */
 import { type ApiKeyInfo, ApiKeyInputError, apiKeys, parseScopes } from '../server/auth/index.js';
+import { openDatabase } from '../server/root.js';
 import { isMigrationError, migrate } from '../store/migrate/index.js';
-import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
-import { countTenantThreads, DEFAULT_TENANT, openThreadStore } from '../store/read-model/index.js';
+import type { WeftPrisma } from '../store/prisma/index.js';
+import { countTenantThreads, DEFAULT_TENANT } from '../store/read-model/index.js';
 import { parseArgs, UsageError } from './args.js';
 import { migrationExitCode } from './failures.js';
 import { configOrExit } from './server-commands.js';
@@ -73,13 +74,15 @@ export async function runKeys(argv: string[]): Promise<number> {
     }
     throw error;
   }
-  // Opened for its codec: key names are sealed like everything else a user supplies, and a
-  // missing or wrong WEFT_ENCRYPTION_KEY is refused here as by every other command.
-  const store = openThreadStore(config.databaseUrl, { encryptionKey: config.encryptionKey });
-  const db = createPrisma(config.databaseUrl);
-  const keys = apiKeys(db, store.codec);
+  // The store is opened for its codec: key names are sealed like everything else a user
+  // supplies, and a missing or wrong WEFT_ENCRYPTION_KEY is refused here as by every other command.
+  const database = await openDatabase(config.databaseUrl, {
+    migrated: true,
+    store: { encryptionKey: config.encryptionKey },
+  });
+  const db = database.weft;
+  const keys = apiKeys(db, database.store.codec);
   try {
-    await store.ready();
     if (action === 'create') {
       const tenant = args.options.get('tenant');
       const scopes = args.options.get('scopes');
@@ -147,8 +150,7 @@ export async function runKeys(argv: string[]): Promise<number> {
     console.log(`weft keys: key ${id} of tenant ${revoked.tenant} is revoked`);
     return 0;
   } finally {
-    await db.prisma.$disconnect();
-    await store.close();
+    await database.close();
   }
 }
 

@@ -13,8 +13,8 @@
  * `gc` reports (and with --apply removes) the storage no thread needs (src/store/read-model/gc.ts).
  */
 import { DEFAULT_TENANT, type RetentionSweep } from '../engine/index.js';
-import { openEngineWithEvents } from '../events/index.js';
 import type { ServerConfig } from '../server/config.js';
+import { type EventedEngine, openDatabase, openEventedEngine } from '../server/root.js';
 import { isMigrationError, migrate, parseDatabaseUrl } from '../store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../store/prisma/index.js';
 import {
@@ -84,11 +84,11 @@ export async function runRetention(argv: string[]): Promise<number> {
   }
   const config = await configFor('retention', args);
   if (typeof config === 'number') return config;
+  // One client on the database either way: the report's, or the engine's that deletes.
+  if (args.options.has('apply')) return applyRetention(config, batch);
   const weft = createPrisma(config.databaseUrl);
   try {
-    return args.options.has('apply')
-      ? await applyRetention(config, batch)
-      : await reportRetention(weft, config, tenant, limit);
+    return await reportRetention(weft, config, tenant, limit);
   } finally {
     await weft.prisma.$disconnect();
   }
@@ -131,15 +131,25 @@ async function reportRetention(
 }
 
 async function applyRetention(config: ServerConfig, batch: number): Promise<number> {
-  const opened = await openEngineWithEvents(config.databaseUrl, {
-    redisUrl: config.redisUrl,
-    engine: {
-      storeOptions: {
-        encryptionKey: config.encryptionKey,
-        searchPlaintextIndex: config.searchPlaintextIndex,
-      },
+  const database = await openDatabase(config.databaseUrl, {
+    migrated: true,
+    store: {
+      encryptionKey: config.encryptionKey,
+      searchPlaintextIndex: config.searchPlaintextIndex,
     },
   });
+  try {
+    return await sweepExpired(
+      await openEventedEngine(database, { redisUrl: config.redisUrl }),
+      batch,
+    );
+  } finally {
+    await database.close();
+  }
+}
+
+/** Deletes every expired thread, batch by batch, with a progress line per batch. */
+async function sweepExpired(opened: EventedEngine, batch: number): Promise<number> {
   let deleted = 0;
   let skipped = 0;
   let failed = 0;

@@ -1,10 +1,12 @@
 import { canonicalJson } from '../core/canonical.js';
 import { err, ok, type Result, type WeftError } from '../core/errors.js';
 import { estimateJsonSize } from '../core/graph/json-value.js';
+import { DEFAULT_IMPORT_LIMITS } from '../core/graph/types.js';
 import { MAX_JSON_DEPTH } from '../core/run/plain-json.js';
 import { findInputIssue, textProblem } from '../core/text.js';
 
-export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+/** Largest canonical JSON size of one payload-like value: an imported node's payload limit. */
+export const DEFAULT_MAX_PAYLOAD_BYTES = DEFAULT_IMPORT_LIMITS.maxPayloadBytes;
 /** Longest thread or run id a caller may choose. */
 export const MAX_ID_LENGTH = 200;
 /** Longest storage key the system caller may name: an id, the separator and a long tenant name. */

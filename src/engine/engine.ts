@@ -9,19 +9,18 @@ import type { Result } from '../core/errors.js';
 import type { Clock, IdSource } from '../core/ports.js';
 import type { ThreadMachineOptions, ThreadState } from '../core/thread/index.js';
 import { createInvalidations } from '../store/cache.js';
-import { openThreadStore, SLICE_MS, type ThreadStore } from '../store/read-model/index.js';
-import { DEFAULT_MAX_PAYLOAD_BYTES } from './checks.js';
+import { openThreadStore, type ThreadStore } from '../store/read-model/index.js';
 import { type Committer, createCommitter } from './commit.js';
 import { createIdempotent, type Idempotent } from './idempotency.js';
+import { resolveEngineOptions } from './options.js';
 import { createPayloadSalts, type PayloadSalts } from './payload-salts.js';
 import { createSnapshotRestorer } from './snapshot-restore.js';
-import { createSnapshotWriter, DEFAULT_SNAPSHOT_POLICY } from './snapshots.js';
+import { createSnapshotWriter } from './snapshots.js';
 import { createThreadTenants, type ThreadTenants } from './tenancy.js';
 import {
   createKeyedLock,
   createThreadCache,
   createThreadLoader,
-  DEFAULT_CACHE_BYTES,
   type LoadThread,
   lineageRoot,
   type ThreadCache,
@@ -70,7 +69,8 @@ export interface Runtime extends Committer {
  * — load → plan → commitEvent → persist (entry + read models + idempotency record, one
  * transaction) → publish after commit.
  */
-export function createRuntime(options: EngineOptions): Runtime {
+export function createRuntime(given: EngineOptions): Runtime {
+  const options = resolveEngineOptions(given);
   const store: ThreadStore =
     options.store ??
     (options.databaseUrl !== undefined
@@ -78,17 +78,7 @@ export function createRuntime(options: EngineOptions): Runtime {
       : missing('createEngine needs a databaseUrl or a store'));
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? uuids;
-  const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
-  const retentionDays = options.retentionDays;
-  if (retentionDays !== undefined && !(Number.isFinite(retentionDays) && retentionDays > 0)) {
-    throw new RangeError(`createEngine: retentionDays must be a number > 0, not ${retentionDays}`);
-  }
-  const machineOptions: ThreadMachineOptions = {
-    ...options.machineOptions,
-    importLimits: { maxPayloadBytes, ...options.machineOptions?.importLimits },
-  };
-  const snapshots: SnapshotPolicy | false =
-    options.snapshots === false ? false : { ...DEFAULT_SNAPSHOT_POLICY, ...options.snapshots };
+  const { maxPayloadBytes, retentionDays, machineOptions, snapshots } = options;
   const onSnapshotRejected =
     options.onSnapshotRejected ??
     ((threadId: string, index: number, reason: string) =>
@@ -96,7 +86,7 @@ export function createRuntime(options: EngineOptions): Runtime {
   // What makes a thread-derived value stale, shared by every cache of this runtime: a deletion
   // or redaction the thread cache is told of reaches the salts, tenants and snapshot bases too.
   const invalidations = createInvalidations();
-  const cache = createThreadCache(options.cacheBytes ?? DEFAULT_CACHE_BYTES, invalidations);
+  const cache = createThreadCache(options.cacheBytes, invalidations);
   const salts = createPayloadSalts(store, invalidations);
   const loadState = createThreadLoader(store, cache, machineOptions);
   // A thread's salt is looked up beside its state: a command after a read then reaches the
@@ -115,7 +105,7 @@ export function createRuntime(options: EngineOptions): Runtime {
     clock,
     ids,
     machineOptions,
-    maxAttempts: Math.max(1, options.maxAttempts ?? 30),
+    maxAttempts: options.maxAttempts,
     cache,
     load,
     snapshots: createSnapshotWriter(snapshots, SNAPSHOT_BASES, invalidations),
@@ -133,7 +123,7 @@ export function createRuntime(options: EngineOptions): Runtime {
     clock,
     ids,
     maxPayloadBytes,
-    sliceMs: options.sliceMs ?? SLICE_MS,
+    sliceMs: options.sliceMs,
     machineOptions,
     cache,
     load,

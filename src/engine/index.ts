@@ -24,6 +24,11 @@ export {
   MAX_DEADLINE_PAGE,
   startDeadlineScheduler,
 } from './deadlines.js';
+export {
+  DEFAULT_MAX_ATTEMPTS,
+  type ResolvedEngineOptions,
+  resolveEngineOptions,
+} from './options.js';
 export { type ProjectedLog, projectLog } from './project-log.js';
 export {
   DEFAULT_RETENTION_BATCH,

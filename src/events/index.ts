@@ -4,7 +4,6 @@
  */
 export { type ActivityFeeds, type ActivitySource, createActivityFeeds } from './activity.js';
 export { createEventHub } from './hub.js';
-export { type EventedEngine, openEngineWithEvents } from './open.js';
 export {
   type LogStreamOptions,
   type StreamSource,

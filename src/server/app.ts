@@ -18,6 +18,7 @@ import { createContext, type GraphQLContext } from '../graphql/context.js';
 import { typedErrorOfThrown } from '../graphql/error-classes.js';
 import { schema as defaultSchema } from '../graphql/schema.js';
 import { createReads, type Reads } from '../reads/index.js';
+import type { ReadQueries } from '../store/read-model/queries.js';
 import { type Authenticator, openAuthenticator, useAuth } from './auth/index.js';
 import { isLoopbackHost as loopbackAddress, type ServerConfig } from './config.js';
 import { consoleRoutes } from './console.js';
@@ -68,8 +69,14 @@ export const GRAPHQL_PATH = '/graphql';
 export interface AppDeps {
   config: ServerConfig;
   engine: Engine;
-  /** Default: a read API on the engine and `config.databaseUrl`. */
+  /** Default: a read API on the engine and `queries`. */
   reads?: Reads;
+  /**
+   * The read queries of the default read API, on the database client of whoever opened it (the
+   * composition root, root.ts). Default: queries on a client of their own on
+   * `config.databaseUrl`, closed with the app.
+   */
+  queries?: ReadQueries;
   /** Who may call (API keys, tenants). Default: open — every caller is tenant `default` with every scope. */
   auth?: Authenticator;
   /** Extra yoga/envelop plugins (pub/sub, metrics …), after the built-in ones. */
@@ -338,10 +345,10 @@ export function buildApp(deps: AppDeps): App {
   const engine = metrics === undefined ? deps.engine : instrumentEngine(deps.engine, metrics);
   const reads =
     deps.reads ??
-    createReads(engine, {
-      databaseUrl: config.databaseUrl,
-      queryTimeoutMs: config.queryTimeoutMs,
-    });
+    createReads(
+      engine,
+      deps.queries ?? { databaseUrl: config.databaseUrl, queryTimeoutMs: config.queryTimeoutMs },
+    );
   const ownsReads = deps.reads === undefined;
   let stopping = false;
   /** Queries and mutations executing now (HTTP and WebSocket); drain() waits for none. */

@@ -3,7 +3,8 @@
  * once, each line naming the variable, what it must be and what it was.
  */
 import { z } from 'zod';
-import { DEFAULT_CACHE_BYTES } from '../engine/index.js';
+import { DEFAULT_IMPORT_LIMITS } from '../core/graph/index.js';
+import { DEFAULT_CACHE_BYTES, DEFAULT_MAX_PAYLOAD_BYTES } from '../engine/index.js';
 import { EncryptionError, parseEncryptionKey } from '../store/crypto/index.js';
 import { parseDatabaseUrl } from '../store/migrate/index.js';
 import { DEFAULT_MAX_SEND_BUFFER_BYTES } from './send-buffer.js';
@@ -35,11 +36,11 @@ export const LIMIT_DEFAULTS = {
   /** Operations in one batched HTTP request (a JSON array); 0 turns batching off. */
   maxBatch: 10,
   /** Canonical JSON size of one node payload, memory value, action or response. */
-  maxPayloadBytes: 1024 * 1024,
+  maxPayloadBytes: DEFAULT_MAX_PAYLOAD_BYTES,
   /** Estimated size of one imported AgentState. */
-  maxImportBytes: 64 * 1024 * 1024,
+  maxImportBytes: DEFAULT_IMPORT_LIMITS.maxBytes,
   /** Nodes in one imported AgentState. */
-  maxImportNodes: 1_000_000,
+  maxImportNodes: DEFAULT_IMPORT_LIMITS.maxNodes,
 } as const;
 
 /** Defaults of the graphql-ws connection limits (each has a WEFT_WS_* variable). */

@@ -1,35 +1,17 @@
 /**
- * `weft serve` / `npm start`: checks the configuration, applies migrations (creating ./data for
- * the default SQLite database), opens the engine with its event hub and deadline scheduler, and
- * serves until SIGINT/SIGTERM.
+ * `weft serve` / `npm start`: takes the SQLite file's server lock, opens what the server runs on
+ * through the composition root (root.ts: the database, migrated and opened once, the
+ * authenticator, the engine with its event hub, the read queries and the sweepers), builds the
+ * app on it and serves until SIGINT/SIGTERM.
  */
-import {
-  type RetentionSweeper,
-  startDeadlineScheduler,
-  startRetentionSweeper,
-} from '../engine/index.js';
-import { openEngineWithEvents } from '../events/index.js';
 import { parseDatabaseUrl } from '../store/migrate/index.js';
 import { acquireServerLock, type ServerLock } from '../store/server-lock.js';
 import { type App, buildApp } from './app.js';
-import { serverAuth } from './auth/startup.js';
 import type { ServerConfig } from './config.js';
 import { CONSOLE_PATH, isConsoleBuilt } from './console.js';
+import { openServerRoot, StartupRefused } from './root.js';
 
-/** A sweep's failure as one log line: an engine error's code and message, else the error. */
-const describe = (error: unknown): string => {
-  if (typeof error !== 'object' || error === null) return String(error);
-  const e = error as { code?: unknown; message?: unknown; threadId?: unknown; error?: unknown };
-  if (e.threadId !== undefined && e.error !== undefined) {
-    return `thread ${String(e.threadId)}: ${describe(e.error)}`;
-  }
-  return typeof e.code === 'string' ? `${e.code}: ${String(e.message)}` : String(error);
-};
-
-/** A start refused for its configuration: `weft serve` prints the message and exits 2. */
-export class StartupRefused extends Error {
-  override name = 'StartupRefused';
-}
+export { StartupRefused };
 
 /** Where Redis sits, without the credentials a URL may carry. */
 const redisHost = (url: string): string => {
@@ -86,76 +68,31 @@ async function startLocked(
   log: (line: string) => void,
   lock: ServerLock,
 ): Promise<App & { close(): Promise<void> }> {
-  // API keys: required when any exists; else open on loopback only, or refused.
-  const auth = await serverAuth(config, log);
-  if ('refused' in auth) throw new StartupRefused(auth.refused);
-  // Every commit wakes subscribers through the hub (fanned out through Redis when REDIS_URL is
-  // set); the deadline scheduler times out overdue runs, once, whichever instance sees them.
-  let opened: Awaited<ReturnType<typeof openEngineWithEvents>>;
-  try {
-    opened = await openEngineWithEvents(config.databaseUrl, {
-      redisUrl: config.redisUrl,
-      engine: {
-        storeOptions: {
-          encryptionKey: config.encryptionKey,
-          searchPlaintextIndex: config.searchPlaintextIndex,
-          queryTimeoutMs: config.queryTimeoutMs,
-        },
-        cacheBytes: config.cacheBytes,
-        ...(config.retention.days === undefined ? {} : { retentionDays: config.retention.days }),
-        maxPayloadBytes: config.limits.maxPayloadBytes,
-        machineOptions: {
-          importLimits: {
-            maxBytes: config.limits.maxImportBytes,
-            maxNodes: config.limits.maxImportNodes,
-            maxPayloadBytes: config.limits.maxPayloadBytes,
-          },
-        },
-      },
-    });
-  } catch (error) {
-    // A wrong encryption key fails here; the key store's connections would keep the process up.
-    await auth.authenticator.close();
-    throw error;
-  }
-  const { engine, hub, close: closeEngine } = opened;
-  let retention: RetentionSweeper | undefined;
+  // Each database opened once, every part of the server handed its handles (root.ts).
+  const root = await openServerRoot(config, log);
+  const { engine, hub } = root;
   const app = buildApp({
     config,
     engine,
     log,
-    auth: auth.authenticator,
+    auth: root.authenticator,
+    queries: root.queries,
     extendContext: () => ({ events: hub }),
     subscriptionStats: () => hub.stats(),
-    retentionStats: () => retention?.stats(),
+    retentionStats: () => root.retentionStats(),
   });
-  const deadlines = startDeadlineScheduler(engine, {
-    intervalMs: 1000,
-    onError: (error) => log(`weft: deadline sweep failed: ${String(error)}`),
-  });
-  // Expired threads go as deleteThread removes them, once, whichever instance sweeps first.
-  if (config.retention.sweepMs > 0) {
-    retention = startRetentionSweeper(engine, {
-      intervalMs: config.retention.sweepMs,
-      batchSize: config.retention.batch,
-      onError: (error) => log(`weft: retention sweep failed: ${describe(error)}`),
-    });
-  }
   // Graceful shutdown: stop accepting and answer every in-flight query and mutation, stop the
-  // deadline scheduler (its sweep in progress finishes), end subscriptions (their streams
-  // complete; WebSockets close with 1001), close the connections, then the database.
+  // sweepers (a sweep in progress finishes), end subscriptions (their streams complete;
+  // WebSockets close with 1001), close the connections, then what the root opened.
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       const drained = await app.drain(config.shutdownGraceMs);
       if (!drained)
         log(`weft: in-flight requests still running after ${config.shutdownGraceMs} ms`);
-      await deadlines.stop();
-      await retention?.stop();
-      await hub.close(); // ends open streams first, so SSE responses finish within the grace period
+      await root.stopBackground(); // ends open streams, so SSE responses finish within the grace period
       await app.stop(1000); // only streams remain, and the hub has just ended them
-      await closeEngine();
-      await auth.authenticator.close();
+      await root.close();
       lock.release();
     })();
     return closing;
@@ -177,6 +114,6 @@ async function startLocked(
   }
   restore();
   for (const line of startupBanner(config, app.url!)) log(line);
-  log(auth.banner);
+  log(root.authBanner);
   return Object.assign(app, { close });
 }

@@ -7,11 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { openEngine } from '../../src/engine/index.js';
 import { apiKeys, createAuthenticator } from '../../src/server/auth/index.js';
-import { KEYED_NOW, serverAuth } from '../../src/server/auth/startup.js';
+import { KEYED_NOW } from '../../src/server/auth/startup.js';
 import { createPrisma } from '../../src/store/prisma/index.js';
 import { weftIn } from '../cli/support.js';
 import { postJson, spawnServe } from '../integration/support.js';
-import { freshDatabase } from './support.js';
+import { freshDatabase, serverAuthAt } from './support.js';
 
 /** A read that needs a caller (`__typename` alone is answered for anyone). */
 const QUERY = '{ thread(id: "t") { id } }';
@@ -19,7 +19,7 @@ const QUERY = '{ thread(id: "t") { id } }';
 const keyIdOf = (key: string) => key.slice(5, 21);
 
 async function openAt(databaseUrl: string) {
-  const auth = await serverAuth({ host: '127.0.0.1', databaseUrl, allowOpen: false });
+  const auth = await serverAuthAt({ host: '127.0.0.1', databaseUrl, allowOpen: false });
   if ('refused' in auth) throw new Error(auth.refused);
   return auth;
 }
@@ -78,7 +78,7 @@ describe('going back to open mode', () => {
     expect((await revokedOnly.authenticator.authenticate(undefined)).authenticated).toBe(false);
     await revokedOnly.authenticator.close();
     // Also on a public HOST: a keyed server with only revoked keys is closed, not open.
-    const publicHost = await serverAuth({
+    const publicHost = await serverAuthAt({
       host: '0.0.0.0',
       databaseUrl: DATABASE_URL,
       allowOpen: false,

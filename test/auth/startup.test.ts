@@ -6,15 +6,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { apiKeys, createAuthenticator } from '../../src/server/auth/index.js';
-import { serverAuth } from '../../src/server/auth/startup.js';
 import { createPrisma, type SqlitePrismaClient } from '../../src/store/prisma/index.js';
 import { weftIn } from '../cli/support.js';
-import { freshDatabase } from './support.js';
+import { freshDatabase, serverAuthAt } from './support.js';
 
 describe('startup', () => {
   it('no keys + loopback: open as tenant default, until a key exists', async () => {
     const databaseUrl = await freshDatabase();
-    const auth = await serverAuth({ host: '127.0.0.1', databaseUrl, allowOpen: false });
+    const auth = await serverAuthAt({ host: '127.0.0.1', databaseUrl, allowOpen: false });
     if ('refused' in auth) throw new Error(auth.refused);
     expect(auth.banner).toContain('running open, bound to loopback only');
     await auth.authenticator.close();
@@ -35,7 +34,7 @@ describe('startup', () => {
     });
     await db.prisma.$disconnect();
 
-    const withKeys = await serverAuth({ host: '0.0.0.0', databaseUrl, allowOpen: false });
+    const withKeys = await serverAuthAt({ host: '0.0.0.0', databaseUrl, allowOpen: false });
     if ('refused' in withKeys) throw new Error(withKeys.refused);
     expect(withKeys.authenticator.mode).toBe('keys');
     expect(withKeys.banner).toContain('API keys required (1 active)');
@@ -45,11 +44,11 @@ describe('startup', () => {
 
   it('no keys + a non-loopback HOST: refuses, saying how to create a key', async () => {
     const databaseUrl = await freshDatabase();
-    const auth = await serverAuth({ host: '0.0.0.0', databaseUrl, allowOpen: false });
+    const auth = await serverAuthAt({ host: '0.0.0.0', databaseUrl, allowOpen: false });
     expect('refused' in auth && auth.refused).toContain(
       'weft keys create --tenant <name> --scopes read,write',
     );
-    const allowed = await serverAuth({ host: '0.0.0.0', databaseUrl, allowOpen: true });
+    const allowed = await serverAuthAt({ host: '0.0.0.0', databaseUrl, allowOpen: true });
     if ('refused' in allowed) throw new Error(allowed.refused);
     expect(allowed.banner).toContain('WARNING');
     await allowed.authenticator.close();

@@ -17,6 +17,7 @@ import {
   apiKeys,
   createAuthenticator,
 } from '../../src/server/auth/index.js';
+import { type ServerAuth, serverAuth } from '../../src/server/auth/startup.js';
 import { loadConfig } from '../../src/server/config.js';
 import { migrate } from '../../src/store/migrate/index.js';
 import { createPrisma, type WeftPrisma } from '../../src/store/prisma/index.js';
@@ -188,4 +189,27 @@ export async function first(stream: AsyncIterableIterator<Response>): Promise<Re
   const step = await stream.next();
   if (step.done === true) throw new Error('the subscription ended without a payload');
   return step.value;
+}
+
+/**
+ * How a server on `databaseUrl` authenticates (serverAuth), on a client of its own, which the
+ * authenticator's `close()` disconnects (a server's is its database's, closed by its root).
+ */
+export async function serverAuthAt(
+  config: { host: string; databaseUrl: string; allowOpen: boolean },
+  log?: (line: string) => void,
+): Promise<ServerAuth> {
+  const db = createPrisma(config.databaseUrl);
+  const auth = await serverAuth(config, apiKeys(db), log);
+  if ('refused' in auth) {
+    await db.prisma.$disconnect();
+    return auth;
+  }
+  const { authenticator } = auth;
+  const close = authenticator.close.bind(authenticator);
+  authenticator.close = async () => {
+    await close();
+    await db.prisma.$disconnect();
+  };
+  return auth;
 }

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { openEngineWithEvents } from '../../src/events/index.js';
+import { openEngineWithEvents } from '../../src/index.js';
 import { loadConfig } from '../../src/server/config.js';
 import { StartupRefused, startServer } from '../../src/server/serve.js';
 import { type LineChild, spawnLineChild, spawnServe } from '../integration/support.js';

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { openEngineWithEvents, threadEvents } from '../../src/events/index.js';
+import { threadEvents } from '../../src/events/index.js';
+import { openEngineWithEvents } from '../../src/index.js';
 import { describeWithRedis, REDIS_URL } from '../support/services.js';
 import { must, sqliteDatabases, take } from './support.js';
 

@@ -8,42 +8,41 @@
  * out rather than opening the server at its next start; `weft keys purge` deletes them, the one
  * way back to open mode.
  */
-import { existsSync } from 'node:fs';
-import { type Authenticator, createAuthenticator } from '../../auth/authenticator.js';
-import { apiKeys } from '../../auth/keys.js';
-import { migrate, parseDatabaseUrl } from '../../store/migrate/index.js';
-import { createPrisma } from '../../store/prisma/index.js';
+import {
+  type Authenticator,
+  type AuthMode,
+  createAuthenticator,
+} from '../../auth/authenticator.js';
+import type { ApiKeyStore } from '../../auth/keys.js';
 import { isLoopbackHost } from './loopback.js';
 
 export type ServerAuth = { authenticator: Authenticator; banner: string } | { refused: string };
 
-/** Keys in the database, active and all (a SQLite file that does not exist yet has none). */
-export async function countKeys(databaseUrl: string): Promise<{ active: number; all: number }> {
-  const target = parseDatabaseUrl(databaseUrl);
-  if (target.provider === 'sqlite' && !existsSync(target.path)) return { active: 0, all: 0 };
-  await migrate(databaseUrl);
-  const db = createPrisma(databaseUrl);
-  try {
-    const keys = apiKeys(db);
-    return { active: await keys.countActive(), all: await keys.countAll() };
-  } finally {
-    await db.prisma.$disconnect();
-  }
+/** How a server with these keys in its database authenticates, or why it refuses to start. */
+export type AuthDecision = { mode: AuthMode; banner: string } | { refused: string };
+
+/** Keys in the database: active, and all (revoked ones included). */
+export interface KeyCounts {
+  active: number;
+  all: number;
 }
+
+/** What a database without keys (one that does not exist yet) counts. */
+export const NO_KEYS: KeyCounts = Object.freeze({ active: 0, all: 0 });
 
 /** What a running open server logs when a created key ends open mode. */
 export const KEYED_NOW =
   'weft: an API key was created: open mode has ended, every request now needs Authorization: Bearer <key>; ' +
   'data written in open mode belongs to tenant "default" (only a key made with --tenant default sees it)';
 
-export async function serverAuth(
-  config: { host: string; databaseUrl: string; allowOpen: boolean },
-  log: (line: string) => void = () => undefined,
-): Promise<ServerAuth> {
-  const { active, all } = await countKeys(config.databaseUrl);
+/** Keyed when any key exists; else open on loopback (or with allowOpen), refused elsewhere. */
+export function decideAuth(
+  config: { host: string; allowOpen: boolean },
+  { active, all }: KeyCounts,
+): AuthDecision {
   if (all > 0) {
     return {
-      authenticator: createAuthenticator({ databaseUrl: config.databaseUrl, mode: 'keys' }),
+      mode: 'keys',
       banner:
         active > 0
           ? `weft: API keys required (${active} active): send Authorization: Bearer <key>`
@@ -63,13 +62,30 @@ export async function serverAuth(
     };
   }
   return {
-    authenticator: createAuthenticator({
-      databaseUrl: config.databaseUrl,
-      mode: 'open',
-      onKeyed: () => log(KEYED_NOW),
-    }),
+    mode: 'open',
     banner: loopback
       ? 'weft: no API keys configured: running open, bound to loopback only (every caller is tenant "default" with every scope; open mode ends once a key is created with `weft keys create`)'
       : `weft: WARNING: serving without API keys on ${config.host} (WEFT_ALLOW_OPEN=true)`,
+  };
+}
+
+/** The authenticator of a server on `keys` (the key store on its database), or its refusal. */
+export async function serverAuth(
+  config: { host: string; allowOpen: boolean },
+  keys: ApiKeyStore,
+  log: (line: string) => void = () => undefined,
+): Promise<ServerAuth> {
+  const decided = decideAuth(config, {
+    active: await keys.countActive(),
+    all: await keys.countAll(),
+  });
+  if ('refused' in decided) return decided;
+  return {
+    authenticator: createAuthenticator({
+      keys,
+      mode: decided.mode,
+      ...(decided.mode === 'open' ? { onKeyed: () => log(KEYED_NOW) } : {}),
+    }),
+    banner: decided.banner,
   };
 }

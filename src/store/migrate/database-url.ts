@@ -64,3 +64,9 @@ function parseSqlitePath(url: string, cwd: string): string {
   }
   return isAbsolute(rest) ? resolve(rest) : resolve(cwd, rest);
 }
+
+/**
+ * What every Postgres connection Weft opens calls itself (`application_name`): a client's pool,
+ * its read pool and the migrations', so that an operator finds them in pg_stat_activity.
+ */
+export const POSTGRES_APPLICATION_NAME = 'weft';

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { migrationLedger } from '../tables/index.js';
+import { POSTGRES_APPLICATION_NAME } from './database-url.js';
 import { asMigrationFailure } from './errors.js';
 import { type AppliedMigration, type Migration, pendingMigrations } from './migration-files.js';
 
@@ -26,7 +27,10 @@ export async function migratePostgres(
   migrations: readonly Migration[],
   log: (message: string) => void,
 ): Promise<string[]> {
-  const client = new pg.Client({ connectionString: url });
+  const client = new pg.Client({
+    connectionString: url,
+    application_name: POSTGRES_APPLICATION_NAME,
+  });
   await client.connect();
   const applied: string[] = [];
   try {

@@ -12,6 +12,7 @@
  * Values the driver would bind differently from Prisma's adapter are left to Prisma.
  */
 import pg from 'pg';
+import { POSTGRES_APPLICATION_NAME } from '../migrate/database-url.js';
 import { isQueryCanceled, queryTimeout } from './errors.js';
 import { bindAll, closeWithClient, NO_BIND } from './reader-binding.js';
 
@@ -75,6 +76,7 @@ export function openPostgresReader(
     if (pool === undefined) {
       pool = new pg.Pool({
         connectionString: url,
+        application_name: POSTGRES_APPLICATION_NAME,
         max,
         types,
         // Set by the server on each connection it opens: a read that runs longer is cancelled

@@ -1,6 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { PoolConfig } from 'pg';
 import { PrismaClient } from '../../generated/prisma-postgres/client.js';
+import { POSTGRES_APPLICATION_NAME } from '../migrate/database-url.js';
 
 export type PostgresPrismaClient = PrismaClient;
 
@@ -14,6 +15,10 @@ export function createPostgresPrisma(
   url: string,
   options: PostgresPrismaOptions = {},
 ): PostgresPrismaClient {
-  const adapter = new PrismaPg({ ...options.pool, connectionString: url });
+  const adapter = new PrismaPg({
+    application_name: POSTGRES_APPLICATION_NAME,
+    ...options.pool,
+    connectionString: url,
+  });
   return new PrismaClient({ adapter });
 }

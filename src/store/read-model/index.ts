@@ -31,6 +31,7 @@ export {
   createThreadStore,
   type IdempotencyRecord,
   openThreadStore,
+  openThreadStoreOn,
   type ReadModelDump,
   type RunLocation,
   type StoreWriterStats,

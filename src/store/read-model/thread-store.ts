@@ -1,7 +1,6 @@
 import { err, ok, type Result, type WeftError } from '../../core/errors.js';
 import type { LogEntry } from '../../core/log/index.js';
 import { checkKeyMarker, createFieldCodec, type FieldCodec } from '../crypto/index.js';
-import { parseDatabaseUrl } from '../migrate/database-url.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
 import { rawExecute, rawQuery } from '../prisma/raw.js';
 import {
@@ -169,20 +168,37 @@ const maxBatchOf = (option: ThreadStoreOptions['groupCommit']): number =>
       : DEFAULT_MAX_BATCH;
 
 /**
- * A thread store on a database URL (SQLite `file:` or `postgres://`), already migrated. On
- * SQLite, its writer is a write connection of its own, in its own thread (sqlite-writer.ts).
+ * A thread store on a database URL (SQLite `file:` or `postgres://`), already migrated, on a
+ * client of its own that its `close()` disconnects. A process holding a client on the database
+ * already opens its store on that client instead (`openThreadStoreOn`).
  */
 export function openThreadStore(
   databaseUrl: string,
   options: ThreadStoreOptions = {},
 ): ThreadStore {
-  const target = parseDatabaseUrl(databaseUrl);
-  const weft = createPrisma(databaseUrl, { queryTimeoutMs: options.queryTimeoutMs });
-  if (target.provider !== 'sqlite') return createThreadStore(weft, options);
+  return storeOn(
+    createPrisma(databaseUrl, { queryTimeoutMs: options.queryTimeoutMs }),
+    options,
+    true,
+  );
+}
+
+/**
+ * A thread store on `weft`, a client on a migrated database that the caller owns: the store's
+ * `close()` leaves it open (the caller disconnects it after). On SQLite, its writer is a write
+ * connection of its own, in its own thread (sqlite-writer.ts); on Postgres it writes through
+ * the client.
+ */
+export function openThreadStoreOn(weft: WeftPrisma, options: ThreadStoreOptions = {}): ThreadStore {
+  return storeOn(weft, options, false);
+}
+
+function storeOn(weft: WeftPrisma, options: ThreadStoreOptions, ownsClient: boolean): ThreadStore {
+  if (weft.provider !== 'sqlite') return prismaStore(weft, options, ownsClient);
   const maxBatch = maxBatchOf(options.groupCommit ?? true);
   return buildThreadStore(
     weft,
-    createWriter(openSqliteWriteConnection(target.path), {
+    createWriter(openSqliteWriteConnection(weft.path), {
       provider: 'sqlite',
       maxBatch,
       // The writer thread runs its transactions in the order it gets them: the next batch can be
@@ -192,15 +208,24 @@ export function openThreadStore(
     }),
     createStoreCodec(weft, createFieldCodec(options.encryptionKey), options.encryptionKey),
     searchIndexed(options),
+    ownsClient,
   );
 }
 
 /**
  * The thread store on a Prisma client of either provider, writing through its own writer on
- * that client. The two generated clients have the same model API, so one typing (the SQLite
- * client's) serves both; raw SQL is provider-neutral.
+ * that client; its `close()` disconnects the client. The two generated clients have the same
+ * model API, so one typing (the SQLite client's) serves both; raw SQL is provider-neutral.
  */
 export function createThreadStore(weft: WeftPrisma, options: ThreadStoreOptions = {}): ThreadStore {
+  return prismaStore(weft, options, true);
+}
+
+function prismaStore(
+  weft: WeftPrisma,
+  options: ThreadStoreOptions,
+  ownsClient: boolean,
+): ThreadStore {
   const grouped = options.groupCommit ?? true;
   const txOptions = { maxWait: 10_000, timeout: 60_000, ...options.transaction };
   return buildThreadStore(
@@ -213,6 +238,7 @@ export function createThreadStore(weft: WeftPrisma, options: ThreadStoreOptions 
     }),
     createStoreCodec(weft, createFieldCodec(options.encryptionKey), options.encryptionKey),
     searchIndexed(options),
+    ownsClient,
   );
 }
 
@@ -371,10 +397,12 @@ function buildThreadStore(
   writer: Writer,
   codec: FieldCodec,
   indexed: boolean,
+  ownsClient: boolean,
 ): ThreadStore {
   const lineages = createLineages(weft);
   const search = createSearchQueries(weft, lineages);
   let checked: Promise<void> | undefined;
+  let closing: Promise<void> | undefined;
   const ready = () => {
     checked ??= checkEncryptionMarker(weft, codec);
     return checked;
@@ -458,10 +486,14 @@ function buildThreadStore(
 
     writerStats: () => writer.stats(),
 
-    async close() {
-      await writer.release();
-      await search.close();
-      await weft.prisma.$disconnect();
+    // Once, however many of its holders close it (an engine, and the database it was opened on).
+    close() {
+      closing ??= (async () => {
+        await writer.release();
+        await search.close();
+        if (ownsClient) await weft.prisma.$disconnect();
+      })();
+      return closing;
     },
   };
 }
