@@ -1,0 +1,296 @@
+/**
+ * The hot write, five ways: one transaction writing a 1,000-node append's rows (log_entry, node,
+ * node_parent) into a thread of its own per variant.
+ */
+import type { CompiledQuery, Insertable, Kysely } from 'kysely';
+import { insertEntries, insertNodeParents, insertNodes } from '../../src/store/read-model/sql.js';
+import {
+  prismaScriptRunner,
+  type RawClient,
+  type RecordedStatement,
+  recordScript,
+  type ScriptRunner,
+  StatementTexts,
+} from '../../src/store/read-model/write-script.js';
+import type { NodeRow, Provider, StoredEntryRow } from '../../src/store/tables/index.js';
+import {
+  type BenchPrisma,
+  compilerFor,
+  type PostgresDB,
+  type PrismaWithKysely,
+  type SqliteDB,
+  typedSql,
+} from './clients.js';
+import type { AppendRows } from './fixture.js';
+
+export interface WriteVariant {
+  name: string;
+  threadId: string;
+  write(rows: AppendRows): Promise<void>;
+}
+
+/** Today's store path: sql.ts's multi-row statements, recorded, run whole by the store's runner. */
+export function todayWrite(provider: Provider, runner: ScriptRunner) {
+  const texts = new StatementTexts(provider);
+  return (a: AppendRows) =>
+    runner.runAll(
+      recordScript(texts, (s) => {
+        insertEntries(s, [a.entry]);
+        insertNodes(s, a.nodes);
+        insertNodeParents(s, a.parents);
+      }),
+    );
+}
+
+/** SQLite DateTime text as the store writes it, the last one remembered (a batch shares one). */
+function sqliteDates(): (d: Date) => string {
+  let time = Number.NaN;
+  let text = '';
+  return (d) => {
+    if (d.getTime() !== time) {
+      time = d.getTime();
+      text = d.toISOString().replace('Z', '+00:00');
+    }
+    return text;
+  };
+}
+
+const buffer = (bytes: Uint8Array | null) =>
+  bytes === null || Buffer.isBuffer(bytes)
+    ? bytes
+    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+type Query = { execute(): Promise<unknown>; compile(): CompiledQuery };
+
+/** The append as Kysely inserts, typed by the generated SQLite tables. */
+function sqliteInserts(db: Kysely<SqliteDB>, a: AppendRows): Query[] {
+  const date = sqliteDates();
+  const e: StoredEntryRow = a.entry;
+  const entry: Insertable<SqliteDB['log_entry']> = {
+    thread_id: e.threadId,
+    log_index: e.index,
+    entry_id: e.entryId,
+    type: e.type,
+    recorded_at: date(e.recordedAt),
+    entry: e.entry,
+    packed: buffer(e.packed ?? null),
+    verbatim: e.verbatim ?? null,
+  };
+  const nodes = a.nodes.map(
+    (n: NodeRow): Insertable<SqliteDB['node']> => ({
+      thread_id: n.threadId,
+      id: n.id,
+      sequence: n.sequence,
+      kind: n.kind,
+      payload: n.payload,
+      created_at: date(n.createdAt),
+      resource_key: n.resourceKey,
+      log_index: n.logIndex,
+      run_id: n.runId,
+      taint: n.taint,
+      usage: n.usage,
+      is_frontier: n.isFrontier ? 1 : 0,
+      is_current: n.isCurrent ? 1 : 0,
+    }),
+  );
+  const parents = a.parents.map(
+    (p): Insertable<SqliteDB['node_parent']> => ({
+      thread_id: p.threadId,
+      child_seq: p.childSeq,
+      parent_seq: p.parentSeq,
+      position: p.position,
+    }),
+  );
+  return [
+    db.insertInto('log_entry').values(entry),
+    db.insertInto('node').values(nodes),
+    db.insertInto('node_parent').values(parents),
+  ];
+}
+
+/** The append as Kysely inserts, typed by the generated Postgres tables. */
+function postgresInserts(db: Kysely<PostgresDB>, a: AppendRows): Query[] {
+  const e = a.entry;
+  const nodes = a.nodes.map(
+    (n): Insertable<PostgresDB['node']> => ({
+      thread_id: n.threadId,
+      id: n.id,
+      sequence: n.sequence,
+      kind: n.kind,
+      payload: n.payload,
+      created_at: n.createdAt,
+      resource_key: n.resourceKey,
+      log_index: n.logIndex,
+      run_id: n.runId,
+      taint: n.taint,
+      usage: n.usage,
+      is_frontier: n.isFrontier,
+      is_current: n.isCurrent,
+    }),
+  );
+  const parents = a.parents.map(
+    (p): Insertable<PostgresDB['node_parent']> => ({
+      thread_id: p.threadId,
+      child_seq: p.childSeq,
+      parent_seq: p.parentSeq,
+      position: p.position,
+    }),
+  );
+  return [
+    db.insertInto('log_entry').values({
+      thread_id: e.threadId,
+      log_index: e.index,
+      entry_id: e.entryId,
+      type: e.type,
+      recorded_at: e.recordedAt,
+      entry: e.entry,
+      packed: buffer(e.packed ?? null),
+      verbatim: e.verbatim ?? null,
+    }),
+    db.insertInto('node').values(nodes),
+    db.insertInto('node_parent').values(parents),
+  ];
+}
+
+export function insertsFor(provider: Provider) {
+  return provider === 'sqlite'
+    ? (db: Kysely<SqliteDB> | Kysely<PostgresDB>, a: AppendRows) =>
+        sqliteInserts(db as Kysely<SqliteDB>, a)
+    : (db: Kysely<SqliteDB> | Kysely<PostgresDB>, a: AppendRows) =>
+        postgresInserts(db as Kysely<PostgresDB>, a);
+}
+
+/** Kysely on its own driver: one Kysely transaction. */
+export function kyselyDriverWrite(provider: Provider, db: Kysely<SqliteDB> | Kysely<PostgresDB>) {
+  const inserts = insertsFor(provider);
+  return (a: AppendRows) =>
+    (db as Kysely<SqliteDB>).transaction().execute(async (trx) => {
+      for (const q of inserts(trx, a)) await q.execute();
+    });
+}
+
+/** Kysely compiling the statements, today's runner running them (writer thread / Prisma tx). */
+export function kyselyCompiledWrite(provider: Provider, runner: ScriptRunner) {
+  const inserts = insertsFor(provider);
+  const compiler = compilerFor<SqliteDB>(provider);
+  return (a: AppendRows) => {
+    const statements: RecordedStatement[] = inserts(compiler, a).map((q) => {
+      const c = q.compile();
+      return { text: c.sql, values: [...c.parameters] };
+    });
+    return runner.runAll(statements);
+  };
+}
+
+/** Kysely through Prisma's connection: the inserts inside `prisma.$transaction`. */
+export function prismaKyselyWrite(
+  provider: Provider,
+  prisma: PrismaWithKysely<SqliteDB> | PrismaWithKysely<PostgresDB>,
+) {
+  const inserts = insertsFor(provider);
+  return (a: AppendRows) =>
+    (prisma as PrismaWithKysely<SqliteDB>).$transaction(async (tx) => {
+      for (const q of inserts(tx.$kysely, a)) await q.execute();
+    });
+}
+
+type TypedTx = Pick<BenchPrisma, '$queryRawTyped'>;
+
+/** Prisma TypedSQL: three typed statements (one per table) inside `prisma.$transaction`. */
+export function typedSqlWrite(provider: Provider, prisma: BenchPrisma) {
+  const run = (work: (tx: TypedTx) => Promise<void>) =>
+    prisma.$transaction((tx) => work(tx as unknown as TypedTx));
+  if (provider === 'sqlite') {
+    const q = typedSql.sqlite;
+    return (a: AppendRows) => {
+      const date = sqliteDates();
+      const e = a.entry;
+      const nodes = JSON.stringify(
+        a.nodes.map((n) => [
+          n.threadId,
+          n.id,
+          n.sequence,
+          n.kind,
+          n.payload,
+          date(n.createdAt),
+          n.resourceKey,
+          n.logIndex,
+          n.runId,
+          n.taint,
+          n.usage,
+          n.isFrontier ? 1 : 0,
+          n.isCurrent ? 1 : 0,
+        ]),
+      );
+      const parents = JSON.stringify(
+        a.parents.map((p) => [p.threadId, p.childSeq, p.parentSeq, p.position]),
+      );
+      return run(async (tx) => {
+        await tx.$queryRawTyped(
+          q.insertEntry(
+            e.threadId,
+            e.index,
+            e.entryId,
+            e.type,
+            date(e.recordedAt),
+            e.entry,
+            e.packed ?? null,
+            e.verbatim ?? null,
+          ),
+        );
+        await tx.$queryRawTyped(q.insertNodes(nodes));
+        await tx.$queryRawTyped(q.insertParents(parents));
+      });
+    };
+  }
+  const q = typedSql.postgres;
+  return (a: AppendRows) => {
+    const e = a.entry;
+    const ns = a.nodes;
+    const iso = ns.map((n) => n.createdAt.toISOString());
+    const ps = a.parents;
+    return run(async (tx) => {
+      await tx.$queryRawTyped(
+        q.insertEntry(
+          e.threadId,
+          e.index,
+          e.entryId,
+          e.type,
+          e.recordedAt,
+          e.entry,
+          e.packed ?? null,
+          e.verbatim ?? null,
+        ),
+      );
+      await tx.$queryRawTyped(
+        q.insertNodes(
+          ns.map((n) => n.threadId),
+          ns.map((n) => n.id),
+          ns.map((n) => n.sequence),
+          ns.map((n) => n.kind),
+          ns.map((n) => n.payload),
+          iso,
+          ns.map((n) => n.resourceKey),
+          ns.map((n) => n.logIndex),
+          ns.map((n) => n.runId),
+          ns.map((n) => n.taint),
+          ns.map((n) => n.usage),
+          ns.map((n) => n.isFrontier),
+          ns.map((n) => n.isCurrent),
+        ),
+      );
+      await tx.$queryRawTyped(
+        q.insertParents(
+          ps.map((p) => p.threadId),
+          ps.map((p) => p.childSeq),
+          ps.map((p) => p.parentSeq),
+          ps.map((p) => p.position),
+        ),
+      );
+    });
+  };
+}
+
+/** Today's Postgres runner: Prisma interactive transactions, statements by $executeRawUnsafe. */
+export const postgresRunner = (prisma: unknown): ScriptRunner =>
+  prismaScriptRunner(prisma as RawClient, {});
