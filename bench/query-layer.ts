@@ -56,8 +56,10 @@ import {
 import {
   kyselyCompiledWrite,
   kyselyDriverWrite,
+  kyselyTypedRowsWrite,
   postgresRunner,
   prismaKyselyWrite,
+  statementBuildMs,
   todayWrite,
   typedSqlWrite,
   type WriteVariant,
@@ -202,6 +204,10 @@ async function openVariants(db: BenchDb): Promise<Opened> {
       `Kysely compiled → today's ${p === 'sqlite' ? 'writer thread' : 'Prisma tx'}`,
       kyselyCompiledWrite(p, runner),
     ],
+    [
+      `Kysely types, typed multi-row helper → today's ${p === 'sqlite' ? 'writer thread' : 'Prisma tx'}`,
+      kyselyTypedRowsWrite(p, runner),
+    ],
     ['Kysely via Prisma (extension)', prismaKyselyWrite(p, viaPrisma)],
     ['Prisma TypedSQL', typedSqlWrite(p, prisma)],
   ];
@@ -268,6 +274,14 @@ async function benchBackend(db: BenchDb, sizes: Sizes): Promise<{ rows: Row[]; n
       for (const v of others) {
         rows.push(ratioRow(`read ${what}: ${v.name}`, by.get(v.name)!, baseline, 'median'));
       }
+    }
+    for (const b of statementBuildMs(db.provider, appendRows(template, 'qlayer-build', 1))) {
+      rows.push({
+        measure: `build one append's statements (no database): ${b.name}`,
+        value: `${fmt(b.ms, 2)} ms (median)`,
+        target: '',
+        verdict: '',
+      });
     }
     log(`${db.provider}: writes, ${sizes.writeRounds} rounds of 1,000-node appends`);
     const writes = await measureWrites(opened.writes, template, sizes);

@@ -2,6 +2,7 @@
  * The hot write, five ways: one transaction writing a 1,000-node append's rows (log_entry, node,
  * node_parent) into a thread of its own per variant.
  */
+import { performance } from 'node:perf_hooks';
 import type { CompiledQuery, Insertable, Kysely } from 'kysely';
 import { insertEntries, insertNodeParents, insertNodes } from '../../src/store/read-model/sql.js';
 import {
@@ -62,8 +63,8 @@ const buffer = (bytes: Uint8Array | null) =>
 
 type Query = { execute(): Promise<unknown>; compile(): CompiledQuery };
 
-/** The append as Kysely inserts, typed by the generated SQLite tables. */
-function sqliteInserts(db: Kysely<SqliteDB>, a: AppendRows): Query[] {
+/** The append's rows as the generated SQLite tables type them. */
+function sqliteValues(a: AppendRows) {
   const date = sqliteDates();
   const e: StoredEntryRow = a.entry;
   const entry: Insertable<SqliteDB['log_entry']> = {
@@ -101,15 +102,11 @@ function sqliteInserts(db: Kysely<SqliteDB>, a: AppendRows): Query[] {
       position: p.position,
     }),
   );
-  return [
-    db.insertInto('log_entry').values(entry),
-    db.insertInto('node').values(nodes),
-    db.insertInto('node_parent').values(parents),
-  ];
+  return { entry, nodes, parents };
 }
 
-/** The append as Kysely inserts, typed by the generated Postgres tables. */
-function postgresInserts(db: Kysely<PostgresDB>, a: AppendRows): Query[] {
+/** The append's rows as the generated Postgres tables type them. */
+function postgresValues(a: AppendRows) {
   const e = a.entry;
   const nodes = a.nodes.map(
     (n): Insertable<PostgresDB['node']> => ({
@@ -136,19 +133,35 @@ function postgresInserts(db: Kysely<PostgresDB>, a: AppendRows): Query[] {
       position: p.position,
     }),
   );
+  const entry: Insertable<PostgresDB['log_entry']> = {
+    thread_id: e.threadId,
+    log_index: e.index,
+    entry_id: e.entryId,
+    type: e.type,
+    recorded_at: e.recordedAt,
+    entry: e.entry,
+    packed: buffer(e.packed ?? null),
+    verbatim: e.verbatim ?? null,
+  };
+  return { entry, nodes, parents };
+}
+
+/** The append as Kysely inserts (the builder: one value node per bound value). */
+function sqliteInserts(db: Kysely<SqliteDB>, a: AppendRows): Query[] {
+  const v = sqliteValues(a);
   return [
-    db.insertInto('log_entry').values({
-      thread_id: e.threadId,
-      log_index: e.index,
-      entry_id: e.entryId,
-      type: e.type,
-      recorded_at: e.recordedAt,
-      entry: e.entry,
-      packed: buffer(e.packed ?? null),
-      verbatim: e.verbatim ?? null,
-    }),
-    db.insertInto('node').values(nodes),
-    db.insertInto('node_parent').values(parents),
+    db.insertInto('log_entry').values(v.entry),
+    db.insertInto('node').values(v.nodes),
+    db.insertInto('node_parent').values(v.parents),
+  ];
+}
+
+function postgresInserts(db: Kysely<PostgresDB>, a: AppendRows): Query[] {
+  const v = postgresValues(a);
+  return [
+    db.insertInto('log_entry').values(v.entry),
+    db.insertInto('node').values(v.nodes),
+    db.insertInto('node_parent').values(v.parents),
   ];
 }
 
@@ -158,6 +171,53 @@ export function insertsFor(provider: Provider) {
         sqliteInserts(db as Kysely<SqliteDB>, a)
     : (db: Kysely<SqliteDB> | Kysely<PostgresDB>, a: AppendRows) =>
         postgresInserts(db as Kysely<PostgresDB>, a);
+}
+
+/**
+ * A multi-row INSERT into `table` of rows typed by its generated type (`Insertable<DB[table]>`:
+ * a wrong column or value type does not compile), the text built as sql.ts builds it (cached per
+ * row count) instead of by Kysely's builder.
+ */
+const typedInsert =
+  <DB>(texts: StatementTexts) =>
+  <T extends keyof DB & string>(
+    table: T,
+    rows: ReadonlyArray<Insertable<DB[T]>>,
+  ): RecordedStatement => {
+    const columns = Object.keys(rows[0]!) as Array<keyof Insertable<DB[T]> & string>;
+    const head = `INSERT INTO "${table}" (${columns.map((c) => `"${c}"`).join(', ')})`;
+    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    const values: unknown[] = [];
+    for (const row of rows) for (const c of columns) values.push(row[c]);
+    return { text: texts.forProvider(texts.multiRow(head, tuple, rows.length, '')), values };
+  };
+
+/**
+ * Kysely's generated types without its builder: the rows typed by the generated tables, the
+ * statements built by a typed multi-row helper, run by today's runner.
+ */
+export function kyselyTypedRowsWrite(provider: Provider, runner: ScriptRunner) {
+  const texts = new StatementTexts(provider);
+  if (provider === 'sqlite') {
+    const insert = typedInsert<SqliteDB>(texts);
+    return (a: AppendRows) => {
+      const v = sqliteValues(a);
+      return runner.runAll([
+        insert('log_entry', [v.entry]),
+        insert('node', v.nodes),
+        insert('node_parent', v.parents),
+      ]);
+    };
+  }
+  const insert = typedInsert<PostgresDB>(texts);
+  return (a: AppendRows) => {
+    const v = postgresValues(a);
+    return runner.runAll([
+      insert('log_entry', [v.entry]),
+      insert('node', v.nodes),
+      insert('node_parent', v.parents),
+    ]);
+  };
 }
 
 /** Kysely on its own driver: one Kysely transaction. */
@@ -294,3 +354,42 @@ export function typedSqlWrite(provider: Provider, prisma: BenchPrisma) {
 /** Today's Postgres runner: Prisma interactive transactions, statements by $executeRawUnsafe. */
 export const postgresRunner = (prisma: unknown): ScriptRunner =>
   prismaScriptRunner(prisma as RawClient, {});
+
+/**
+ * The main-thread cost of building one append's statements, each way (no database): today's
+ * recording (sql.ts), Kysely's builder and compiler, the typed multi-row helper. Medians of
+ * `rounds`, interleaved.
+ */
+export function statementBuildMs(provider: Provider, a: AppendRows, rounds = 41) {
+  const texts = new StatementTexts(provider);
+  const compiler = compilerFor<SqliteDB>(provider);
+  const inserts = insertsFor(provider);
+  const helper = kyselyTypedRowsWrite(provider, {
+    runAll: async () => undefined,
+    runAllInSlices: async () => undefined,
+    runEach: async () => [],
+    close: async () => undefined,
+  });
+  const ways: Record<string, () => unknown> = {
+    'today: sql.ts recording': () =>
+      recordScript(texts, (s) => {
+        insertEntries(s, [a.entry]);
+        insertNodes(s, a.nodes);
+        insertNodeParents(s, a.parents);
+      }),
+    'Kysely builder + compile': () => inserts(compiler, a).map((q) => q.compile()),
+    'Kysely types, typed multi-row helper': () => helper(a),
+  };
+  const ms: Record<string, number[]> = {};
+  for (let r = 0; r < rounds; r++) {
+    for (const [name, build] of Object.entries(ways)) {
+      const start = performance.now();
+      build();
+      (ms[name] ??= []).push(performance.now() - start);
+    }
+  }
+  return Object.entries(ms).map(([name, times]) => {
+    times.sort((x, y) => x - y);
+    return { name, ms: times[times.length >> 1]! };
+  });
+}
