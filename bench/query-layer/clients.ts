@@ -148,6 +148,18 @@ export interface RawNodeRow {
   is_current: number | boolean;
 }
 
+/** The set-valued inserts of nodes and edges (one parameter per column or one JSON array). */
+export const SET_INSERTS = {
+  sqlite: {
+    nodes: `INSERT INTO "node" (${NODE_COLUMNS}) SELECT ${jsonColumns(13)} FROM json_each(?)`,
+    parents: `INSERT INTO "node_parent" (${PARENT_COLUMNS}) SELECT ${jsonColumns(4)} FROM json_each(?)`,
+  },
+  postgres: {
+    nodes: `INSERT INTO "node" (${NODE_COLUMNS}) SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::timestamp(3)[], $7::text[], $8::int[], $9::text[], $10::text[], $11::text[], $12::boolean[], $13::boolean[])`,
+    parents: `INSERT INTO "node_parent" (${PARENT_COLUMNS}) SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[])`,
+  },
+};
+
 type Insert<Values extends unknown[]> = (...values: Values) => TypedSql<Values, never>;
 type Select<Values extends unknown[]> = (...values: Values) => TypedSql<Values, RawNodeRow>;
 
@@ -156,12 +168,8 @@ export const typedSql = {
     insertEntry: makeTypedQueryFactory(
       `INSERT INTO "log_entry" (${ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ) as Insert<[string, number, string, string, string, string, Uint8Array | null, string | null]>,
-    insertNodes: makeTypedQueryFactory(
-      `INSERT INTO "node" (${NODE_COLUMNS}) SELECT ${jsonColumns(13)} FROM json_each(?)`,
-    ) as Insert<[string]>,
-    insertParents: makeTypedQueryFactory(
-      `INSERT INTO "node_parent" (${PARENT_COLUMNS}) SELECT ${jsonColumns(4)} FROM json_each(?)`,
-    ) as Insert<[string]>,
+    insertNodes: makeTypedQueryFactory(SET_INSERTS.sqlite.nodes) as Insert<[string]>,
+    insertParents: makeTypedQueryFactory(SET_INSERTS.sqlite.parents) as Insert<[string]>,
     nodePage: makeTypedQueryFactory(
       `SELECT ${NODE_COLUMNS} FROM "node" WHERE "thread_id" = ? AND "sequence" > ? ORDER BY "sequence" LIMIT ?`,
     ) as Select<[string, number, number]>,
@@ -173,9 +181,7 @@ export const typedSql = {
     insertEntry: makeTypedQueryFactory(
       `INSERT INTO "log_entry" (${ENTRY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
     ) as Insert<[string, number, string, string, Date, string, Uint8Array | null, string | null]>,
-    insertNodes: makeTypedQueryFactory(
-      `INSERT INTO "node" (${NODE_COLUMNS}) SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::timestamp(3)[], $7::text[], $8::int[], $9::text[], $10::text[], $11::text[], $12::boolean[], $13::boolean[])`,
-    ) as Insert<
+    insertNodes: makeTypedQueryFactory(SET_INSERTS.postgres.nodes) as Insert<
       [
         string[],
         string[],
@@ -192,9 +198,9 @@ export const typedSql = {
         boolean[],
       ]
     >,
-    insertParents: makeTypedQueryFactory(
-      `INSERT INTO "node_parent" (${PARENT_COLUMNS}) SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[])`,
-    ) as Insert<[string[], number[], number[], number[]]>,
+    insertParents: makeTypedQueryFactory(SET_INSERTS.postgres.parents) as Insert<
+      [string[], number[], number[], number[]]
+    >,
     nodePage: makeTypedQueryFactory(
       `SELECT ${NODE_COLUMNS} FROM "node" WHERE "thread_id" = $1 AND "sequence" > $2 ORDER BY "sequence" LIMIT $3`,
     ) as Select<[string, number, number]>,

@@ -19,6 +19,7 @@ import {
   compilerFor,
   type PostgresDB,
   type PrismaWithKysely,
+  SET_INSERTS,
   type SqliteDB,
   typedSql,
 } from './clients.js';
@@ -256,6 +257,60 @@ export function prismaKyselyWrite(
 
 type TypedTx = Pick<BenchPrisma, '$queryRawTyped'>;
 
+/** Nodes and edges as one JSON array of row arrays each (SQLite's set-valued parameter). */
+function sqliteSetParams(a: AppendRows) {
+  const date = sqliteDates();
+  const nodes = JSON.stringify(
+    a.nodes.map((n) => [
+      n.threadId,
+      n.id,
+      n.sequence,
+      n.kind,
+      n.payload,
+      date(n.createdAt),
+      n.resourceKey,
+      n.logIndex,
+      n.runId,
+      n.taint,
+      n.usage,
+      n.isFrontier ? 1 : 0,
+      n.isCurrent ? 1 : 0,
+    ]),
+  );
+  const parents = JSON.stringify(
+    a.parents.map((p) => [p.threadId, p.childSeq, p.parentSeq, p.position]),
+  );
+  return { date, nodes: [nodes] as [string], parents: [parents] as [string] };
+}
+
+/** Nodes and edges as one array per column (Postgres's unnest). */
+function postgresSetParams(a: AppendRows) {
+  const ns = a.nodes;
+  const ps = a.parents;
+  const nodes: Parameters<typeof typedSql.postgres.insertNodes> = [
+    ns.map((n) => n.threadId),
+    ns.map((n) => n.id),
+    ns.map((n) => n.sequence),
+    ns.map((n) => n.kind),
+    ns.map((n) => n.payload),
+    ns.map((n) => n.createdAt.toISOString()),
+    ns.map((n) => n.resourceKey),
+    ns.map((n) => n.logIndex),
+    ns.map((n) => n.runId),
+    ns.map((n) => n.taint),
+    ns.map((n) => n.usage),
+    ns.map((n) => n.isFrontier),
+    ns.map((n) => n.isCurrent),
+  ];
+  const parents: Parameters<typeof typedSql.postgres.insertParents> = [
+    ps.map((p) => p.threadId),
+    ps.map((p) => p.childSeq),
+    ps.map((p) => p.parentSeq),
+    ps.map((p) => p.position),
+  ];
+  return { nodes, parents };
+}
+
 /** Prisma TypedSQL: three typed statements (one per table) inside `prisma.$transaction`. */
 export function typedSqlWrite(provider: Provider, prisma: BenchPrisma) {
   const run = (work: (tx: TypedTx) => Promise<void>) =>
@@ -263,28 +318,8 @@ export function typedSqlWrite(provider: Provider, prisma: BenchPrisma) {
   if (provider === 'sqlite') {
     const q = typedSql.sqlite;
     return (a: AppendRows) => {
-      const date = sqliteDates();
+      const { date, nodes, parents } = sqliteSetParams(a);
       const e = a.entry;
-      const nodes = JSON.stringify(
-        a.nodes.map((n) => [
-          n.threadId,
-          n.id,
-          n.sequence,
-          n.kind,
-          n.payload,
-          date(n.createdAt),
-          n.resourceKey,
-          n.logIndex,
-          n.runId,
-          n.taint,
-          n.usage,
-          n.isFrontier ? 1 : 0,
-          n.isCurrent ? 1 : 0,
-        ]),
-      );
-      const parents = JSON.stringify(
-        a.parents.map((p) => [p.threadId, p.childSeq, p.parentSeq, p.position]),
-      );
       return run(async (tx) => {
         await tx.$queryRawTyped(
           q.insertEntry(
@@ -298,17 +333,15 @@ export function typedSqlWrite(provider: Provider, prisma: BenchPrisma) {
             e.verbatim ?? null,
           ),
         );
-        await tx.$queryRawTyped(q.insertNodes(nodes));
-        await tx.$queryRawTyped(q.insertParents(parents));
+        await tx.$queryRawTyped(q.insertNodes(...nodes));
+        await tx.$queryRawTyped(q.insertParents(...parents));
       });
     };
   }
   const q = typedSql.postgres;
   return (a: AppendRows) => {
     const e = a.entry;
-    const ns = a.nodes;
-    const iso = ns.map((n) => n.createdAt.toISOString());
-    const ps = a.parents;
+    const { nodes, parents } = postgresSetParams(a);
     return run(async (tx) => {
       await tx.$queryRawTyped(
         q.insertEntry(
@@ -322,32 +355,28 @@ export function typedSqlWrite(provider: Provider, prisma: BenchPrisma) {
           e.verbatim ?? null,
         ),
       );
-      await tx.$queryRawTyped(
-        q.insertNodes(
-          ns.map((n) => n.threadId),
-          ns.map((n) => n.id),
-          ns.map((n) => n.sequence),
-          ns.map((n) => n.kind),
-          ns.map((n) => n.payload),
-          iso,
-          ns.map((n) => n.resourceKey),
-          ns.map((n) => n.logIndex),
-          ns.map((n) => n.runId),
-          ns.map((n) => n.taint),
-          ns.map((n) => n.usage),
-          ns.map((n) => n.isFrontier),
-          ns.map((n) => n.isCurrent),
-        ),
-      );
-      await tx.$queryRawTyped(
-        q.insertParents(
-          ps.map((p) => p.threadId),
-          ps.map((p) => p.childSeq),
-          ps.map((p) => p.parentSeq),
-          ps.map((p) => p.position),
-        ),
-      );
+      await tx.$queryRawTyped(q.insertNodes(...nodes));
+      await tx.$queryRawTyped(q.insertParents(...parents));
     });
+  };
+}
+
+/**
+ * TypedSQL's statement shape without TypedSQL: the entry by sql.ts, nodes and edges by one
+ * set-valued parameter per column (json_each / unnest), run by today's runner — to tell what the
+ * statement shape is worth from what the layer is.
+ */
+export function setValuedWrite(provider: Provider, runner: ScriptRunner) {
+  const texts = new StatementTexts(provider);
+  const sets = SET_INSERTS[provider];
+  return (a: AppendRows) => {
+    const p = provider === 'sqlite' ? sqliteSetParams(a) : postgresSetParams(a);
+    const statements = recordScript(texts, (s) => insertEntries(s, [a.entry]));
+    statements.push(
+      { text: sets.nodes, values: p.nodes },
+      { text: sets.parents, values: p.parents },
+    );
+    return runner.runAll(statements);
   };
 }
 
@@ -385,7 +414,8 @@ export function statementBuildMs(provider: Provider, a: AppendRows, rounds = 41)
     for (const [name, build] of Object.entries(ways)) {
       const start = performance.now();
       build();
-      (ms[name] ??= []).push(performance.now() - start);
+      const took = performance.now() - start;
+      ms[name] = [...(ms[name] ?? []), took];
     }
   }
   return Object.entries(ms).map(([name, times]) => {
