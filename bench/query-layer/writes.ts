@@ -62,13 +62,19 @@ const buffer = (bytes: Uint8Array | null) =>
     ? bytes
     : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
+/**
+ * Every column named: Kysely's `Insertable` makes a nullable column optional, so a write that
+ * left one out would compile and store NULL; the store's row types require every column.
+ */
+type Complete<T> = { [K in keyof T]-?: Exclude<T[K], undefined> };
+
 type Query = { execute(): Promise<unknown>; compile(): CompiledQuery };
 
 /** The append's rows as the generated SQLite tables type them. */
 function sqliteValues(a: AppendRows) {
   const date = sqliteDates();
   const e: StoredEntryRow = a.entry;
-  const entry: Insertable<SqliteDB['log_entry']> = {
+  const entry: Complete<Insertable<SqliteDB['log_entry']>> = {
     thread_id: e.threadId,
     log_index: e.index,
     entry_id: e.entryId,
@@ -79,7 +85,7 @@ function sqliteValues(a: AppendRows) {
     verbatim: e.verbatim ?? null,
   };
   const nodes = a.nodes.map(
-    (n: NodeRow): Insertable<SqliteDB['node']> => ({
+    (n: NodeRow): Complete<Insertable<SqliteDB['node']>> => ({
       thread_id: n.threadId,
       id: n.id,
       sequence: n.sequence,
@@ -96,7 +102,7 @@ function sqliteValues(a: AppendRows) {
     }),
   );
   const parents = a.parents.map(
-    (p): Insertable<SqliteDB['node_parent']> => ({
+    (p): Complete<Insertable<SqliteDB['node_parent']>> => ({
       thread_id: p.threadId,
       child_seq: p.childSeq,
       parent_seq: p.parentSeq,
@@ -110,7 +116,7 @@ function sqliteValues(a: AppendRows) {
 function postgresValues(a: AppendRows) {
   const e = a.entry;
   const nodes = a.nodes.map(
-    (n): Insertable<PostgresDB['node']> => ({
+    (n): Complete<Insertable<PostgresDB['node']>> => ({
       thread_id: n.threadId,
       id: n.id,
       sequence: n.sequence,
@@ -127,14 +133,14 @@ function postgresValues(a: AppendRows) {
     }),
   );
   const parents = a.parents.map(
-    (p): Insertable<PostgresDB['node_parent']> => ({
+    (p): Complete<Insertable<PostgresDB['node_parent']>> => ({
       thread_id: p.threadId,
       child_seq: p.childSeq,
       parent_seq: p.parentSeq,
       position: p.position,
     }),
   );
-  const entry: Insertable<PostgresDB['log_entry']> = {
+  const entry: Complete<Insertable<PostgresDB['log_entry']>> = {
     thread_id: e.threadId,
     log_index: e.index,
     entry_id: e.entryId,
@@ -183,7 +189,7 @@ const typedInsert =
   <DB>(texts: StatementTexts) =>
   <T extends keyof DB & string>(
     table: T,
-    rows: ReadonlyArray<Insertable<DB[T]>>,
+    rows: ReadonlyArray<Complete<Insertable<DB[T]>>>,
   ): RecordedStatement => {
     const columns = Object.keys(rows[0]!) as Array<keyof Insertable<DB[T]> & string>;
     const head = `INSERT INTO "${table}" (${columns.map((c) => `"${c}"`).join(', ')})`;
