@@ -3,7 +3,7 @@
  * schema, against today's store path, on SQLite and on Postgres (when WEFT_BENCH_POSTGRES_URL,
  * default postgres://postgres@127.0.0.1:5432/test, answers; a fresh database, dropped at the
  * end). Every figure is a median over interleaved rounds, against today's path measured in the
- * same rounds (the variants take turns within each round, their order rotated per round), so a
+ * same rounds (the variants take turns within each round, in a fresh order each round), so a
  * load change on the shared machine hits every variant alike; see docs/query-layer.md.
  *
  * 1. The hot write: one transaction writing a 1,000-node append's rows (log_entry, node,
@@ -83,8 +83,6 @@ const sizesFor = (quick: boolean): Sizes => ({
 });
 
 const median = (values: number[]) => percentile(values, 50);
-const rotate = <T>(items: readonly T[], by: number) =>
-  items.map((_, i) => items[(i + by) % items.length]!);
 
 /** A deterministic pseudo-random sequence in [0, 1). */
 function lcg(seed: number): () => number {
@@ -95,12 +93,26 @@ function lcg(seed: number): () => number {
   };
 }
 
+/**
+ * The variants in a fresh order for each round (a seeded shuffle): a fixed cyclic order would
+ * always put the same variant after the one that leaves the most garbage to collect.
+ */
+function shuffled<T>(items: readonly T[], round: number): T[] {
+  const out = [...items];
+  const rand = lcg(round + 101);
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
 /** Each variant's write times (ms) over the measured rounds, and per round. */
 async function measureWrites(variants: WriteVariant[], template: AppendRows, sizes: Sizes) {
   const ms = new Map(variants.map((v) => [v.name, [] as number[]]));
   const appended = new Map(variants.map((v) => [v.name, 0]));
   for (let round = 0; round < sizes.warmup + sizes.writeRounds; round++) {
-    for (const v of rotate(variants, round)) {
+    for (const v of shuffled(variants, round)) {
       const k = appended.get(v.name)! + 1;
       appended.set(v.name, k);
       const rows = appendRows(template, v.threadId, k);
@@ -131,7 +143,7 @@ async function measureReads(
     const rand = lcg(round + 1);
     const afters = Array.from({ length: sizes.readOps }, () => Math.floor(rand() * (nodes - PAGE)));
     const sequences = Array.from({ length: sizes.readOps }, () => 1 + Math.floor(rand() * nodes));
-    for (const v of rotate(variants, round)) {
+    for (const v of shuffled(variants, round)) {
       for (const after of afters) {
         const start = performance.now();
         await v.page(threadId, after);
