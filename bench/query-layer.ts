@@ -46,6 +46,7 @@ import {
 import {
   kyselyCompiledReads,
   kyselyDriverReads,
+  kyselyShapeReads,
   PAGE,
   prismaKyselyReads,
   prismaOrmReads,
@@ -246,6 +247,7 @@ async function openVariants(db: BenchDb): Promise<Opened> {
       todayReads(weft),
       kyselyDriverReads(p, kysely),
       kyselyCompiledReads(p, weft),
+      kyselyShapeReads(p, weft),
       prismaKyselyReads(p, viaPrisma),
       typedSqlReads(p, prisma),
       prismaOrmReads(prisma),

@@ -87,6 +87,26 @@ export function kyselyCompiledReads(provider: Provider, weft: WeftPrisma): ReadV
   };
 }
 
+/**
+ * Kysely compiled once per query shape: the SQL text kept, only the parameters bound per call
+ * (in the order the compiled query takes them), run by today's reader.
+ */
+export function kyselyShapeReads(provider: Provider, weft: WeftPrisma): ReadVariant {
+  const compiler = compilerFor<SqliteDB>(provider);
+  const decode = decoder(provider);
+  const page = pageQuery(compiler, '', 0).compile();
+  const one = byIdQuery(compiler, '', '').compile();
+  if (page.parameters.length !== 3 || one.parameters.length !== 2) {
+    throw new Error('unexpected parameters in the compiled read shapes');
+  }
+  return {
+    name: 'Kysely compiled once per shape → today’s reader',
+    page: async (threadId, after) =>
+      decode(await rawQuery(weft, page.sql, [threadId, after, PAGE])),
+    byId: async (threadId, id) => decode(await rawQuery(weft, one.sql, [threadId, id]))[0],
+  };
+}
+
 /** Kysely through Prisma's connection (prisma-extension-kysely). */
 export function prismaKyselyReads(
   provider: Provider,
