@@ -9,9 +9,13 @@
  * 1. The hot write: one transaction writing a 1,000-node append's rows (log_entry, node,
  *    node_parent, as the store writes them) — today (sql.ts statements run by the SQLite writer
  *    thread / a Prisma interactive transaction) vs Kysely on its own driver, Kysely compiled and
- *    run by today's runner, Kysely through Prisma (prisma-extension-kysely), Prisma TypedSQL.
+ *    run by today's runner, the generated Kysely types with a typed multi-row helper on today's
+ *    runner, Kysely through Prisma (prisma-extension-kysely), Prisma TypedSQL, and TypedSQL's
+ *    set-valued statements (json_each / unnest) on today's runner; plus the main-thread cost of
+ *    building the statements each way.
  * 2. The hot reads on a 100,000-node thread: a 100-node page by sequence, and a node by
- *    (thread, id) — today (select.ts on the direct reader) vs the same layers and the Prisma ORM.
+ *    (thread, id) — today (select.ts on the direct reader) vs the same layers (Kysely compiled
+ *    per call and once per query shape) and the Prisma ORM.
  *
  * Options: `--quick` (smaller: a smoke check), `--backends=sqlite,postgres`; WEFT_BENCH_QLAYER_
  * ROUNDS sets the write rounds.
