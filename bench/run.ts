@@ -14,6 +14,7 @@ const SUITES: Record<string, () => Promise<unknown>> = {
   reads: () => import('./reads.js').then((m) => m.runReadsBench()),
   console: () => import('./console.js').then((m) => m.runConsoleBench()),
   forks: () => import('./forks.js').then((m) => m.runForksBench()),
+  'query-layer': () => import('./query-layer.js').then((m) => m.runQueryLayerBench()),
   'event-loop': () => import('./event-loop.js').then((m) => m.runEventLoopBench()),
 };
 
