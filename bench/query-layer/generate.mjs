@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 /**
  * What `npm run bench -- query-layer` needs generated, from prisma/<provider>/schema.prisma (the
- * one table definition), offline; run by the bench itself before it starts, and by hand as
- * `node bench/query-layer/generate.mjs [--force]`:
+ * one table definition), offline; run by the bench itself before it starts, by `npm run
+ * typecheck` (the bench is typechecked), and by hand as `node bench/query-layer/generate.mjs
+ * [--force]`:
  *
  * - Kysely's table types, by the `prisma-kysely` generator: bench/query-layer/generated/
- *   kysely-<provider>.ts (committed, so the bench typechecks on a fresh checkout; a schema change
- *   shows up as a diff of them after the next bench run);
+ *   kysely-<provider>.ts (gitignored: generated code is never committed);
  * - a Prisma client with the `typedSql` preview feature (which `$queryRawTyped` requires of the
  *   generated client): bench/query-layer/.generated/prisma-<provider> (gitignored).
  *
