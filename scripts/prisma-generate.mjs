@@ -15,12 +15,12 @@
  * none and runs compiled code whose clients were generated at build time. There this script,
  * run as postinstall, says so and exits 0; run before anything else, it fails with what to do.
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runPrismaGenerate } from './prisma-generate-run.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -65,32 +65,12 @@ function generate(provider) {
   if (!force && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
     return Promise.resolve();
   }
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [prismaCli, 'generate', '--schema', schema], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        // Any existing file will do: generate never runs it.
-        PRISMA_SCHEMA_ENGINE_BINARY: process.execPath,
-        CHECKPOINT_DISABLE: '1',
-        PRISMA_HIDE_UPDATE_MESSAGE: '1',
-        PRISMA_DISABLE_WARNINGS: '1',
-      },
-    });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) {
-        reject(new Error(`prisma generate --schema ${schema} exited with ${code}:\n${output}`));
-        return;
-      }
-      writeFileSync(stampFile, stamp);
-      console.log(`prisma:generate: ${provider} client generated into ${out}`);
-      resolve();
-    });
+  return runPrismaGenerate(prismaCli, schema, root).then(({ code, output }) => {
+    if (code !== 0) {
+      throw new Error(`prisma generate --schema ${schema} exited with ${code}:\n${output}`);
+    }
+    writeFileSync(stampFile, stamp);
+    console.log(`prisma:generate: ${provider} client generated into ${out}`);
   });
 }
 

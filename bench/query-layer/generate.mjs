@@ -15,12 +15,12 @@
  * download, as in scripts/prisma-generate.mjs). A stamp skips a provider whose schema and tool
  * versions have not changed.
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runPrismaGenerate } from '../../scripts/prisma-generate-run.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -79,31 +79,12 @@ function generate(provider) {
   mkdirSync(work, { recursive: true });
   const schemaFile = join(work, `${provider}.prisma`);
   writeFileSync(schemaFile, schema);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [prismaCli, 'generate', '--schema', schemaFile], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        // Any existing file will do: generate never runs it.
-        PRISMA_SCHEMA_ENGINE_BINARY: process.execPath,
-        CHECKPOINT_DISABLE: '1',
-        PRISMA_HIDE_UPDATE_MESSAGE: '1',
-      },
-    });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0 || !existsSync(typesFile)) {
-        reject(new Error(`prisma generate (${provider}, bench) exited with ${code}:\n${output}`));
-        return;
-      }
-      writeFileSync(stampFile, stamp);
-      console.log(`  [query-layer] ${provider}: Kysely types and typedSql client generated`);
-      resolve();
-    });
+  return runPrismaGenerate(prismaCli, schemaFile, root).then(({ code, output }) => {
+    if (code !== 0 || !existsSync(typesFile)) {
+      throw new Error(`prisma generate (${provider}, bench) exited with ${code}:\n${output}`);
+    }
+    writeFileSync(stampFile, stamp);
+    console.log(`  [query-layer] ${provider}: Kysely types and typedSql client generated`);
   });
 }
 
