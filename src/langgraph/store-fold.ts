@@ -16,7 +16,9 @@ export interface Provenance {
   langgraphThreadId?: string;
   /** Its Weft thread (`lg_…`), as WeftSaver names it. */
   threadId?: string;
-  /** The Weft run of that invocation, when the thread had one open. */
+  /** The checkpoint the writing step ran from (its run is found from it when asked). */
+  checkpointId?: string;
+  /** The Weft run of that invocation (in `history`, when WeftSaver started one). */
   runId?: string;
 }
 

@@ -6,7 +6,6 @@
  * process and then only what was appended since (any process may write), so a read costs one
  * query for the new entries.
  */
-import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import {
   BaseStore,
   type GetOperation,
@@ -23,7 +22,6 @@ import {
 import type { NodeInput } from '../core/thread/index.js';
 import type { Engine } from '../engine/index.js';
 import { fromEngine, WeftSaverError } from './errors.js';
-import { weftThreadId } from './saver.js';
 import {
   type CurrentItem,
   itemId,
@@ -35,6 +33,7 @@ import {
   StoreFold,
   storedContent,
 } from './store-fold.js';
+import { currentWriter, withRuns } from './store-provenance.js';
 import {
   hasPrefix,
   listNamespaces,
@@ -170,7 +169,11 @@ export class WeftStore extends BaseStore {
         });
       }
     }
-    return versions;
+    const writers = await withRuns(
+      this.options.engine,
+      versions.map((v) => v.writtenBy),
+    );
+    return versions.map((v, i) => ({ ...v, writtenBy: writers[i] }));
   }
 
   /** Writes a delete for every expired item (reads already treat them as gone); the count. */
@@ -252,7 +255,7 @@ export class WeftStore extends BaseStore {
   ): Promise<void> {
     const last = new Map<string, PutOperation>();
     for (const op of puts) last.set(itemId(op.namespace, op.key), op);
-    const by = await this.provenance();
+    const by = currentWriter();
     const ttl =
       options?.ttl === undefined ? this.options.ttl?.defaultTtl : (options.ttl ?? undefined);
     const nodes: NodeInput[] = [];
@@ -308,27 +311,6 @@ export class WeftStore extends BaseStore {
     return {
       vectors: Object.fromEntries(texts.map(([field], i) => [field, packVector(vectors[i]!)])),
     };
-  }
-
-  /**
-   * Who is writing: inside a LangGraph node, the graph's thread (as WeftSaver names it in Weft)
-   * and that thread's open Weft run; outside a graph, nobody in particular.
-   */
-  private async provenance(): Promise<Provenance | undefined> {
-    const config = AsyncLocalStorageProviderSingleton.getRunnableConfig() as
-      | { configurable?: { thread_id?: unknown; checkpoint_ns?: unknown } }
-      | undefined;
-    const langgraphThreadId = config?.configurable?.thread_id;
-    if (typeof langgraphThreadId !== 'string' || langgraphThreadId === '') return undefined;
-    const threadId = weftThreadId(langgraphThreadId, '');
-    const state = await this.options.engine.getState(threadId);
-    const open = state.ok
-      ? [...state.value.runs.values()].filter(
-          (r) => r.status === 'running' || r.status === 'waiting',
-        )
-      : [];
-    const runId = open.at(-1)?.run_id;
-    return { langgraphThreadId, threadId, ...(runId === undefined ? {} : { runId }) };
   }
 
   private async ensureThread(): Promise<void> {
