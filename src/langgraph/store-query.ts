@@ -11,7 +11,16 @@ import type {
 } from '@langchain/langgraph-checkpoint';
 import type { CurrentItem } from './store-fold.js';
 
-const OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin']);
+const OPERATORS: ReadonlySet<string> = new Set([
+  '$eq',
+  '$ne',
+  '$gt',
+  '$gte',
+  '$lt',
+  '$lte',
+  '$in',
+  '$nin',
+]);
 
 /** True when `value` is an operator object such as `{ $gte: 3 }`. */
 function isOperators(value: unknown): value is Record<string, unknown> {
