@@ -45,6 +45,8 @@ export interface CurrentItem {
   updatedAt: string;
   /** When its expiry was last set (the version's time): refreshes are spaced by this. */
   expirySetAt: string;
+  /** Its vectors unpacked, on the first semantic search that needs them. */
+  unpacked?: Float32Array[];
 }
 
 /** The memory key of an item: readable where it can be, unique always (a hash of both parts). */

@@ -158,12 +158,13 @@ export function rankByVector(
   const scored: Array<[number, CurrentItem]> = [];
   const scoreless: CurrentItem[] = [];
   for (const item of candidates) {
-    const vectors = Object.values(item.content.vectors ?? {});
+    item.unpacked ??= Object.values(item.content.vectors ?? {}).map(unpackVector);
+    const vectors = item.unpacked;
     if (vectors.length === 0) {
       scoreless.push(item);
       continue;
     }
-    scored.push([Math.max(...vectors.map((v) => cosine(query, unpackVector(v)))), item]);
+    scored.push([Math.max(...vectors.map((v) => cosine(query, v))), item]);
   }
   scored.sort((a, b) => b[0] - a[0]);
   const ranked: SearchItem[] = [

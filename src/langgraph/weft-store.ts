@@ -275,7 +275,14 @@ export class WeftStore extends BaseStore {
     await this.ensureThread();
     const appended = await this.options.engine.appendNodes({ threadId: STORE_THREAD_ID, nodes });
     if (!appended.ok) throw fromEngine(appended.error, 'writing to the store');
-    await this.catchUp();
+    const { logIndex, nodes: written } = appended.value;
+    if (logIndex !== this.fold.length) return this.catchUp(); // others wrote in between
+    // The entry just written, folded without reading it back (its nodes carry its time).
+    this.fold.apply({
+      index: logIndex,
+      recordedAt: written[0]!.createdAt,
+      event: { type: 'nodes_appended', nodes: written },
+    } as never);
   }
 
   private async expiry(ttl: number | undefined): Promise<Partial<StoredContent>> {
