@@ -3,10 +3,15 @@
  * and run that wrote it, expiry with refresh on read and a sweep, tenants, redaction, and several
  * processes (stores) on one database seeing each other's writes.
  */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Annotation, type LangGraphRunnableConfig, START, StateGraph } from '@langchain/langgraph';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Engine, openEngine } from '../../src/engine/index.js';
 import { WeftSaver, WeftStore } from '../../src/langgraph/index.js';
+import { migrate } from '../../src/store/migrate/index.js';
 import { type Backend, postgresBackend, sqliteBackend } from '../engine/support.js';
 import { describeWithPostgres } from '../support/services.js';
 
@@ -144,5 +149,26 @@ function suite(backendName: 'sqlite' | 'postgres') {
   });
 }
 
-describe('WeftStore [sqlite]', () => suite('sqlite'));
+describe('WeftStore [sqlite]', () => {
+  suite('sqlite');
+
+  it('with an encryption key, no item value is on disk in the clear', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'weft-store-sealed-'));
+    try {
+      const url = `file:${join(root, 'sealed.db')}`;
+      await migrate(url);
+      const marker = `secret-${randomBytes(8).toString('hex')}`;
+      const engine = await openEngine(url, { storeOptions: { encryptionKey: randomBytes(32) } });
+      const store = new WeftStore({ engine });
+      await store.put(['users', 'ada'], 'note', { text: marker });
+      expect((await store.get(['users', 'ada'], 'note'))!.value).toEqual({ text: marker });
+      await engine.close();
+      for (const name of readdirSync(root)) {
+        expect(readFileSync(join(root, name)).includes(marker), name).toBe(false);
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
 describeWithPostgres('WeftStore', () => suite('postgres'));
