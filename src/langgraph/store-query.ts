@@ -167,11 +167,13 @@ export function rankByVector(
     scored.push([Math.max(...vectors.map((v) => cosine(query, v))), item]);
   }
   scored.sort((a, b) => b[0] - a[0]);
-  const ranked: SearchItem[] = [
-    ...scored.map(([score, item]) => ({ ...toItem(item), score })),
-    ...scoreless.map((item) => toItem(item)),
-  ];
-  return ranked.slice(offset, offset + limit);
+  const page = [...scored, ...scoreless.map((item) => [undefined, item] as const)].slice(
+    offset,
+    offset + limit,
+  );
+  return page.map(([score, item]) =>
+    score === undefined ? toItem(item) : { ...toItem(item), score },
+  );
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
