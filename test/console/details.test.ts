@@ -105,10 +105,10 @@ describeWithBrowser('Weft Console details', () => {
     const head = await s.gql('{ thread(id: "long") { frontier { id } } }');
     const late = head.thread.frontier[0].id as string;
     await page.locator('.chip', { hasText: late.slice(0, 12) }).click();
-    await page.locator(`[data-node-id="${late}"]`).waitFor();
+    await page.locator(`.details [data-node-id="${late}"]`).waitFor();
     await page.locator('#travel').fill('3');
     await page.locator('#travel[data-shown-index="3"]').waitFor({ timeout: 10_000 });
-    await expect.poll(() => page.locator(`[data-node-id="${late}"]`).count()).toBe(0);
+    await expect.poll(() => page.locator(`.details [data-node-id="${late}"]`).count()).toBe(0);
     expect(await page.locator('.details').textContent()).toContain('Select a node');
   });
 
@@ -149,7 +149,7 @@ describeWithBrowser('Weft Console details', () => {
     expect(derivedText).not.toContain('derived from derived');
     // The ancestor is a link away, and says what it is.
     await page.locator('[data-taint="derived"] button.link').click();
-    await page.locator(`[data-node-id="${result}"]`).waitFor();
+    await page.locator(`.details [data-node-id="${result}"]`).waitFor();
     expect(await page.locator('[data-taint="direct"]').textContent()).toBe(
       'untrusted data from tool output (tool fetch)',
     );

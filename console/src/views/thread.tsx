@@ -22,6 +22,7 @@ import { CausalGraphView, type GraphNode, KIND_COLOURS } from '../graph';
 import { useFeed, useScopes } from '../live';
 import { href } from '../router';
 import { Section, When } from './common';
+import { Conversation } from './conversation';
 import { NodeDetails } from './node';
 import { EventBody, EventSummary, type RedactionNote, redactedIdsOf } from './redaction';
 import { RunsTable } from './runs';
@@ -59,6 +60,7 @@ export function ThreadView({ id }: { id: string }) {
   const lastIndex = useRef<number | undefined>(undefined);
   const [logLength, setLogLength] = useState<number | undefined>(undefined);
   const [atIndex, setAtIndex] = useState<number | null>(null);
+  const [hasConversation, setHasConversation] = useState(false);
   // Redacted nodes, as loaded and as nodes_redacted entries arrive (read again then): the graph
   // marks them, and a chip for each names them where a screen reader reaches them.
   const redactions = useRef(new Map<string, GraphNode>());
@@ -309,7 +311,14 @@ export function ThreadView({ id }: { id: string }) {
           </p>
         )}
       </div>
-      <div class="thread-grid">
+      <div class={hasConversation ? 'thread-grid with-conversation' : 'thread-grid'}>
+        <Conversation
+          threadId={id}
+          selected={selected}
+          onSelect={setSelected}
+          onPresence={setHasConversation}
+          redacted={redactedById}
+        />
         <section class="panel graph-panel" aria-label="Causal graph">
           <h2>Causal graph</h2>
           <GraphControls view={view} />
