@@ -279,7 +279,9 @@ describeWithBrowser('Weft Console', () => {
       '1 node redacted: held a card number',
     );
     await page.locator(`[data-redacted-node-id="${other}"]`).waitFor({ timeout: 10_000 });
-    await page.locator(`.details [data-node-id="${other}"] [data-redacted]`).waitFor({ timeout: 10_000 });
+    await page
+      .locator(`.details [data-node-id="${other}"] [data-redacted]`)
+      .waitFor({ timeout: 10_000 });
     await expect.poll(redactedInGraph.bind(null, page)).toEqual([leak, other].sort());
     expect(await text()).not.toContain(card);
 

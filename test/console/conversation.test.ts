@@ -159,6 +159,28 @@ describeWithBrowser('Weft Console conversation view', () => {
     expect(await result.textContent()).not.toContain('hits');
   });
 
+  it('has a dark theme, from the system or chosen, that stays readable', async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.goto(`${s.base}/console/#/thread/${threadId}`);
+    await page.locator('.conversation .messages > li.message').first().waitFor({ timeout: 15_000 });
+    const background = () =>
+      page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+    expect(await background()).toBe('rgb(11, 17, 32)');
+    expect(await axeViolations(page)).toEqual([]);
+    // Chosen in the header, the theme overrides the system's and survives a reload.
+    const toggle = page.locator('button.theme');
+    await toggle.click(); // system → dark
+    await toggle.click(); // dark → light
+    expect(await toggle.getAttribute('data-theme-choice')).toBe('light');
+    await page.reload();
+    await page.locator('.conversation .messages > li.message').first().waitFor({ timeout: 15_000 });
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('light');
+    expect(await background()).toBe('rgb(248, 250, 252)');
+    expect(await axeViolations(page)).toEqual([]);
+    await toggle.click(); // light → system
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
   it('logged no error in the page and sent nothing to another origin', () => {
     expect(watched).toEqual({ foreign: [], errors: [] });
   });
