@@ -133,7 +133,7 @@ function RunsAsOf({ threadId, atIndex }: { threadId: string; atIndex: number }) 
 
 const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT']);
 
-function RunCard({
+export function RunCard({
   run,
   showThread,
   live = false,
@@ -155,7 +155,10 @@ function RunCard({
     >
       <h3>
         <span class={`status status-${run.status.toLowerCase()}`}>{run.status.toLowerCase()}</span>{' '}
-        {run.goal} <code>{run.id}</code>
+        {run.goal}{' '}
+        <a href={href.run(run.threadId, run.id)} title="The run's steps">
+          <code>{run.id}</code>
+        </a>
       </h3>
       <p>
         {showThread && (
