@@ -127,6 +127,45 @@ describeWithBrowser('Weft Console run page', () => {
     );
   });
 
+  it('filters the runs list by status, with the count', async () => {
+    await page.goto(`${s.base}/console/#/runs`);
+    await page.locator('[data-run-id="r1"]').waitFor({ timeout: 15_000 });
+    const filter = page.locator('[data-filter="run-status"]');
+    await filter.selectOption('COMPLETED');
+    await page.locator('[data-run-count="1"]').waitFor({ timeout: 15_000 });
+    expect(
+      await page
+        .locator('[data-run-id]')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('data-run-id'))),
+    ).toEqual(['r1']);
+    await filter.selectOption('RUNNING');
+    await page.locator('[data-run-id="other"]').waitFor({ timeout: 15_000 });
+    expect(await page.locator('[data-run-id="r1"]').count()).toBe(0);
+    await filter.selectOption('FAILED');
+    await page.getByText('No failed runs.').waitFor({ timeout: 15_000 });
+  });
+
+  it('filters a thread’s timeline by kind of entry', async () => {
+    await page.goto(`${s.base}/console/#/thread/t`);
+    await page.locator('.timeline li').first().waitFor({ timeout: 15_000 });
+    await page.locator('[data-filter="event-type"]').selectOption('usage_recorded');
+    await expect.poll(() => page.locator('.timeline li').count()).toBe(2);
+    expect(await page.locator('.timeline li .type').allTextContents()).toEqual([
+      'usage_recorded',
+      'usage_recorded',
+    ]);
+  });
+
+  it('offers recent threads to pick in Diff and Projection', async () => {
+    await page.goto(`${s.base}/console/#/diff`);
+    const options = page.locator('datalist[data-picker="Thread A"] option');
+    await expect.poll(() => options.count()).toBeGreaterThan(0);
+    expect(
+      await options.evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)),
+    ).toContain('t');
+    expect(await axeViolations(page)).toEqual([]);
+  });
+
   it('logged no error in the page and sent nothing to another origin', () => {
     expect(watched).toEqual({ foreign: [], errors: [] });
   });

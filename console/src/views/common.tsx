@@ -1,4 +1,6 @@
+import { useQuery } from '@urql/preact';
 import type { ComponentChildren } from 'preact';
+import { ConsoleThreadPickerDocument } from '../generated/graphql';
 
 export function Json({ value }: { value: unknown }) {
   return <pre class="json">{JSON.stringify(value, null, 2)}</pre>;
@@ -91,5 +93,38 @@ export function When({ iso }: { iso: string | null | undefined }) {
     <time dateTime={iso} title={new Date(iso).toISOString()}>
       {dateTime(iso)} <span class="relative">({relativeTime(iso)})</span>
     </time>
+  );
+}
+
+/**
+ * A thread id field that offers the most recently active threads to pick from (a native
+ * datalist: typed ids still work, and the browser filters as one types).
+ */
+export function ThreadPicker({
+  label,
+  value,
+  onInput,
+}: {
+  label: string;
+  value: string;
+  onInput: (value: string) => void;
+}) {
+  const [threads] = useQuery({ query: ConsoleThreadPickerDocument, variables: { first: 100 } });
+  const id = `picker-${label.replace(/[^A-Za-z0-9]/g, '-').toLowerCase()}`;
+  return (
+    <label>
+      {label}{' '}
+      <input
+        list={`${id}-list`}
+        value={value}
+        autocomplete="off"
+        onInput={(e) => onInput(e.currentTarget.value)}
+      />
+      <datalist id={`${id}-list`} data-picker={label}>
+        {threads.data?.threads.edges.map(({ node }) => (
+          <option key={node.id} value={node.id} />
+        ))}
+      </datalist>
+    </label>
   );
 }

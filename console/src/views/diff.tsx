@@ -3,7 +3,7 @@ import { useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import { ConsoleDiffDocument } from '../generated/graphql';
 import { href } from '../router';
-import { When } from './common';
+import { ThreadPicker, When } from './common';
 
 export function DiffView({ a, b }: { a: string; b: string }) {
   const [left, setLeft] = useState(a);
@@ -33,12 +33,8 @@ export function DiffView({ a, b }: { a: string; b: string }) {
           location.hash = href.diff(left.trim(), right.trim());
         }}
       >
-        <label>
-          Thread A <input value={left} onInput={(e) => setLeft(e.currentTarget.value)} />
-        </label>
-        <label>
-          Thread B <input value={right} onInput={(e) => setRight(e.currentTarget.value)} />
-        </label>
+        <ThreadPicker label="Thread A" value={left} onInput={setLeft} />
+        <ThreadPicker label="Thread B" value={right} onInput={setRight} />
         <button type="submit">Diff</button>
       </form>
       {result.error && <p class="error">{result.error.message}</p>}

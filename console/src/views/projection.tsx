@@ -6,6 +6,7 @@ import { useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import { ConsoleProjectionDocument } from '../generated/graphql';
 import { href } from '../router';
+import { ThreadPicker } from './common';
 
 export function ProjectionView({ id }: { id: string }) {
   const [thread, setThread] = useState(id);
@@ -35,9 +36,7 @@ export function ProjectionView({ id }: { id: string }) {
           setAsked({ query, target: Number(target) || 2000 });
         }}
       >
-        <label>
-          Thread <input value={thread} onInput={(e) => setThread(e.currentTarget.value)} />
-        </label>
+        <ThreadPicker label="Thread" value={thread} onInput={setThread} />
         <label>
           Query <input value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
         </label>

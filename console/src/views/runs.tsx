@@ -18,11 +18,42 @@ import { CancelRun } from './actions';
 import { Resolve } from './approvals';
 import { Meter, When } from './common';
 
+const STATUSES = [
+  'PENDING',
+  'SCHEDULED',
+  'RUNNING',
+  'WAITING',
+  'RETRYING',
+  'COMPLETED',
+  'FAILED',
+  'CANCELLED',
+  'TIMEOUT',
+] as const;
+type Status = (typeof STATUSES)[number];
+
 export function RunsView() {
+  const [status, setStatus] = useState<Status | ''>('');
   return (
     <div class="view">
       <h1>Runs</h1>
-      <RunsTable />
+      <form class="filters" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Status{' '}
+          <select
+            value={status}
+            data-filter="run-status"
+            onChange={(e) => setStatus(e.currentTarget.value as Status | '')}
+          >
+            <option value="">any</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s.toLowerCase()}
+              </option>
+            ))}
+          </select>
+        </label>
+      </form>
+      <RunsPage key={status} first {...(status === '' ? {} : { status })} />
     </div>
   );
 }
@@ -45,17 +76,23 @@ function RunsPage({
   threadId,
   after,
   first = false,
+  status,
 }: {
   threadId?: string | undefined;
   after?: string;
   first?: boolean;
+  status?: Status;
 }) {
+  const filter = {
+    ...(threadId === undefined ? {} : { threadId }),
+    ...(status === undefined ? {} : { status: [status] }),
+  };
   const [result, refetch] = useQuery({
     query: ConsoleRunsDocument,
     variables: {
       first: PAGE,
       ...(after === undefined ? {} : { after }),
-      ...(threadId === undefined ? {} : { filter: { threadId } }),
+      ...(Object.keys(filter).length === 0 ? {} : { filter }),
     },
   });
   const [more, setMore] = useState(false);
@@ -77,7 +114,9 @@ function RunsPage({
   if (result.error) return <p class="error">{result.error.message}</p>;
   const page = result.data?.runs;
   const runs = page?.edges.map((e) => e.node) ?? [];
-  if (first && page && runs.length === 0) return <p>No runs.</p>;
+  if (first && page && runs.length === 0) {
+    return <p>{status === undefined ? 'No runs.' : `No ${status.toLowerCase()} runs.`}</p>;
+  }
   const list = (
     <>
       {runs.map((run) => (
@@ -91,7 +130,11 @@ function RunsPage({
       {page?.pageInfo.hasNextPage &&
         page.pageInfo.endCursor &&
         (more ? (
-          <RunsPage threadId={threadId} after={page.pageInfo.endCursor} />
+          <RunsPage
+            threadId={threadId}
+            after={page.pageInfo.endCursor}
+            {...(status === undefined ? {} : { status })}
+          />
         ) : (
           <button type="button" onClick={() => setMore(true)}>
             Show {PAGE} more runs
@@ -102,7 +145,11 @@ function RunsPage({
   if (!first) return list;
   return (
     <div class="runs">
-      {page && <p class="counts">{page.totalCount} runs</p>}
+      {page && (
+        <p class="counts" data-run-count={page.totalCount}>
+          {page.totalCount} {status === undefined ? '' : `${status.toLowerCase()} `}runs
+        </p>
+      )}
       {list}
     </div>
   );

@@ -62,6 +62,7 @@ export function ThreadView({ id }: { id: string }) {
   const [logLength, setLogLength] = useState<number | undefined>(undefined);
   const [atIndex, setAtIndex] = useState<number | null>(null);
   const [hasConversation, setHasConversation] = useState(false);
+  const [eventType, setEventType] = useState('');
   // Redacted nodes, as loaded and as nodes_redacted entries arrive (read again then): the graph
   // marks them, and a chip for each names them where a screen reader reaches them.
   const redactions = useRef(new Map<string, GraphNode>());
@@ -400,29 +401,46 @@ export function ThreadView({ id }: { id: string }) {
       </div>
       <div class="thread-grid">
         <Section title="Timeline">
+          <label>
+            Show{' '}
+            <select
+              value={eventType}
+              data-filter="event-type"
+              onChange={(e) => setEventType(e.currentTarget.value)}
+            >
+              <option value="">every kind of entry</option>
+              {[...new Set(events.map((e) => e.type))].sort().map((type) => (
+                <option key={type} value={type}>
+                  {type}
+                </option>
+              ))}
+            </select>
+          </label>
           <ul class="timeline" aria-live="polite" aria-relevant="additions">
-            {events.map((e) => (
-              <li
-                key={e.index}
-                data-event-index={e.index}
-                class={atIndex !== null && e.index >= atIndex ? 'later' : undefined}
-              >
-                <details>
-                  <summary>
-                    <span class="index">#{e.index}</span> <span class="type">{e.type}</span>
-                    <EventSummary event={e} /> <When iso={e.recordedAt} />
-                  </summary>
-                  <button
-                    type="button"
-                    class="link"
-                    onClick={() => setAtIndex(e.index + 1 >= length ? null : e.index + 1)}
-                  >
-                    Show the thread as of this entry
-                  </button>
-                  <EventBody entry={e.entry} redacted={redactedById} />
-                </details>
-              </li>
-            ))}
+            {events
+              .filter((e) => eventType === '' || e.type === eventType)
+              .map((e) => (
+                <li
+                  key={e.index}
+                  data-event-index={e.index}
+                  class={atIndex !== null && e.index >= atIndex ? 'later' : undefined}
+                >
+                  <details>
+                    <summary>
+                      <span class="index">#{e.index}</span> <span class="type">{e.type}</span>
+                      <EventSummary event={e} /> <When iso={e.recordedAt} />
+                    </summary>
+                    <button
+                      type="button"
+                      class="link"
+                      onClick={() => setAtIndex(e.index + 1 >= length ? null : e.index + 1)}
+                    >
+                      Show the thread as of this entry
+                    </button>
+                    <EventBody entry={e.entry} redacted={redactedById} />
+                  </details>
+                </li>
+              ))}
           </ul>
         </Section>
         <MemoryPanel
