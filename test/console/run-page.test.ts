@@ -166,6 +166,23 @@ describeWithBrowser('Weft Console run page', () => {
     expect(await axeViolations(page)).toEqual([]);
   });
 
+  it('searches the text of every node from the threads list, and filters by activity', async () => {
+    await page.goto(`${s.base}/console/#/threads`);
+    await page.locator('[data-thread-id="t"]').waitFor({ timeout: 15_000 });
+    const search = page.locator('form[aria-label="Search node text"]');
+    await search.getByLabel('Text in any node').fill('report');
+    await search.getByRole('button', { name: 'Search' }).click();
+    const hit = page.locator('.search-results [data-hit-thread="t"]').first();
+    await hit.waitFor({ timeout: 15_000 });
+    expect(await hit.locator('mark').first().textContent()).toMatch(/report/i);
+    await search.getByLabel('Text in any node').fill('zebra');
+    await search.getByRole('button', { name: 'Search' }).click();
+    await page.getByText("No node's text matches.").waitFor({ timeout: 15_000 });
+    await page.locator('[data-filter="active-within"]').selectOption('the last hour');
+    await page.locator('[data-thread-id="t"]').waitFor({ timeout: 15_000 });
+    expect(await axeViolations(page)).toEqual([]);
+  });
+
   it('logged no error in the page and sent nothing to another origin', () => {
     expect(watched).toEqual({ foreign: [], errors: [] });
   });

@@ -8,10 +8,21 @@ import { ConsoleThreadActivityDocument, ConsoleThreadsDocument } from '../genera
 import { useFeed } from '../live';
 import { href } from '../router';
 import { When } from './common';
+import { SearchResults } from './search';
+
+/** "Active within" choices: how far back a thread's last entry may be. */
+const WINDOWS: Record<string, number> = {
+  'the last hour': 3_600_000,
+  'the last day': 86_400_000,
+  'the last week': 7 * 86_400_000,
+};
 
 export function ThreadsView() {
   const [metadataText, setMetadataText] = useState('');
   const [waitingOnly, setWaitingOnly] = useState(false);
+  const [within, setWithin] = useState<{ label: string; after?: string }>({ label: '' });
+  const [searchText, setSearchText] = useState('');
+  const [searched, setSearched] = useState('');
   const metadata = useMemo(() => {
     if (metadataText.trim() === '') return { value: undefined, error: undefined };
     try {
@@ -23,6 +34,7 @@ export function ThreadsView() {
   const filter = {
     ...(metadata.value === undefined ? {} : { metadata: metadata.value }),
     ...(waitingOnly ? { hasPendingApproval: true } : {}),
+    ...(within.after === undefined ? {} : { updatedAfter: within.after }),
   };
   const [result, refetch] = useQuery({
     query: ConsoleThreadsDocument,
@@ -66,8 +78,65 @@ export function ThreadsView() {
           />
           Waiting for a human only
         </label>
+        <label>
+          Active within{' '}
+          <select
+            value={within.label}
+            data-filter="active-within"
+            onChange={(e) => {
+              const label = e.currentTarget.value;
+              const ms = WINDOWS[label];
+              // The moment is fixed when chosen: a filter that moved with every render would
+              // never settle.
+              setWithin(
+                ms === undefined
+                  ? { label: '' }
+                  : { label, after: new Date(Date.now() - ms).toISOString() },
+              );
+            }}
+          >
+            <option value="">any time</option>
+            {Object.keys(WINDOWS).map((w) => (
+              <option key={w} value={w}>
+                {w}
+              </option>
+            ))}
+          </select>
+        </label>
         {metadata.error && <span class="error">{metadata.error}</span>}
       </form>
+      <form
+        class="filters"
+        aria-label="Search node text"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setSearched(searchText.trim());
+        }}
+      >
+        <label>
+          Text in any node{' '}
+          <input
+            type="search"
+            value={searchText}
+            placeholder='refund "order 42" -test'
+            onInput={(e) => setSearchText(e.currentTarget.value)}
+          />
+        </label>
+        <button type="submit">Search</button>
+        {searched !== '' && (
+          <button
+            type="button"
+            class="link"
+            onClick={() => {
+              setSearched('');
+              setSearchText('');
+            }}
+          >
+            Clear
+          </button>
+        )}
+      </form>
+      {searched !== '' && <SearchResults query={searched} />}
       <p class="counts" data-testid="thread-counts">
         {result.data ? (
           <>
@@ -84,7 +153,9 @@ export function ThreadsView() {
         )}
       </p>
       {result.data && threads.length === 0 && (
-        <EmptyThreads filtered={metadata.value !== undefined || waitingOnly} />
+        <EmptyThreads
+          filtered={metadata.value !== undefined || waitingOnly || within.after !== undefined}
+        />
       )}
       <table
         class="list"
