@@ -131,6 +131,44 @@ describeWithBrowser('Weft Console actions', () => {
     expect(JSON.stringify(after.causalNode.payload)).not.toContain('secret 42');
   });
 
+  it('writes a new memory version, and edits a fork made at an earlier index', async () => {
+    const memoryOf = async (threadId: string) => {
+      const r = await s.gql(
+        'query ($t: ID!) { thread(id: $t) { memory { type key content history { id } } } }',
+        { t: threadId },
+      );
+      const all = r.thread.memory as Array<{ key: string; content: unknown; history: unknown[] }>;
+      return all.filter((m) => m.key === 'tone');
+    };
+    const r = await s.gql(
+      'mutation { remember(input: { threadId: "work", type: "preference", key: "tone", content: "verbose" }) { __typename ... on RememberSuccess { logIndex } } }',
+    );
+    const before = r.remember.logIndex as number;
+    await page.goto(`${s.base}/console/#/thread/work`);
+    const item = page.locator('.memory li', { hasText: 'preference:tone' });
+    await item.locator('summary').click();
+    const form = item.locator('[data-action="edit-memory"]');
+    await form.getByLabel('New value (JSON)').fill('not json');
+    await form.getByRole('button', { name: 'Save new version' }).click();
+    expect(await form.getByRole('status').textContent()).toContain('Not JSON');
+    await form.getByLabel('New value (JSON)').fill('"concise"');
+    await form.getByRole('button', { name: 'Save new version' }).click();
+    await expect.poll(async () => (await memoryOf('work'))[0]?.content).toBe('concise');
+    expect((await memoryOf('work'))[0]!.history).toHaveLength(2);
+    // Edit and re-run from here: fork as of the first version, then change the fork only.
+    await page.locator('#travel').fill(String(before + 1));
+    await page.getByRole('button', { name: `Fork at index ${before + 1}` }).click();
+    await page.waitForURL((url) => !url.hash.endsWith('/work'), { timeout: 15_000 });
+    const fork = decodeURIComponent(new URL(page.url()).hash.replace('#/thread/', ''));
+    expect((await memoryOf(fork))[0]!.content).toBe('verbose');
+    const forked = page.locator('.memory li', { hasText: 'preference:tone' });
+    await forked.locator('summary').click();
+    await forked.getByLabel('New value (JSON)').fill('"playful"');
+    await forked.getByRole('button', { name: 'Save new version' }).click();
+    await expect.poll(async () => (await memoryOf(fork))[0]?.content).toBe('playful');
+    expect((await memoryOf('work'))[0]!.content, 'the source keeps its own').toBe('concise');
+  });
+
   it('deletes a thread only once its id is typed out', async () => {
     await page.goto(`${s.base}/console/#/thread/doomed`);
     await page.locator('[data-action="delete-thread"]').click();

@@ -2,9 +2,9 @@
  * Panels of the thread view: memory and resources (now, or as of a log index) and strict
  * verification, redacted payloads shown as redactions.
  */
-import { useQuery } from '@urql/preact';
+import { useClient, useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
-import { ConsoleVerifyDocument } from '../generated/graphql';
+import { ConsoleRememberDocument, ConsoleVerifyDocument } from '../generated/graphql';
 import { Section } from './common';
 import { Payload } from './redaction';
 
@@ -44,7 +44,10 @@ export function MemoryPanel({
   resources,
   past,
   atIndex,
+  edit,
 }: {
+  /** With a `write` key: the thread to write a new version to, and what to do after. */
+  edit?: { threadId: string; onChanged: () => void } | undefined;
   memory: ReadonlyArray<{
     type: string;
     key: string;
@@ -95,6 +98,16 @@ export function MemoryPanel({
                 {m.history.length === 1 ? '' : 's'})
               </summary>
               <Payload value={m.content} />
+              {edit && (
+                <EditMemory
+                  key={`${m.type}:${m.key}:${m.history.length}`}
+                  threadId={edit.threadId}
+                  type={m.type}
+                  memoryKey={m.key}
+                  content={m.content}
+                  onChanged={edit.onChanged}
+                />
+              )}
               <ol reversed>
                 {m.history.map((h) => (
                   <li key={h.id}>
@@ -156,5 +169,55 @@ export function VerifyPanel({ id }: { id: string }) {
         </>
       )}
     </Section>
+  );
+}
+
+/** A new version of a memory value, written as JSON (the old versions stay in its history). */
+function EditMemory({
+  threadId,
+  type,
+  memoryKey,
+  content,
+  onChanged,
+}: {
+  threadId: string;
+  type: string;
+  memoryKey: string;
+  content: unknown;
+  onChanged: () => void;
+}) {
+  const client = useClient();
+  const [text, setText] = useState(() => JSON.stringify(content, null, 2));
+  const [status, setStatus] = useState<string | null>(null);
+  const id = `edit-${type}-${memoryKey}`.replace(/[^A-Za-z0-9_-]/g, '_');
+  return (
+    <form
+      class="edit-memory"
+      data-action="edit-memory"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        let value: unknown;
+        try {
+          value = JSON.parse(text);
+        } catch {
+          return setStatus('Not JSON: write a JSON value, e.g. "concise" or {"tone": "concise"}.');
+        }
+        setStatus('Saving…');
+        const r = await client
+          .mutation(ConsoleRememberDocument, { threadId, type, key: memoryKey, content: value })
+          .toPromise();
+        const out = r.data?.remember;
+        if (r.error || (out && out.__typename !== 'RememberSuccess')) {
+          return setStatus(r.error?.message ?? (out && 'message' in out ? out.message : 'failed'));
+        }
+        setStatus('Saved as a new version.');
+        onChanged();
+      }}
+    >
+      <label for={id}>New value (JSON)</label>
+      <textarea id={id} rows={3} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+      <button type="submit">Save new version</button>
+      {status && <span role="status"> {status}</span>}
+    </form>
   );
 }

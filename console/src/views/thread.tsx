@@ -448,6 +448,11 @@ export function ThreadView({ id }: { id: string }) {
           resources={t?.resources ?? []}
           past={pastState}
           atIndex={shownIndex}
+          edit={
+            scopes.write && atIndex === null
+              ? { threadId: id, onChanged: () => refetchThread({ requestPolicy: 'network-only' }) }
+              : undefined
+          }
         />
       </div>
       <div class="thread-grid">
