@@ -11,33 +11,19 @@
  * axe-core finds no serious or critical violation. The run writes the screenshots of
  * docs/console.md.
  */
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeWithBrowser, type LaunchedBrowser, launchChromium } from '../support/browser.js';
 import {
   axeViolations,
   type ConsoleServer,
+  shoot,
   signIn,
   startConsoleServer,
   type Watched,
   watch,
 } from './support.js';
 
-/**
- * The committed screenshots in docs/console are written by `npm run console:screenshots` (which
- * sets WEFT_SCREENSHOTS=1), on purpose, and looked at before committing; an ordinary test run
- * leaves the working tree as it was.
- */
-const SHOTS = join(process.cwd(), 'docs', 'console');
-const shoot = async (
-  page: { screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown> },
-  name: string,
-  fullPage = false,
-): Promise<void> => {
-  if (process.env.WEFT_SCREENSHOTS !== '1') return;
-  await page.screenshot({ path: join(SHOTS, name), fullPage });
-};
 const APPEND = `mutation ($input: AppendNodesInput!) { appendNodes(input: $input) {
   __typename ... on AppendNodesSuccess { logIndex nodes { id } } ... on Error { code message } } }`;
 

@@ -18,6 +18,7 @@ import { describeWithBrowser, type LaunchedBrowser, launchChromium } from '../su
 import {
   axeViolations,
   type ConsoleServer,
+  shoot,
   signIn,
   startConsoleServer,
   type Watched,
@@ -47,7 +48,7 @@ function agent(state: typeof MessagesAnnotation.State) {
         id: 'ai-2',
         content: 'Here are the docs:\n\n- [Weft](https://example.com/weft)',
         usage_metadata: { input_tokens: 120, output_tokens: 34, total_tokens: 154 },
-      }),
+      } as ConstructorParameters<typeof AIMessage>[0]),
     ],
   };
 }
@@ -114,6 +115,8 @@ describeWithBrowser('Weft Console conversation view', () => {
     );
     expect(await answer.locator('[data-usage]').textContent()).toContain('120 in · 34 out');
     expect(await page.locator('.thread-grid.with-conversation .graph-panel').count()).toBe(1);
+    await page.locator('.graph[data-graph-state="ready"]').waitFor({ timeout: 15_000 });
+    await shoot(page, 'conversation.png', true);
     // The run WeftSaver started for the invocation shows where it began, not as a user message.
     expect(await page.locator('.conversation .run-start').textContent()).toContain(
       'started: LangGraph thread chat',
@@ -166,6 +169,8 @@ describeWithBrowser('Weft Console conversation view', () => {
     const background = () =>
       page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
     expect(await background()).toBe('rgb(11, 17, 32)');
+    await page.locator('.graph[data-graph-state="ready"]').waitFor({ timeout: 15_000 });
+    await shoot(page, 'dark.png', true);
     expect(await axeViolations(page)).toEqual([]);
     // Chosen in the header, the theme overrides the system's and survives a reload.
     const toggle = page.locator('button.theme');

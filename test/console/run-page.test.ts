@@ -10,6 +10,7 @@ import { describeWithBrowser, type LaunchedBrowser, launchChromium } from '../su
 import {
   axeViolations,
   type ConsoleServer,
+  shoot,
   signIn,
   startConsoleServer,
   type Watched,
@@ -115,6 +116,7 @@ describeWithBrowser('Weft Console run page', () => {
     expect(await page.locator('[data-run-id="r1"]').getAttribute('data-run-status')).toBe(
       'COMPLETED',
     );
+    await shoot(page, 'run.png', true);
     expect(await axeViolations(page)).toEqual([]);
   });
 
@@ -178,6 +180,10 @@ describeWithBrowser('Weft Console run page', () => {
     await search.getByLabel('Text in any node').fill('zebra');
     await search.getByRole('button', { name: 'Search' }).click();
     await page.getByText("No node's text matches.").waitFor({ timeout: 15_000 });
+    await search.getByLabel('Text in any node').fill('report');
+    await search.getByRole('button', { name: 'Search' }).click();
+    await page.locator('.search-results mark').first().waitFor({ timeout: 15_000 });
+    await shoot(page, 'search.png', true);
     await page.locator('[data-filter="active-within"]').selectOption('the last hour');
     await page.locator('[data-thread-id="t"]').waitFor({ timeout: 15_000 });
     expect(await axeViolations(page)).toEqual([]);

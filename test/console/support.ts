@@ -138,3 +138,18 @@ export async function axeViolations(
       .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) }));
   });
 }
+
+/**
+ * The committed screenshots in docs/console are written by `npm run console:screenshots` (which
+ * sets WEFT_SCREENSHOTS=1), on purpose, and looked at before committing; an ordinary test run
+ * leaves the working tree as it was.
+ */
+const SHOTS = join(process.cwd(), 'docs', 'console');
+export const shoot = async (
+  page: { screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown> },
+  name: string,
+  fullPage = false,
+): Promise<void> => {
+  if (process.env.WEFT_SCREENSHOTS !== '1') return;
+  await page.screenshot({ path: join(SHOTS, name), fullPage });
+};
