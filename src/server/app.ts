@@ -51,6 +51,7 @@ import {
   useMetricsEndpoint,
   useOperationMetrics,
 } from './metrics.js';
+import { OTLP_TRACES_PATH, type OtlpRouteDeps, serveOtlpTraces } from './otlp.js';
 import {
   graphiqlPage,
   useBodyLimit,
@@ -219,6 +220,7 @@ function createRequestHandler(parts: {
   stopping: () => boolean;
   settle: () => void;
   server: () => Server;
+  otlp: OtlpRouteDeps;
 }): (req: IncomingMessage, res: ServerResponse) => void {
   const { deps, metrics, yoga, throttle, answering, foreign, stopping, settle, server } = parts;
   const { config } = deps;
@@ -281,6 +283,14 @@ function createRequestHandler(parts: {
       return;
     }
     if (serveGraphiQL?.(req, res) || serveConsole(req, res)) return;
+    if (path === OTLP_TRACES_PATH) {
+      // Before the Content-Length guard: OTLP exporters stream gzip bodies chunked, so the
+      // route bounds what it reads itself.
+      serveOtlpTraces(parts.otlp, req, res).catch((error: unknown) => {
+        deps.log?.(`weft: OTLP ingest failed: ${String(error)}`);
+      });
+      return;
+    }
     if (refuseOversizedBody(req, res, config.maxBodyBytes)) {
       info.errorCodes.push(res.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : 'LENGTH_REQUIRED');
       metrics?.errors.inc({ code: info.errorCodes[0]! });
@@ -383,6 +393,7 @@ export function buildApp(deps: AppDeps): App {
     stopping: () => stopping,
     settle,
     server: () => server,
+    otlp: { engine, auth, ...otlpBounds(config) },
   });
 
   const server = createServer(handle);
@@ -464,6 +475,11 @@ export function buildApp(deps: AppDeps): App {
     },
   };
 }
+
+const otlpBounds = (config: ServerConfig) => ({
+  maxBodyBytes: config.maxBodyBytes,
+  maxPayloadBytes: config.limits.maxPayloadBytes,
+});
 
 const allowedCrossOrigin = (origin: string, allowed: readonly string[]): boolean =>
   allowed.includes('*') || allowed.includes(origin);

@@ -1,0 +1,223 @@
+/**
+ * Writes an ingest plan (mapping.ts) through the engine, one thread at a time: the thread if it
+ * is new, each new run (`startRun`), every new node in one `appendNodes`, then each run's final
+ * status (`SET_STATUS`). Idempotent on (trace id, span id): a span whose run or node exists is
+ * skipped, so a re-sent batch writes nothing; the deterministic idempotency keys settle two
+ * copies of a batch racing. Every payload is checked against the bound before anything is
+ * written, so input refused is refused whole.
+ */
+
+import type { WeftError } from '../core/errors.js';
+import { getNodeBySequence, getResourceHead, nodeId } from '../core/graph/index.js';
+import { sha256Hex } from '../core/hash.js';
+import type { JsonObject } from '../core/json.js';
+import type { NodeInput, ThreadState } from '../core/thread/index.js';
+import { vecGet } from '../core/thread/vec.js';
+import type { Engine } from '../engine/index.js';
+import {
+  type IngestPlan,
+  type PlannedNode,
+  type PlannedRun,
+  payloadSize,
+  runIdOf,
+  spanKeyOf,
+  type ThreadPlan,
+} from './mapping.js';
+import { OtlpInputError } from './spans.js';
+
+/** A write the engine refused: answered 500 (retryable) unless it is a client's mistake. */
+export class OtlpWriteError extends Error {
+  override name = 'OtlpWriteError';
+  constructor(readonly error: WeftError) {
+    super(`${error.code}: ${error.message}`);
+  }
+}
+
+export interface IngestResult {
+  /** Entries written (0 for a batch that was all written before). */
+  entries: number;
+  runs: number;
+  nodes: number;
+}
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'timeout']);
+
+/** Refuses the plan when one payload is over `maxPayloadBytes` (before any write). */
+export function checkPlanBounds(plan: IngestPlan, maxPayloadBytes: number): void {
+  for (const thread of plan.threads) {
+    for (const node of thread.nodes) {
+      for (const payload of [node.payload, node.result?.payload]) {
+        if (payload === undefined) continue;
+        const size = payloadSize(payload);
+        if (size > maxPayloadBytes) {
+          throw new OtlpInputError(
+            `span ${node.spanId}: its node payload is ${size} bytes, more than the ${maxPayloadBytes} allowed (WEFT_MAX_PAYLOAD_BYTES): leave out message content or raise the bound`,
+          );
+        }
+      }
+    }
+  }
+}
+
+function unwrap<T>(result: { ok: true; value: T } | { ok: false; error: WeftError }): T {
+  if (!result.ok) throw new OtlpWriteError(result.error);
+  return result.value;
+}
+
+/** The goal node `startRun` made for `runId` (newest first: runs are usually recent). */
+function goalNodeOf(state: ThreadState, runId: string): string | undefined {
+  for (let seq = state.graph.count; seq >= 1; seq--) {
+    if (vecGet(state.nodeMeta, seq - 1)?.runId !== runId) continue;
+    const node = getNodeBySequence(state.graph, seq);
+    if (node?.kind === 'goal') return node.id;
+  }
+  return undefined;
+}
+
+async function ensureThread(engine: Engine, threadId: string): Promise<ThreadState> {
+  const found = await engine.getState(threadId);
+  if (found.ok) return found.value;
+  if (found.error.code !== 'NOT_FOUND') throw new OtlpWriteError(found.error);
+  const created = await engine.createThread({
+    threadId,
+    metadata: { source: 'otlp' },
+    idempotencyKey: `otlp:thread:${threadId}`.slice(0, 200),
+  });
+  // Two batches of one new conversation race: the loser finds the winner's thread.
+  if (!created.ok && created.error.code !== 'CONFLICT') throw new OtlpWriteError(created.error);
+  return unwrap(await engine.getState(threadId));
+}
+
+async function startRuns(engine: Engine, plan: ThreadPlan, state: ThreadState): Promise<number> {
+  let written = 0;
+  for (const run of plan.runs) {
+    if (state.runs.has(run.runId)) continue;
+    unwrap(
+      await engine.startRun({
+        threadId: plan.threadId,
+        runId: run.runId,
+        goal: run.goal,
+        memory: run.memory,
+        idempotencyKey: `otlp:run:${run.traceId}:${run.spanId}`,
+      }),
+    );
+    written++;
+  }
+  return written;
+}
+
+async function finishRuns(engine: Engine, plan: ThreadPlan, state: ThreadState): Promise<number> {
+  let written = 0;
+  for (const run of plan.runs) {
+    const current = state.runs.get(run.runId);
+    if (current !== undefined && TERMINAL.has(current.status)) continue;
+    unwrap(await engine.dispatch({ threadId: plan.threadId, runId: run.runId, ...statusOf(run) }));
+    written++;
+  }
+  return written;
+}
+
+function statusOf(run: PlannedRun) {
+  const payload: JsonObject = { status: run.status };
+  if (run.error !== undefined) payload.error = run.error;
+  return {
+    action: { type: 'set_status', payload },
+    idempotencyKey: `otlp:status:${run.traceId}:${run.spanId}`,
+  };
+}
+
+/** Where a span's node and run are: this batch's new nodes first, then the thread's state. */
+function resolver(state: ThreadState, fresh: Map<string, string>, runs: ReadonlySet<string>) {
+  const nodeOfSpan = (traceId: string, spanId: string): string | undefined =>
+    fresh.get(spanKeyOf(traceId, spanId)) ??
+    getResourceHead(state.graph, spanKeyOf(traceId, spanId))?.id;
+  const hasRun = (runId: string) => runs.has(runId) || state.runs.has(runId);
+  return {
+    parentsOf(node: PlannedNode): string[] | undefined {
+      const p = node.parent;
+      if (p === undefined) return undefined;
+      const runId = runIdOf(node.traceId, p.spanId);
+      const id = hasRun(runId) ? goalNodeOf(state, runId) : nodeOfSpan(node.traceId, p.spanId);
+      return id === undefined ? undefined : [id];
+    },
+    runOf(node: PlannedNode): string | undefined {
+      if (node.runSpan === undefined) return undefined;
+      const runId = runIdOf(node.traceId, node.runSpan.spanId);
+      return hasRun(runId) ? runId : undefined;
+    },
+  };
+}
+
+/** The new nodes of a thread's plan as appendNodes input, with the ids they will get. */
+export function nodeInputsOf(plan: ThreadPlan, state: ThreadState): NodeInput[] {
+  const fresh = new Map<string, string>();
+  const resolve = resolver(state, fresh, new Set(plan.runs.map((r) => r.runId)));
+  const inputs: NodeInput[] = [];
+  const push = (input: NodeInput & { resourceKey: string }) => {
+    inputs.push(input);
+    const id = nodeId({
+      kind: input.kind,
+      parents: input.parents ?? [],
+      payload: input.payload,
+      resourceKey: input.resourceKey,
+    });
+    fresh.set(input.resourceKey, id);
+    return id;
+  };
+  for (const node of plan.nodes) {
+    if (getResourceHead(state.graph, node.resourceKey) !== undefined) continue;
+    const parents = resolve.parentsOf(node);
+    const runId = resolve.runOf(node);
+    // Without a known parent the node takes the thread's frontier; its id is then the engine's.
+    const input: NodeInput & { resourceKey: string } = {
+      kind: node.kind,
+      payload: node.payload,
+      resourceKey: node.resourceKey,
+      parents: parents ?? [...state.graph.frontier],
+      ...(runId === undefined ? {} : { runId }),
+      ...(node.usage === undefined ? {} : { usage: node.usage }),
+    };
+    const callId = push(input);
+    if (node.result !== undefined) {
+      push({
+        kind: 'tool_result',
+        payload: node.result.payload,
+        resourceKey: node.result.resourceKey,
+        parents: [callId],
+        ...(runId === undefined ? {} : { runId }),
+      });
+    }
+  }
+  return inputs;
+}
+
+async function ingestThread(engine: Engine, plan: ThreadPlan): Promise<IngestResult> {
+  let state = await ensureThread(engine, plan.threadId);
+  const runs = await startRuns(engine, plan, state);
+  if (runs > 0) state = unwrap(await engine.getState(plan.threadId));
+  const nodes = nodeInputsOf(plan, state);
+  if (nodes.length > 0) {
+    unwrap(
+      await engine.appendNodes({
+        threadId: plan.threadId,
+        nodes,
+        idempotencyKey: `otlp:nodes:${sha256Hex(JSON.stringify(nodes))}`,
+      }),
+    );
+    state = unwrap(await engine.getState(plan.threadId));
+  }
+  const finished = await finishRuns(engine, plan, state);
+  return { entries: runs + (nodes.length > 0 ? 1 : 0) + finished, runs, nodes: nodes.length };
+}
+
+/** Writes `plan` for the tenant `engine` acts for. */
+export async function ingestPlan(engine: Engine, plan: IngestPlan): Promise<IngestResult> {
+  const total: IngestResult = { entries: 0, runs: 0, nodes: 0 };
+  for (const thread of plan.threads) {
+    const done = await ingestThread(engine, thread);
+    total.entries += done.entries;
+    total.runs += done.runs;
+    total.nodes += done.nodes;
+  }
+  return total;
+}
