@@ -143,12 +143,13 @@ function aiSdkParts(content: JsonValue | undefined): JsonValue {
   return content.map((p) => {
     if (typeof p !== 'object' || p === null || Array.isArray(p)) return p;
     if (p.type === 'text') return { type: 'text', content: p.text ?? null };
-    if (p.type === 'tool-call') {
+    // `ai.response.toolCalls` lists calls without a `type`.
+    if (p.type === 'tool-call' || (p.type === undefined && p.toolName !== undefined)) {
       return {
         type: 'tool_call',
         id: p.toolCallId ?? null,
         name: p.toolName ?? null,
-        arguments: p.input ?? p.args ?? null,
+        arguments: parsed(p.input ?? p.args) ?? null,
       };
     }
     if (p.type === 'tool-result') {
