@@ -62,6 +62,7 @@ import {
 import { createRefusalThrottle, isRefusal } from './refusal-throttle.js';
 import { createSendBuffers, type SlowTransport } from './send-buffer.js';
 import { useSharedSubscriptions } from './shared-execution.js';
+import type { Tracing } from './tracing.js';
 import { useBodyNestingLimit, useDocumentNestingLimit } from './value-depth.js';
 import { attachWebSockets } from './websocket.js';
 
@@ -100,6 +101,8 @@ export interface AppDeps {
   maxSendBufferBytes?: number;
   /** Told of each connection closed as a slow consumer (e.g. to count it in /metrics). */
   onSlowConsumer?: (transport: SlowTransport) => void;
+  /** Weft's own traces (tracing.ts): a span per request. Default: none. */
+  tracing?: Tracing | undefined;
 }
 
 export interface App {
@@ -251,6 +254,7 @@ function createRequestHandler(parts: {
     res.setHeader(REQUEST_ID_HEADER, info.id);
     if (stopping()) res.setHeader('connection', 'close');
     const path = (req.url ?? '/').split('?')[0]!;
+    deps.tracing?.request(req, res, path);
     answering.add(res);
     metrics?.inflight.inc();
     res.once('close', () => {
