@@ -40,7 +40,7 @@ export interface IngestResult {
   nodes: number;
 }
 
-const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'timeout']);
+const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'timeout']);
 
 /** Refuses the plan when one payload is over `maxPayloadBytes` (before any write). */
 export function checkPlanBounds(plan: IngestPlan, maxPayloadBytes: number): void {

@@ -68,8 +68,12 @@ export const runIdOf = (traceId: string, spanId: string): string => `otel-${trac
 export const spanKeyOf = (traceId: string, spanId: string): string => `otel:${traceId}:${spanId}`;
 const MAX_ID_LENGTH = 200;
 
-const CHAT_OPERATIONS = new Set(['chat', 'generate_content', 'text_completion']);
-const AI_SDK_CALLS = new Set([
+const CHAT_OPERATIONS: ReadonlySet<string> = new Set([
+  'chat',
+  'generate_content',
+  'text_completion',
+]);
+const AI_SDK_CALLS: ReadonlySet<string> = new Set([
   'ai.generateText',
   'ai.streamText',
   'ai.generateObject',

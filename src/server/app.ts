@@ -51,7 +51,7 @@ import {
   useMetricsEndpoint,
   useOperationMetrics,
 } from './metrics.js';
-import { OTLP_TRACES_PATH, type OtlpRouteDeps, serveOtlpTraces } from './otlp.js';
+import { type OtlpRouteDeps, otlpRoute, otlpRouteDeps } from './otlp.js';
 import {
   graphiqlPage,
   useBodyLimit,
@@ -228,6 +228,7 @@ function createRequestHandler(parts: {
   const { deps, metrics, yoga, throttle, answering, foreign, stopping, settle, server } = parts;
   const { config } = deps;
   const serveConsole = consoleRoutes();
+  const serveOtlp = otlpRoute(parts.otlp, deps.log);
   const serveGraphiQL = config.graphiql
     ? graphiqlPage(() => renderGraphiQLLazily(GRAPHIQL_OPTIONS))
     : undefined;
@@ -287,14 +288,8 @@ function createRequestHandler(parts: {
       return;
     }
     if (serveGraphiQL?.(req, res) || serveConsole(req, res)) return;
-    if (path === OTLP_TRACES_PATH) {
-      // Before the Content-Length guard: OTLP exporters stream gzip bodies chunked, so the
-      // route bounds what it reads itself.
-      serveOtlpTraces(parts.otlp, req, res).catch((error: unknown) => {
-        deps.log?.(`weft: OTLP ingest failed: ${String(error)}`);
-      });
-      return;
-    }
+    // Before the Content-Length guard: OTLP exporters stream gzip bodies chunked.
+    if (serveOtlp(req, res, path)) return;
     if (refuseOversizedBody(req, res, config.maxBodyBytes)) {
       info.errorCodes.push(res.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : 'LENGTH_REQUIRED');
       metrics?.errors.inc({ code: info.errorCodes[0]! });
@@ -397,7 +392,7 @@ export function buildApp(deps: AppDeps): App {
     stopping: () => stopping,
     settle,
     server: () => server,
-    otlp: { engine, auth, ...otlpBounds(config) },
+    otlp: otlpRouteDeps(config, engine, auth),
   });
 
   const server = createServer(handle);
@@ -479,11 +474,6 @@ export function buildApp(deps: AppDeps): App {
     },
   };
 }
-
-const otlpBounds = (config: ServerConfig) => ({
-  maxBodyBytes: config.maxBodyBytes,
-  maxPayloadBytes: config.limits.maxPayloadBytes,
-});
 
 const allowedCrossOrigin = (origin: string, allowed: readonly string[]): boolean =>
   allowed.includes('*') || allowed.includes(origin);

@@ -16,6 +16,7 @@ import { planIngest } from '../otlp/mapping.js';
 import { decodeTraceRequest, encodeStatus, encodeTraceResponse } from '../otlp/proto.js';
 import { type IdForm, spansOfRequest } from '../otlp/request.js';
 import { DEFAULT_OTLP_LIMITS, OtlpInputError, type OtlpLimits } from '../otlp/spans.js';
+import type { ServerConfig } from './config.js';
 
 export const OTLP_TRACES_PATH = '/v1/traces';
 
@@ -228,4 +229,30 @@ export async function serveOtlpTraces(
     refuse(res, encoding, new Refusal(500, RPC.internal, 'internal error'));
     throw error;
   }
+}
+
+/** The receiver's dependencies from the server's configuration. */
+export const otlpRouteDeps = (
+  config: ServerConfig,
+  engine: Engine,
+  auth: Authenticator,
+): OtlpRouteDeps => ({
+  engine,
+  auth,
+  maxBodyBytes: config.maxBodyBytes,
+  maxPayloadBytes: config.limits.maxPayloadBytes,
+});
+
+/** Answers a request to OTLP_TRACES_PATH (true), or leaves it to the next route (false). */
+export function otlpRoute(
+  deps: OtlpRouteDeps,
+  log: ((line: string) => void) | undefined,
+): (req: IncomingMessage, res: ServerResponse, path: string) => boolean {
+  return (req, res, path) => {
+    if (path !== OTLP_TRACES_PATH) return false;
+    serveOtlpTraces(deps, req, res).catch((error: unknown) => {
+      log?.(`weft: OTLP ingest failed: ${String(error)}`);
+    });
+    return true;
+  };
 }

@@ -26,7 +26,7 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'timeout']);
+const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'timeout']);
 
 /** The traces URL the OTel environment variables name, or undefined: tracing is off. */
 export function tracesUrlOf(env: Record<string, string | undefined>): string | undefined {
