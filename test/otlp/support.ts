@@ -62,7 +62,7 @@ const child = (
  */
 export function emitAgentTurn(
   tracer: Tracer,
-  options: { conversationId: string; fail?: boolean; at?: number },
+  options: { conversationId: string; fail?: boolean; at?: number; extra?: Record<string, string> },
 ): void {
   const at = options.at ?? Date.UTC(2026, 2, 1);
   const agent = tracer.startSpan('invoke_agent weather', {
@@ -73,6 +73,7 @@ export function emitAgentTurn(
       'gen_ai.conversation.id': options.conversationId,
     },
   });
+  agent.setAttributes(options.extra ?? {});
   const chat1 = child(tracer, agent, 'chat gpt-4o-mini', at + 10, {
     'gen_ai.operation.name': 'chat',
     'gen_ai.request.model': 'gpt-4o-mini',
@@ -91,6 +92,7 @@ export function emitAgentTurn(
     ]),
     'gen_ai.usage.input_tokens': 120,
     'gen_ai.usage.output_tokens': 30,
+    ...options.extra,
   });
   chat1.end(at + 100);
   const tool = child(tracer, agent, 'execute_tool get_weather', at + 110, {
