@@ -2,8 +2,8 @@
  * Writes an ingest plan (mapping.ts) through the engine, one thread at a time: the thread if it
  * is new, each new run (`startRun`), every new node in one `appendNodes`, then each run's final
  * status (`SET_STATUS`). Idempotent on (trace id, span id): a span whose run or node exists is
- * skipped, so a re-sent batch writes nothing; the deterministic idempotency keys settle two
- * copies of a batch racing. Every payload is checked against the bound before anything is
+ * skipped, so a re-sent batch writes nothing; two copies of a batch racing are settled by the
+ * nodes' expected log index and the run commands' deterministic idempotency keys. Every payload is checked against the bound before anything is
  * written, so input refused is refused whole.
  */
 
@@ -78,29 +78,31 @@ async function ensureThread(engine: Engine, threadId: string): Promise<ThreadSta
   const found = await engine.getState(threadId);
   if (found.ok) return found.value;
   if (found.error.code !== 'NOT_FOUND') throw new OtlpWriteError(found.error);
-  const created = await engine.createThread({
-    threadId,
-    metadata: { source: 'otlp' },
-    idempotencyKey: `otlp:thread:${threadId}`.slice(0, 200),
-  });
+  const created = await engine.createThread({ threadId, metadata: { source: 'otlp' } });
   // Two batches of one new conversation race: the loser finds the winner's thread.
   if (!created.ok && created.error.code !== 'CONFLICT') throw new OtlpWriteError(created.error);
   return unwrap(await engine.getState(threadId));
+}
+
+/** Whether the run exists now: a copy of the batch racing this one started it first. */
+async function hasRun(engine: Engine, threadId: string, runId: string): Promise<boolean> {
+  const state = await engine.getState(threadId);
+  return state.ok && state.value.runs.has(runId);
 }
 
 async function startRuns(engine: Engine, plan: ThreadPlan, state: ThreadState): Promise<number> {
   let written = 0;
   for (const run of plan.runs) {
     if (state.runs.has(run.runId)) continue;
-    unwrap(
-      await engine.startRun({
-        threadId: plan.threadId,
-        runId: run.runId,
-        goal: run.goal,
-        memory: run.memory,
-        idempotencyKey: `otlp:run:${run.traceId}:${run.spanId}`,
-      }),
-    );
+    const started = await engine.startRun({
+      threadId: plan.threadId,
+      runId: run.runId,
+      goal: run.goal,
+      memory: run.memory,
+      idempotencyKey: keyOf('run', plan.threadId, run),
+    });
+    if (!started.ok && (await hasRun(engine, plan.threadId, run.runId))) continue; // raced
+    unwrap(started);
     written++;
   }
   return written;
@@ -111,7 +113,14 @@ async function finishRuns(engine: Engine, plan: ThreadPlan, state: ThreadState):
   for (const run of plan.runs) {
     const current = state.runs.get(run.runId);
     if (current !== undefined && TERMINAL.has(current.status)) continue;
-    unwrap(await engine.dispatch({ threadId: plan.threadId, runId: run.runId, ...statusOf(run) }));
+    unwrap(
+      await engine.dispatch({
+        threadId: plan.threadId,
+        runId: run.runId,
+        action: statusOf(run),
+        idempotencyKey: keyOf('status', plan.threadId, run),
+      }),
+    );
     written++;
   }
   return written;
@@ -120,11 +129,12 @@ async function finishRuns(engine: Engine, plan: ThreadPlan, state: ThreadState):
 function statusOf(run: PlannedRun) {
   const payload: JsonObject = { status: run.status };
   if (run.error !== undefined) payload.error = run.error;
-  return {
-    action: { type: 'set_status', payload },
-    idempotencyKey: `otlp:status:${run.traceId}:${run.spanId}`,
-  };
+  return { type: 'set_status', payload };
 }
+
+/** A run command's idempotency key: per span and thread (keys are per tenant, not thread). */
+const keyOf = (what: string, threadId: string, run: PlannedRun): string =>
+  `otlp:${what}:${run.traceId}:${run.spanId}:${sha256Hex(threadId).slice(0, 16)}`;
 
 /** Where a span's node and run are: this batch's new nodes first, then the thread's state. */
 function resolver(state: ThreadState, fresh: Map<string, string>, runs: ReadonlySet<string>) {
@@ -191,23 +201,43 @@ export function nodeInputsOf(plan: ThreadPlan, state: ThreadState): NodeInput[] 
   return inputs;
 }
 
+/** How often a thread's nodes are planned again after another writer moved its log on. */
+const MAX_ATTEMPTS = 30;
+
+/**
+ * Appends the plan's new nodes at the log index they were planned on: a writer racing it (the
+ * same batch sent twice at once) makes it CONFLICT, and the next attempt finds those spans
+ * written and skips them.
+ */
+async function appendNew(engine: Engine, plan: ThreadPlan, planned: ThreadState) {
+  let state = planned;
+  for (let attempt = 1; ; attempt++) {
+    const nodes = nodeInputsOf(plan, state);
+    if (nodes.length === 0) return { state, nodes: 0 };
+    const appended = await engine.appendNodes({
+      threadId: plan.threadId,
+      expectedIndex: state.length,
+      nodes,
+    });
+    if (appended.ok || appended.error.code !== 'CONFLICT' || attempt === MAX_ATTEMPTS) {
+      unwrap(appended);
+      return { state: unwrap(await engine.getState(plan.threadId)), nodes: nodes.length };
+    }
+    state = unwrap(await engine.getState(plan.threadId));
+  }
+}
+
 async function ingestThread(engine: Engine, plan: ThreadPlan): Promise<IngestResult> {
   let state = await ensureThread(engine, plan.threadId);
   const runs = await startRuns(engine, plan, state);
   if (runs > 0) state = unwrap(await engine.getState(plan.threadId));
-  const nodes = nodeInputsOf(plan, state);
-  if (nodes.length > 0) {
-    unwrap(
-      await engine.appendNodes({
-        threadId: plan.threadId,
-        nodes,
-        idempotencyKey: `otlp:nodes:${sha256Hex(JSON.stringify(nodes))}`,
-      }),
-    );
-    state = unwrap(await engine.getState(plan.threadId));
-  }
-  const finished = await finishRuns(engine, plan, state);
-  return { entries: runs + (nodes.length > 0 ? 1 : 0) + finished, runs, nodes: nodes.length };
+  const appended = await appendNew(engine, plan, state);
+  const finished = await finishRuns(engine, plan, appended.state);
+  return {
+    entries: runs + (appended.nodes > 0 ? 1 : 0) + finished,
+    runs,
+    nodes: appended.nodes,
+  };
 }
 
 /** Writes `plan` for the tenant `engine` acts for. */

@@ -125,6 +125,23 @@ function receiverSuite(backend: 'sqlite' | 'postgres') {
     }
     expect(bodies[1]).toEqual(bodies[0]);
     expect(bodies[0]).toMatchObject({ partialSuccess: { rejectedSpans: 1 } });
+    // Two copies racing (an exporter's retry overtaking its first try): written once.
+    spans.length = 0;
+    emitAgentTurn(provider.getTracer('t'), { conversationId: 'conv-raced' });
+    const twin = Buffer.from(JsonTraceSerializer.serializeRequest(spans as never)!);
+    const both = await Promise.all(
+      [twin, twin].map((text) =>
+        fetch(`${base}/v1/traces`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: text,
+        }),
+      ),
+    );
+    expect(both.map((r) => r.status)).toEqual([200, 200]);
+    const racedThread = await read('conv-raced');
+    expect(racedThread.logLength).toBe(4);
+    expect(racedThread.nodes.edges).toHaveLength(5);
     const thread = await read('conv-again');
     // thread created, run started, nodes appended, run finished: and nothing more the 2nd time.
     expect(thread.logLength).toBe(4);
