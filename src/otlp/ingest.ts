@@ -11,6 +11,7 @@ import type { WeftError } from '../core/errors.js';
 import { getNodeBySequence, getResourceHead, nodeId } from '../core/graph/index.js';
 import { sha256Hex } from '../core/hash.js';
 import type { JsonObject } from '../core/json.js';
+import { findInputIssue } from '../core/text.js';
 import type { NodeInput, ThreadState } from '../core/thread/index.js';
 import { vecGet } from '../core/thread/vec.js';
 import type { Engine } from '../engine/index.js';
@@ -42,19 +43,28 @@ export interface IngestResult {
 
 const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'timeout']);
 
-/** Refuses the plan when one payload is over `maxPayloadBytes` (before any write). */
+/**
+ * Refuses the plan, before any write, for what the engine would refuse midway: a payload over
+ * `maxPayloadBytes`, or text or numbers that could not be stored and read back exactly.
+ */
 export function checkPlanBounds(plan: IngestPlan, maxPayloadBytes: number): void {
+  const check = (value: JsonObject, spanId: string) => {
+    const size = payloadSize(value);
+    if (size > maxPayloadBytes) {
+      throw new OtlpInputError(
+        `span ${spanId}: its node payload is ${size} bytes, more than the ${maxPayloadBytes} allowed (WEFT_MAX_PAYLOAD_BYTES): leave out message content or raise the bound`,
+      );
+    }
+    const issue = findInputIssue(value, '$', { exactNumbers: true });
+    if (issue !== undefined) {
+      throw new OtlpInputError(`span ${spanId}: ${issue.path}: ${issue.message}`);
+    }
+  };
   for (const thread of plan.threads) {
+    for (const run of thread.runs) check({ goal: run.goal, memory: run.memory }, run.spanId);
     for (const node of thread.nodes) {
-      for (const payload of [node.payload, node.result?.payload]) {
-        if (payload === undefined) continue;
-        const size = payloadSize(payload);
-        if (size > maxPayloadBytes) {
-          throw new OtlpInputError(
-            `span ${node.spanId}: its node payload is ${size} bytes, more than the ${maxPayloadBytes} allowed (WEFT_MAX_PAYLOAD_BYTES): leave out message content or raise the bound`,
-          );
-        }
-      }
+      check(node.payload, node.spanId);
+      if (node.result !== undefined) check(node.result.payload, node.spanId);
     }
   }
 }

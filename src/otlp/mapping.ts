@@ -7,6 +7,7 @@
 import { canonicalJson } from '../core/canonical.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { NodeUsage } from '../core/thread/index.js';
+import { checkNewThreadId } from '../engine/checks.js';
 import { type AttributeValue, OtlpInputError, type OtlpSpan } from './spans.js';
 
 /** The semantic-conventions version the mapping implements. */
@@ -66,7 +67,6 @@ export interface IngestPlan {
 
 export const runIdOf = (traceId: string, spanId: string): string => `otel-${traceId}-${spanId}`;
 export const spanKeyOf = (traceId: string, spanId: string): string => `otel:${traceId}:${spanId}`;
-const MAX_ID_LENGTH = 200;
 
 const CHAT_OPERATIONS: ReadonlySet<string> = new Set([
   'chat',
@@ -249,9 +249,10 @@ function runOf(span: OtlpSpan): PlannedRun {
     traceId: span.traceId,
     spanId: span.spanId,
     goal:
-      text(a['gen_ai.agent.name']) ??
-      text(a['ai.telemetry.functionId']) ??
-      (span.name === '' ? 'invoke_agent' : span.name),
+      text(a['gen_ai.agent.name'])?.trim() ||
+      text(a['ai.telemetry.functionId'])?.trim() ||
+      span.name.trim() ||
+      'invoke_agent',
     status: failed ? 'failed' : 'completed',
     memory: { otel_span: spanRecordOf(span) },
   };
@@ -269,9 +270,10 @@ function threadsOf(mapped: readonly OtlpSpan[]): Map<OtlpSpan, string> {
   const out = new Map<OtlpSpan, string>();
   for (const span of mapped) {
     const id = conversationOf(span) ?? byTrace.get(span.traceId) ?? `otel-trace-${span.traceId}`;
-    if (id.length > MAX_ID_LENGTH || id.includes('\u0000')) {
+    const checked = checkNewThreadId(id, 'gen_ai.conversation.id');
+    if (!checked.ok) {
       throw new OtlpInputError(
-        `span ${span.spanId}: gen_ai.conversation.id must be 1-${MAX_ID_LENGTH} characters without NUL (it names a Weft thread)`,
+        `span ${span.spanId}: ${checked.error.message} (the conversation id names a Weft thread)`,
       );
     }
     out.set(span, id);

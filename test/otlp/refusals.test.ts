@@ -106,6 +106,21 @@ describe('OTLP receiver refusals', () => {
     expect(await threadExists('half-conv')).toBe(false);
   });
 
+  it('writes no thread of a batch when another one’s conversation id or text cannot be stored', async () => {
+    const badId = [...agentTurnSpans('good-conv'), ...agentTurnSpans('bad\u0001conv')];
+    const answer = await post(jsonBody(badId));
+    expect(answer.status).toBe(400);
+    expect((await answer.json()).message).toMatch(/gen_ai\.conversation\.id/);
+    const badText = [
+      ...agentTurnSpans('good-conv'),
+      ...agentTurnSpans('other-conv', { 'gen_ai.system_instructions': 'lone \ud800 surrogate' }),
+    ];
+    const refused = await post(jsonBody(badText));
+    expect(refused.status).toBe(400);
+    expect(await threadExists('good-conv')).toBe(false);
+    expect(await threadExists('other-conv')).toBe(false);
+  });
+
   it('refuses a payload over WEFT_MAX_PAYLOAD_BYTES whole', async () => {
     const big = agentTurnSpans('big-conv', { 'gen_ai.system_instructions': 'x'.repeat(5000) });
     const answer = await post(jsonBody(big));
