@@ -5,6 +5,7 @@
 import { useQuery } from '@urql/preact';
 import { ConsoleNodeDocument } from '../generated/graphql';
 import { Json } from './common';
+import { Messages } from './messages';
 import { Redacted } from './redaction';
 
 export function NodeDetails({
@@ -84,6 +85,7 @@ export function NodeDetails({
               </>
             )}
           </dl>
+          {!node.redaction && <Messages payload={node.payload} />}
           <h3>Payload</h3>
           {node.redaction ? <Redacted redaction={node.redaction} /> : <Json value={node.payload} />}
           <h3>Parents</h3>
