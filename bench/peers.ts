@@ -16,7 +16,8 @@
  * Beside them, "LangGraph on WeftSaver": the same LangGraph graph and calls with WeftSaver as its
  * checkpointer, written turn by turn up to `--weftsaver-turns=N` (default 1,000).
  * `--only=weftsaver` runs only that side (and the floor below), not Weft's engine nor
- * LangGraph's savers. Each turn-by-turn run also reports its write time per turn (wall and
+ * LangGraph's savers. Last, the store column (peers/store.ts): LangGraph's long-term memory
+ * stores at `--store-items=N` (default 10,000) items; `--only=store` runs it alone. Each turn-by-turn run also reports its write time per turn (wall and
  * process CPU) over its second and its last tenth of the turns (at most 100 each; the first is
  * the warm-up); LangGraph's own share of it is measured on the same graph with a checkpointer
  * that stores nothing (peers/reference-saver.ts), the floor any saver's figure stands on.
@@ -51,6 +52,7 @@ import {
   type SideResult,
 } from './peers/report.js';
 import { type Backend, NO_STORAGE, ON_WEFT_SAVER, type Side } from './peers/side.js';
+import { runStoreColumn } from './peers/store.js';
 import { openWeft } from './peers/weft.js';
 import {
   type ConversationView,
@@ -97,6 +99,10 @@ interface Options {
   weftSaverTurns: number;
   /** --only=weftsaver: only the LangGraph-on-WeftSaver side and its floor (no Weft, no LangGraph savers). */
   onlyWeftSaver: boolean;
+  /** --only=store: only the store column (peers/store.ts). */
+  onlyStore: boolean;
+  /** Items the store column puts and searches (--store-items=N, default 10,000). */
+  storeItems: number;
 }
 
 function parseOptions(argv: readonly string[]): Options {
@@ -106,9 +112,16 @@ function parseOptions(argv: readonly string[]): Options {
   let readCap = READ_EXTRAPOLATE_MS;
   let postgresSizes: number[] | undefined;
   let weftSaverTurns = WEFT_SAVER_TURN_LIMIT;
+  let storeItems = 10_000;
   for (const arg of argv) {
-    if (arg.startsWith('--only=') && arg !== '--only=weftsaver') {
-      throw new Error(`--only takes weftsaver, got ${arg}`);
+    if (arg.startsWith('--only=') && arg !== '--only=weftsaver' && arg !== '--only=store') {
+      throw new Error(`--only takes weftsaver or store, got ${arg}`);
+    }
+    if (arg.startsWith('--store-items=')) {
+      storeItems = Number(arg.slice('--store-items='.length).replaceAll('_', ''));
+      if (!Number.isInteger(storeItems) || storeItems < 100) {
+        throw new Error(`--store-items takes an integer ≥ 100, got ${arg}`);
+      }
     }
     if (arg.startsWith('--weftsaver-turns=')) {
       weftSaverTurns = Number(arg.slice('--weftsaver-turns='.length).replaceAll('_', ''));
@@ -164,6 +177,8 @@ function parseOptions(argv: readonly string[]): Options {
     readCap,
     weftSaverTurns,
     onlyWeftSaver: argv.includes('--only=weftsaver'),
+    onlyStore: argv.includes('--only=store'),
+    storeItems,
     ...(postgresSizes === undefined ? {} : { postgresSizes }),
     ...(durability === undefined ? {} : { durability }),
   };
@@ -420,6 +435,7 @@ export async function runPeersBench(
   argv: readonly string[] = process.argv.slice(2),
 ): Promise<void> {
   const options = parseOptions(argv);
+  if (options.onlyStore) return runStoreColumn(options.storeItems);
   console.log(
     `\nPeers: Weft engine vs LangGraph checkpointers, same seeded conversation, sizes ${options.sizes.map((n) => fmtInt(n)).join(', ')} turns` +
       `; LangGraph durability: ${options.durability ?? 'its default (async: a checkpoint per step)'}`,
@@ -673,6 +689,7 @@ export async function runPeersBench(
     for (const m of mismatches) console.log(`  MISMATCH ${m.what}: ${m.detail}`);
     process.exitCode = 1;
   }
+  if (!options.onlyWeftSaver) await runStoreColumn(options.storeItems);
 }
 
 const fmtInt = (n: number) => n.toLocaleString('en-US');

@@ -159,6 +159,7 @@ function Shell({ keyed, onSignOut }: { keyed: boolean; onSignOut: () => void; li
             .filter(Boolean)
             .join(' · ')}
         </span>
+        <ThemeToggle />
         {keyed && (
           <button
             type="button"
@@ -182,5 +183,39 @@ function Shell({ keyed, onSignOut }: { keyed: boolean; onSignOut: () => void; li
         {route.view === 'bad-link' && <BadLinkView link={route.link} problem={route.problem} />}
       </main>
     </>
+  );
+}
+
+type Theme = 'system' | 'dark' | 'light';
+const THEMES: readonly Theme[] = ['system', 'dark', 'light'];
+const THEME_KEY = 'weft-console-theme';
+
+function applyTheme(theme: Theme): void {
+  if (theme === 'system') delete document.documentElement.dataset.theme;
+  else document.documentElement.dataset.theme = theme;
+}
+
+/** Follows the system's light or dark preference, or the one chosen here (kept in this browser). */
+function ThemeToggle() {
+  const [theme, setTheme] = useState<Theme>(() => {
+    const saved = localStorage.getItem(THEME_KEY) as Theme | null;
+    return saved !== null && THEMES.includes(saved) ? saved : 'system';
+  });
+  useEffect(() => {
+    applyTheme(theme);
+    if (theme === 'system') localStorage.removeItem(THEME_KEY);
+    else localStorage.setItem(THEME_KEY, theme);
+  }, [theme]);
+  const next = THEMES[(THEMES.indexOf(theme) + 1) % THEMES.length]!;
+  return (
+    <button
+      type="button"
+      class="link theme"
+      data-theme-choice={theme}
+      title={`Theme: ${theme}; switch to ${next}`}
+      onClick={() => setTheme(next)}
+    >
+      Theme: {theme}
+    </button>
   );
 }

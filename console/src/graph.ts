@@ -219,6 +219,8 @@ export class CausalGraphView {
       hideEdgesOnMove: large,
       labelRenderedSizeThreshold: 3,
       labelFont: 'system-ui, sans-serif',
+      // Labels in the theme's text colour (the canvas cannot read CSS variables itself).
+      labelColor: { color: getComputedStyle(this.container).color || '#0f172a' },
       zIndex: true,
       minCameraRatio: 0.001,
       maxCameraRatio: 10,

@@ -10,6 +10,7 @@ import type { Engine } from '../engine/index.js';
 import { isApprovalAnswer } from './approval-answer.js';
 import { fromEngine } from './errors.js';
 import { plainJson } from './messages.js';
+import { runGoal } from './runs.js';
 import type { ThreadIndex } from './thread-index.js';
 
 const SETTLED_CODES: ReadonlySet<WeftError['code']> = new Set<WeftError['code']>([
@@ -33,8 +34,7 @@ export async function requestApproval(
   if (!state.ok) throw fromEngine(state.error, 'reading the thread for an approval');
   const run = runId === undefined ? undefined : state.value.runs.get(runId);
   if (run === undefined || isTerminalStatus(run.status)) {
-    const goal = `LangGraph thread ${at.threadId}${at.ns === '' ? '' : ` (${at.ns})`}`;
-    const started = await engine.startRun({ threadId: weftId, goal });
+    const started = await engine.startRun({ threadId: weftId, goal: runGoal(at.threadId, at.ns) });
     if (!started.ok) throw fromEngine(started.error, 'starting the run for an approval');
     runId = started.value.runId;
   }

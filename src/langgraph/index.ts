@@ -12,3 +12,10 @@ export {
 export { DIRECTORY_THREAD_ID, type DirectoryEntry } from './directory.js';
 export { WeftSaverError } from './errors.js';
 export { type Resume, WeftSaver, type WeftSaverOptions, weftThreadId } from './saver.js';
+export {
+  type ItemVersion,
+  type Provenance,
+  type PutOptions,
+  WeftStore,
+  type WeftStoreOptions,
+} from './weft-store.js';

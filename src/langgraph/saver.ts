@@ -33,6 +33,7 @@ import { fromEngine, WeftSaverError } from './errors.js';
 import type { HeldList } from './items.js';
 import { messageNodes, overlay } from './messages.js';
 import { itemHashes, readTuple } from './reads.js';
+import { failRun, followRun } from './runs.js';
 import { isPrefix, storeItems } from './store-items.js';
 import {
   type BlobRecord,
@@ -256,6 +257,8 @@ export class WeftSaver extends BaseCheckpointSaver {
       });
       // The next step's base: known without walking the chain of versions down again.
       for (const [key, list] of lists) index.items.rememberList(key, list);
+      const step = { threadId, ns, weftId, checkpoint, metadata, newVersions };
+      if (await followRun(this.engine, index, step)) await this.catchUp(weftId);
       return {
         configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id },
       };
@@ -322,6 +325,9 @@ export class WeftSaver extends BaseCheckpointSaver {
           { threadId, ns, checkpointId },
           interrupts,
         );
+        await this.catchUp(weftId);
+      }
+      if (await failRun(this.engine, index, { ns, weftId, checkpointId }, writes)) {
         await this.catchUp(weftId);
       }
       const resumes = writes.filter(([channel]) => channel === RESUME);

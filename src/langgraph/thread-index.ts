@@ -6,6 +6,7 @@
  * beside them (ItemCache).
  */
 import type { LogEntry } from '../core/log/index.js';
+import { isTerminalStatus, isWorkflowStatus } from '../core/run/index.js';
 import type { Encoded } from './codec.js';
 import { ItemCache } from './items.js';
 
@@ -87,6 +88,10 @@ export class ThreadIndex {
   readonly items = new ItemCache();
   /** The Weft run approvals are requested on (the newest one this saver started). */
   runId: string | undefined;
+  /** Whether that run reached a terminal status (completed, failed, cancelled, timed out). */
+  runEnded = false;
+  /** The LangGraph checkpoint at which the saver saw that run end, when it did. */
+  runEndedAt: string | undefined;
   approvals: ApprovalState[] = [];
 
   apply(entry: LogEntry): void {
@@ -122,8 +127,13 @@ export class ThreadIndex {
         return;
       case 'run_started':
         this.runId = event.runId as string;
+        this.runEnded = false;
         return;
       case 'run_action_dispatched':
+        if (event.runId === this.runId && endsRun(event.action)) {
+          this.runEnded = true;
+          this.runEndedAt = checkpointOfAction(event.action);
+        }
         this.applyAction(event.runId as string, event.action as Record<string, unknown>, entry);
         return;
       case 'approval_resolved': {
@@ -137,6 +147,7 @@ export class ThreadIndex {
         return;
       }
       case 'deadline_fired':
+        if (event.runId === this.runId) this.runEnded = true;
         this.settle(event.runId as string, {
           kind: 'ended',
           reason: `the approval wait ran out (${String(event.deadline)} deadline)`,
@@ -144,6 +155,7 @@ export class ThreadIndex {
         });
         return;
       case 'run_cancelled':
+        if (event.runId === this.runId) this.runEnded = true;
         this.settle(event.runId as string, {
           kind: 'ended',
           reason: `the run was cancelled: ${String(event.reason)}`,
@@ -239,4 +251,30 @@ export class ThreadIndex {
       last.outcome = outcome;
     }
   }
+}
+
+const ENDING_ACTIONS: ReadonlySet<unknown> = new Set(['_complete', '_fail', '_timeout', '_cancel']);
+
+/** True for an action that moves its run to a terminal status. */
+function endsRun(action: unknown): boolean {
+  const { type, payload } = (action ?? {}) as { type?: unknown; payload?: { status?: unknown } };
+  if (ENDING_ACTIONS.has(type)) return true;
+  return (
+    type === 'set_status' && isWorkflowStatus(payload?.status) && isTerminalStatus(payload.status)
+  );
+}
+
+/**
+ * The action id names the checkpoint the status changed at, so that the fold of any process
+ * knows it (ThreadIndex.runEndedAt) without a field of its own.
+ */
+const STATUS_ACTION_PREFIX = 'langgraph-checkpoint:';
+export const statusActionId = (status: string, checkpointId: string) =>
+  `${STATUS_ACTION_PREFIX}${checkpointId}:${status}`;
+
+/** The checkpoint a saver's status action happened at, or undefined for anyone else's action. */
+export function checkpointOfAction(action: unknown): string | undefined {
+  const id = (action as { id?: unknown } | null)?.id;
+  if (typeof id !== 'string' || !id.startsWith(STATUS_ACTION_PREFIX)) return undefined;
+  return id.slice(STATUS_ACTION_PREFIX.length, id.lastIndexOf(':'));
 }

@@ -271,7 +271,7 @@ describeWithBrowser('Weft Console', () => {
       .getByRole('button', { name: other!.slice(0, 12) })
       .first()
       .click();
-    await page.locator(`[data-node-id="${other}"]`).waitFor();
+    await page.locator(`.details [data-node-id="${other}"]`).waitFor();
     expect(await text()).toContain(card);
     const second = await redact(other!, 'held a card number');
     await page.locator(`[data-event-index="${second}"]`).waitFor({ timeout: 10_000 });
@@ -279,7 +279,9 @@ describeWithBrowser('Weft Console', () => {
       '1 node redacted: held a card number',
     );
     await page.locator(`[data-redacted-node-id="${other}"]`).waitFor({ timeout: 10_000 });
-    await page.locator(`[data-node-id="${other}"] [data-redacted]`).waitFor({ timeout: 10_000 });
+    await page
+      .locator(`.details [data-node-id="${other}"] [data-redacted]`)
+      .waitFor({ timeout: 10_000 });
     await expect.poll(redactedInGraph.bind(null, page)).toEqual([leak, other].sort());
     expect(await text()).not.toContain(card);
 

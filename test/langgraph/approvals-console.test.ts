@@ -69,6 +69,8 @@ describeWithBrowser('LangGraph approvals from the console', () => {
   let page: Page;
   const watched: Watched = { foreign: [], errors: [] };
   const agents: Agent[] = [];
+  /** The runs of the agents that finished, for the Runs view to show as completed. */
+  const finished: string[] = [];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'weft-lg-console-'));
@@ -128,7 +130,8 @@ describeWithBrowser('LangGraph approvals from the console', () => {
   };
 
   it('approving with an empty response resumes the agent, and its tool runs', async () => {
-    const { agent, weftId, item } = await agentAwaitingReview('console-approve');
+    const { agent, weftId, runId, item } = await agentAwaitingReview('console-approve');
+    finished.push(runId);
     await item.locator('[data-action="approve"]').click();
     await item.waitFor({ state: 'detached', timeout: 30_000 });
     expect(await agent.exited, agent.output()).toBe(0);
@@ -140,7 +143,8 @@ describeWithBrowser('LangGraph approvals from the console', () => {
   }, 120_000);
 
   it('rejecting with a reason keeps the tool from running, and the agent says so', async () => {
-    const { agent, weftId, item } = await agentAwaitingReview('console-reject');
+    const { agent, weftId, runId, item } = await agentAwaitingReview('console-reject');
+    finished.push(runId);
     await item.getByLabel('Response (optional)').fill('too broad');
     await item.locator('[data-action="reject"]').click();
     await item.waitFor({ state: 'detached', timeout: 30_000 });
@@ -154,6 +158,18 @@ describeWithBrowser('LangGraph approvals from the console', () => {
     expect(thread.toolResults).toEqual([`the reviewer's decision was "rejected" (too broad)`]);
     expect(thread.answers).toEqual([said]);
   }, 120_000);
+
+  it('shows the runs of agents that reached END as completed in the Runs view', async () => {
+    expect(finished).toHaveLength(2);
+    await page.goto(`${s.base}/console/#/runs`);
+    await page.reload();
+    for (const runId of finished) {
+      const row = page.locator(`[data-run-id="${runId}"]`);
+      await row.waitFor({ timeout: 30_000 });
+      expect(await row.getAttribute('data-run-status')).toBe('COMPLETED');
+      expect(await row.locator('.status').textContent()).toBe('completed');
+    }
+  }, 60_000);
 
   it('logged no error in the page and sent nothing to another origin', () => {
     expect(watched).toEqual({ foreign: [], errors: [] });

@@ -45,7 +45,7 @@ describe('WeftSaver approvals [sqlite]', () => {
     const state = await engine.getState(saver.weftThreadId(config));
     if (!state.ok) throw new Error(state.error.message);
     const run = state.value.runs.get(runId)!;
-    expect(run.status).toBe('running');
+    expect(run.status, 'the resumed graph reached END').toBe('completed');
     expect(run.memory.human_decision).toBe('resumed');
     expect(run.memory.human_response).toEqual({ approved: true });
     // Asked about the checkpoint that paused, waitForResume reports how it was settled.

@@ -48,3 +48,21 @@ describe('examples/langgraph/approval-agent.ts', () => {
     expect(stdout).not.toContain('documents about');
   });
 });
+
+describe('examples/langgraph/memory-agent.ts', () => {
+  it('remembers a preference in one thread, uses it in another, and shows who wrote it', async () => {
+    const { stdout } = await promisify(execFile)(
+      join(ROOT, 'node_modules', '.bin', 'tsx'),
+      ['examples/langgraph/memory-agent.ts'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: `file:${join(dir, 'memory.db')}` },
+        timeout: 50_000,
+      },
+    );
+    expect(stdout).toContain('[support] (concise) Restart it.');
+    expect(stdout).toMatch(
+      /#\d+ \S+ \{"style":"concise"\} by thread onboarding \(lg_[0-9a-f]{32}\), run [0-9a-f-]{36}/,
+    );
+  });
+});

@@ -12,7 +12,7 @@ import {
 } from '../generated/graphql';
 import { useFeed, useScopes } from '../live';
 import { href } from '../router';
-import { Json, time } from './common';
+import { Json, When } from './common';
 
 export function ApprovalsView() {
   const scopes = useScopes();
@@ -48,8 +48,13 @@ export function ApprovalsView() {
               </h2>
               <p>
                 {a.run?.goal} · waiting for {a.waitingFor.toLowerCase().replace('_', ' ')} since{' '}
-                {time(a.requestedAt)}
-                {a.expiresAt && <> · expires {time(a.expiresAt)}</>}
+                <When iso={a.requestedAt} />
+                {a.expiresAt && (
+                  <>
+                    {' '}
+                    · expires <When iso={a.expiresAt} />
+                  </>
+                )}
               </p>
               <Json value={a.prompt} />
               {scopes.approve && <Resolve runId={a.runId} threadId={a.threadId} onDone={again} />}

@@ -46,7 +46,56 @@ export function Meter({
   );
 }
 
-export function time(iso: string | null | undefined): string {
+/**
+ * A moment as people read it: the date and time (the date left out only for today), and how far
+ * from now it is. A time alone misleads: an approval that expires at "12:05 AM" tomorrow looks
+ * expired tonight.
+ */
+export function dateTime(iso: string | null | undefined, now = new Date()): string {
   if (!iso) return '';
-  return new Date(iso).toLocaleTimeString();
+  const at = new Date(iso);
+  const sameDay = at.toDateString() === now.toDateString();
+  const clock = at.toLocaleTimeString(undefined, {
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
+  if (sameDay) return `today ${clock}`;
+  const date = at.toLocaleDateString(undefined, {
+    year: at.getFullYear() === now.getFullYear() ? undefined : 'numeric',
+    month: 'short',
+    day: 'numeric',
+  });
+  return `${date} ${clock}`;
+}
+
+const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
+  ['year', 365 * 24 * 3600],
+  ['month', 30 * 24 * 3600],
+  ['day', 24 * 3600],
+  ['hour', 3600],
+  ['minute', 60],
+  ['second', 1],
+];
+const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
+
+/** How far `iso` is from now: "3 min ago", "in 23 hr". */
+export function relativeTime(iso: string, now = Date.now()): string {
+  const seconds = Math.round((Date.parse(iso) - now) / 1000);
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(seconds) >= size || unit === 'second') {
+      return RELATIVE.format(Math.trunc(seconds / size), unit);
+    }
+  }
+  return '';
+}
+
+/** A `<time>` showing the date and time, with the distance from now beside it. */
+export function When({ iso }: { iso: string | null | undefined }) {
+  if (!iso) return null;
+  return (
+    <time dateTime={iso} title={new Date(iso).toISOString()}>
+      {dateTime(iso)} <span class="relative">({relativeTime(iso)})</span>
+    </time>
+  );
 }

@@ -3,7 +3,7 @@ import { useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import { ConsoleDiffDocument } from '../generated/graphql';
 import { href } from '../router';
-import { time } from './common';
+import { When } from './common';
 
 export function DiffView({ a, b }: { a: string; b: string }) {
   const [left, setLeft] = useState(a);
@@ -13,14 +13,14 @@ export function DiffView({ a, b }: { a: string; b: string }) {
   const column = (title: string, events: NonNullable<typeof diff>['onlyA']) => (
     <section class="panel" aria-label={title}>
       <h2>{title}</h2>
-      <ol>
+      <ul class="events">
         {events.map((e) => (
           <li key={e.id}>
-            #{e.index} {e.type} <time dateTime={e.recordedAt}>{time(e.recordedAt)}</time>
+            #{e.index} {e.type} <When iso={e.recordedAt} />
           </li>
         ))}
         {events.length === 0 && <li>Nothing.</li>}
-      </ol>
+      </ul>
     </section>
   );
   return (

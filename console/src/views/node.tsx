@@ -61,10 +61,16 @@ export function NodeDetails({
             {node.taint && (
               <>
                 <dt>Taint</dt>
-                <dd class="taint">
-                  {node.taint.derived ? 'derived from ' : ''}
-                  {node.taint.source}
-                  {node.taint.toolName ? ` (${node.taint.toolName})` : ''}
+                <dd class="taint" data-taint={node.taint.derived ? 'derived' : 'direct'}>
+                  {node.taint.derived ? (
+                    <>
+                      inherited from {node.taint.derivedFrom.length} tainted{' '}
+                      {node.taint.derivedFrom.length === 1 ? 'ancestor' : 'ancestors'}:
+                      <ul>{node.taint.derivedFrom.map((id) => link({ id }))}</ul>
+                    </>
+                  ) : (
+                    <TaintSource taint={node.taint} />
+                  )}
                 </dd>
               </>
             )}
@@ -97,5 +103,29 @@ export function NodeDetails({
         </div>
       )}
     </section>
+  );
+}
+
+/** Where untrusted data came from: its source, and the tool, server and agent when known. */
+export function TaintSource({
+  taint,
+}: {
+  taint: {
+    source: string;
+    toolName?: string | null;
+    serverId?: string | null;
+    agentId?: string | null;
+  };
+}) {
+  const from = [
+    taint.toolName && `tool ${taint.toolName}`,
+    taint.serverId && `server ${taint.serverId}`,
+    taint.agentId && `agent ${taint.agentId}`,
+  ].filter(Boolean);
+  return (
+    <>
+      untrusted data from {taint.source.replace(/_/g, ' ')}
+      {from.length > 0 && ` (${from.join(', ')})`}
+    </>
   );
 }

@@ -3,7 +3,7 @@
  * "redacted" with its reason and time, never as its tombstone; a `nodes_redacted` log entry reads
  * as what it did.
  */
-import { Json, time } from './common';
+import { Json, When } from './common';
 
 /** The tombstone's key (src/core/graph/tombstone.ts): a client may not write it, so it is a redaction. */
 const TOMBSTONE_KEY = 'weft:redacted';
@@ -32,11 +32,7 @@ export function Redacted({ redaction }: { redaction: RedactionNote }) {
     <p class="redacted" data-redacted="true">
       <span class="badge redacted">redacted</span> {redaction.reason}{' '}
       <span class="when">
-        (withheld at{' '}
-        <time dateTime={redaction.redactedAt} title={redaction.redactedAt}>
-          {time(redaction.redactedAt)}
-        </time>
-        )
+        (withheld at <When iso={redaction.redactedAt} />)
       </span>
     </p>
   );
@@ -70,4 +66,34 @@ export function EventSummary({ event }: { event: { type: string; entry: unknown 
       {typeof reason === 'string' ? `: ${reason}` : ''}
     </span>
   );
+}
+
+/** The nodes redacted since the page loaded, by id: entries loaded before still hold their payloads. */
+export type RedactedById = ReadonlyMap<string, RedactionNote>;
+
+/**
+ * `value` with every tombstone inside it, and the payload of every node in `redacted`, replaced
+ * by a note saying it was redacted, and why.
+ */
+function withRedactionsNoted(value: unknown, redacted: RedactedById, depth = 0): unknown {
+  const redaction = redactionOf(value);
+  if (redaction) return `(redacted: ${redaction.reason})`;
+  if (typeof value !== 'object' || value === null || depth > 64) return value;
+  if (Array.isArray(value)) return value.map((v) => withRedactionsNoted(v, redacted, depth + 1));
+  const id = (value as { id?: unknown }).id;
+  const later = typeof id === 'string' ? redacted.get(id) : undefined;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [
+      k,
+      later && k === 'payload'
+        ? `(redacted: ${later.reason})`
+        : withRedactionsNoted(v, redacted, depth + 1),
+    ]),
+  );
+}
+
+/** A log entry's event as JSON, its redacted payloads shown as redactions, never as payloads. */
+export function EventBody({ entry, redacted }: { entry: unknown; redacted: RedactedById }) {
+  const event = (entry as { event?: unknown } | null)?.event ?? entry;
+  return <Json value={withRedactionsNoted(event, redacted)} />;
 }

@@ -14,7 +14,7 @@ import {
 } from '../generated/graphql';
 import { useFeed } from '../live';
 import { href } from '../router';
-import { Meter, time } from './common';
+import { Meter, When } from './common';
 
 export function RunsView() {
   return (
@@ -145,7 +145,8 @@ function RunCard({ run, showThread }: { run: ConsoleRunFragment; showThread: boo
         )}
         node {run.currentNode ?? '—'} · iteration {run.iterationCount}/{run.maxIterations} · retries{' '}
         {run.retryCount}/{run.maxRetries}
-        {run.waitingFor && <> · waiting for {run.waitingFor}</>} · updated {time(run.updatedAt)}
+        {run.waitingFor && <> · waiting for {run.waitingFor}</>} · updated{' '}
+        <When iso={run.updatedAt} />
       </p>
       {run.lastError && <p class="error">Last error: {run.lastError}</p>}
       <Meter label="Tokens" value={run.spend.totalTokens} max={run.budget.maxTokenBudget} />

@@ -20,6 +20,25 @@ export interface PastState {
   frontier: string[];
 }
 
+type MemoryTaint = {
+  source: string;
+  derived: boolean;
+  derivedFrom: readonly string[];
+  toolName?: string | null;
+};
+
+/** Why a memory value is not to be trusted, in words. */
+function taintReason(taint: MemoryTaint | null | undefined): string {
+  if (!taint) return 'written from untrusted data';
+  if (taint.derived) {
+    const n = taint.derivedFrom.length;
+    return `derived from ${n} tainted ${n === 1 ? 'node' : 'nodes'} (${taint.derivedFrom
+      .map((id) => id.slice(0, 12))
+      .join(', ')})`;
+  }
+  return `from ${taint.source.replace(/_/g, ' ')}${taint.toolName ? ` (tool ${taint.toolName})` : ''}`;
+}
+
 export function MemoryPanel({
   memory,
   resources,
@@ -31,6 +50,7 @@ export function MemoryPanel({
     key: string;
     content: unknown;
     tainted: boolean;
+    node: { taint?: MemoryTaint | null };
     history: ReadonlyArray<{ id: string; logIndex: number; payload: unknown }>;
   }>;
   resources: ReadonlyArray<{ id: string; resourceKey?: string | null; logIndex: number }>;
@@ -66,7 +86,12 @@ export function MemoryPanel({
                 <strong>
                   {m.type}:{m.key}
                 </strong>{' '}
-                {m.tainted && <span class="badge taint">tainted</span>} ({m.history.length} version
+                {m.tainted && (
+                  <span class="badge taint" data-memory-taint={`${m.type}:${m.key}`}>
+                    tainted: {taintReason(m.node.taint)}
+                  </span>
+                )}{' '}
+                ({m.history.length} version
                 {m.history.length === 1 ? '' : 's'})
               </summary>
               <Payload value={m.content} />

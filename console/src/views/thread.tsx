@@ -6,7 +6,7 @@
  * (views/redaction.tsx), live as `nodes_redacted` entries arrive.
  */
 import { useClient, useQuery } from '@urql/preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import {
   type ConsoleEventFragment,
   ConsoleEventsDocument,
@@ -21,15 +21,18 @@ import {
 import { CausalGraphView, type GraphNode, KIND_COLOURS } from '../graph';
 import { useFeed, useScopes } from '../live';
 import { href } from '../router';
-import { Section, time } from './common';
+import { Section, When } from './common';
+import { Conversation } from './conversation';
 import { NodeDetails } from './node';
-import { EventSummary, type RedactionNote, redactedIdsOf } from './redaction';
+import { EventBody, EventSummary, type RedactionNote, redactedIdsOf } from './redaction';
 import { RunsTable } from './runs';
 import { MemoryPanel, type PastState, VerifyPanel } from './thread-panels';
 
 const PAGE = 200;
 const PARALLEL = 4;
 const TIMELINE = 200;
+/** Frontier heads named by a chip; a wide frontier is summarised by its count. */
+const FRONTIER_CHIPS = 24;
 
 declare global {
   interface Window {
@@ -57,10 +60,12 @@ export function ThreadView({ id }: { id: string }) {
   const lastIndex = useRef<number | undefined>(undefined);
   const [logLength, setLogLength] = useState<number | undefined>(undefined);
   const [atIndex, setAtIndex] = useState<number | null>(null);
+  const [hasConversation, setHasConversation] = useState(false);
   // Redacted nodes, as loaded and as nodes_redacted entries arrive (read again then): the graph
   // marks them, and a chip for each names them where a screen reader reaches them.
   const redactions = useRef(new Map<string, GraphNode>());
   const [redacted, setRedacted] = useState<ReadonlyArray<[string, RedactionNote]>>([]);
+  const redactedById = useMemo(() => new Map(redacted), [redacted]);
   const showRedactions = () => {
     const graph = view.current;
     const nodes = [...redactions.current.values()];
@@ -240,8 +245,12 @@ export function ThreadView({ id }: { id: string }) {
       graph.setFrontier(t?.frontier.map((f) => f.id) ?? []);
       setShownIndex(null);
     } else if (pastState !== undefined && past.operation?.variables.atIndex === atIndex) {
-      graph.showOnly(new Set(pastState.nodes.map((n) => n.id)));
+      const shown = new Set(pastState.nodes.map((n) => n.id));
+      graph.showOnly(shown);
       graph.setFrontier(pastState.frontier);
+      // A node appended after this index does not exist here: its details would describe a
+      // future the page claims not to show.
+      setSelected((id) => (id !== null && !shown.has(id) ? null : id));
       setShownIndex(atIndex);
     }
   }, [atIndex, pastState, graphState]);
@@ -302,7 +311,14 @@ export function ThreadView({ id }: { id: string }) {
           </p>
         )}
       </div>
-      <div class="thread-grid">
+      <div class={hasConversation ? 'thread-grid with-conversation' : 'thread-grid'}>
+        <Conversation
+          threadId={id}
+          selected={selected}
+          onSelect={setSelected}
+          onPresence={setHasConversation}
+          redacted={redactedById}
+        />
         <section class="panel graph-panel" aria-label="Causal graph">
           <h2>Causal graph</h2>
           <GraphControls view={view} />
@@ -346,11 +362,18 @@ export function ThreadView({ id }: { id: string }) {
           {t && t.frontier.length > 0 && (
             <p>
               Frontier:{' '}
-              {t.frontier.map((f) => (
+              {t.frontier.slice(0, FRONTIER_CHIPS).map((f) => (
                 <button key={f.id} type="button" class="chip" onClick={() => setSelected(f.id)}>
                   {f.id.slice(0, 12)}
                 </button>
               ))}
+              {t.frontier.length > FRONTIER_CHIPS && (
+                <span data-frontier-more={t.frontier.length - FRONTIER_CHIPS}>
+                  {' '}
+                  and {(t.frontier.length - FRONTIER_CHIPS).toLocaleString()} more (
+                  {t.frontier.length.toLocaleString()} heads in all)
+                </span>
+              )}
             </p>
           )}
           {redacted.length > 0 && (
@@ -375,14 +398,30 @@ export function ThreadView({ id }: { id: string }) {
       </div>
       <div class="thread-grid">
         <Section title="Timeline">
-          <ol class="timeline" aria-live="polite" aria-relevant="additions">
+          <ul class="timeline" aria-live="polite" aria-relevant="additions">
             {events.map((e) => (
-              <li key={e.index} data-event-index={e.index}>
-                <span class="index">#{e.index}</span> <span class="type">{e.type}</span>
-                <EventSummary event={e} /> <time dateTime={e.recordedAt}>{time(e.recordedAt)}</time>
+              <li
+                key={e.index}
+                data-event-index={e.index}
+                class={atIndex !== null && e.index >= atIndex ? 'later' : undefined}
+              >
+                <details>
+                  <summary>
+                    <span class="index">#{e.index}</span> <span class="type">{e.type}</span>
+                    <EventSummary event={e} /> <When iso={e.recordedAt} />
+                  </summary>
+                  <button
+                    type="button"
+                    class="link"
+                    onClick={() => setAtIndex(e.index + 1 >= length ? null : e.index + 1)}
+                  >
+                    Show the thread as of this entry
+                  </button>
+                  <EventBody entry={e.entry} redacted={redactedById} />
+                </details>
               </li>
             ))}
-          </ol>
+          </ul>
         </Section>
         <MemoryPanel
           memory={t?.memory ?? []}

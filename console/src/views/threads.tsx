@@ -7,7 +7,7 @@ import { useMemo, useRef, useState } from 'preact/hooks';
 import { ConsoleThreadActivityDocument, ConsoleThreadsDocument } from '../generated/graphql';
 import { useFeed } from '../live';
 import { href } from '../router';
-import { time } from './common';
+import { When } from './common';
 
 export function ThreadsView() {
   const [metadataText, setMetadataText] = useState('');
@@ -83,7 +83,14 @@ export function ThreadsView() {
           'Loading…'
         )}
       </p>
-      <table class="list" aria-label="Threads, newest activity first">
+      {result.data && threads.length === 0 && (
+        <EmptyThreads filtered={metadata.value !== undefined || waitingOnly} />
+      )}
+      <table
+        class="list"
+        aria-label="Threads, newest activity first"
+        hidden={result.data !== undefined && threads.length === 0}
+      >
         <thead>
           <tr>
             <th scope="col">Thread</th>
@@ -110,12 +117,37 @@ export function ThreadsView() {
               <td>{t.logLength}</td>
               <td>{t.nodeCount}</td>
               <td>
-                <time dateTime={t.updatedAt}>{time(t.updatedAt)}</time>
+                <When iso={t.updatedAt} />
               </td>
             </tr>
           ))}
         </tbody>
       </table>
+    </div>
+  );
+}
+
+/** What an empty list means, and how to fill it. */
+function EmptyThreads({ filtered }: { filtered: boolean }) {
+  if (filtered) {
+    return (
+      <p class="empty" data-empty="threads">
+        No thread matches these filters.
+      </p>
+    );
+  }
+  return (
+    <div class="empty" data-empty="threads">
+      <p>
+        <strong>No threads yet.</strong> A thread appears here, live, as soon as an agent writes
+        one. To start one, send this mutation from the <a href="/graphql">GraphQL playground</a>{' '}
+        with a key that can write:
+      </p>
+      <pre>{'mutation { createThread(input: { threadId: "hello" }) { __typename } }'}</pre>
+      <p>
+        or run a LangGraph agent with <code>WeftSaver</code> as its checkpointer (see the project's
+        docs/langgraph.md).
+      </p>
     </div>
   );
 }
