@@ -12,6 +12,7 @@ import { ApprovalsView } from './views/approvals';
 import { BadLinkView } from './views/bad-link';
 import { DiffView } from './views/diff';
 import { ProjectionView } from './views/projection';
+import { RunView } from './views/run';
 import { RunsView } from './views/runs';
 import { ThreadView } from './views/thread';
 import { ThreadsView } from './views/threads';
@@ -132,7 +133,7 @@ function Shell({ keyed, onSignOut }: { keyed: boolean; onSignOut: () => void; li
     ['diff', 'Diff', href.diff()],
     ['projection', 'Projection', href.projection()],
   ];
-  const active = route.view === 'thread' ? 'threads' : route.view;
+  const active = route.view === 'thread' ? 'threads' : route.view === 'run' ? 'runs' : route.view;
   return (
     <>
       <a class="skip" href="#main">
@@ -177,6 +178,13 @@ function Shell({ keyed, onSignOut }: { keyed: boolean; onSignOut: () => void; li
         {route.view === 'threads' && <ThreadsView />}
         {route.view === 'thread' && <ThreadView key={route.id} id={route.id} />}
         {route.view === 'runs' && <RunsView />}
+        {route.view === 'run' && (
+          <RunView
+            key={`${route.threadId}/${route.runId}`}
+            threadId={route.threadId}
+            runId={route.runId}
+          />
+        )}
         {route.view === 'approvals' && <ApprovalsView />}
         {route.view === 'diff' && <DiffView a={route.a} b={route.b} />}
         {route.view === 'projection' && <ProjectionView id={route.id} />}

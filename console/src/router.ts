@@ -5,6 +5,7 @@ export type Route =
   | { view: 'threads' }
   | { view: 'thread'; id: string }
   | { view: 'runs' }
+  | { view: 'run'; threadId: string; runId: string }
   | { view: 'approvals' }
   | { view: 'diff'; a: string; b: string }
   | { view: 'projection'; id: string }
@@ -23,6 +24,8 @@ export function parseRoute(hash: string): Route {
   const [view = '', ...rest] = parts as string[];
   if (view === 'thread' && rest[0]) return { view: 'thread', id: rest[0] };
   if (view === 'runs') return { view: 'runs' };
+  if (view === 'run' && rest[0] && rest[1])
+    return { view: 'run', threadId: rest[0], runId: rest[1] };
   if (view === 'approvals') return { view: 'approvals' };
   if (view === 'diff') return { view: 'diff', a: rest[0] ?? '', b: rest[1] ?? '' };
   if (view === 'projection') return { view: 'projection', id: rest[0] ?? '' };
@@ -43,6 +46,8 @@ export const href = {
   threads: () => '#/threads',
   thread: (id: string) => `#/thread/${encodeURIComponent(id)}`,
   runs: () => '#/runs',
+  run: (threadId: string, runId: string) =>
+    `#/run/${encodeURIComponent(threadId)}/${encodeURIComponent(runId)}`,
   approvals: () => '#/approvals',
   diff: (a = '', b = '') => `#/diff/${encodeURIComponent(a)}/${encodeURIComponent(b)}`,
   projection: (id = '') => `#/projection/${encodeURIComponent(id)}`,

@@ -66,7 +66,8 @@ export function ApprovalsView() {
   );
 }
 
-function Resolve({
+/** Approve or reject a waiting run, with an optional response: in the inbox and on its thread. */
+export function Resolve({
   runId,
   threadId,
   onDone,

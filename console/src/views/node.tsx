@@ -4,6 +4,8 @@
  */
 import { useQuery } from '@urql/preact';
 import { ConsoleNodeDocument } from '../generated/graphql';
+import { useScopes } from '../live';
+import { RedactNode } from './actions';
 import { Json } from './common';
 import { Messages } from './messages';
 import { Redacted } from './redaction';
@@ -23,6 +25,7 @@ export function NodeDetails({
     pause: nodeId === null,
   });
   const node = nodeId === null ? undefined : result.data?.causalNode;
+  const scopes = useScopes();
   const link = (n: { id: string; kind?: string }) => (
     <li key={n.id}>
       <button type="button" class="link" onClick={() => onSelect(n.id)}>
@@ -94,6 +97,9 @@ export function NodeDetails({
           {!node.redaction && <Messages payload={node.payload} />}
           <h3>Payload</h3>
           {node.redaction ? <Redacted redaction={node.redaction} /> : <Json value={node.payload} />}
+          {!node.redaction && scopes.write && (
+            <RedactNode key={node.id} threadId={threadId} nodeId={node.id} />
+          )}
           <h3>Parents</h3>
           <ul>{node.parentIds.map((p) => link({ id: p }))}</ul>
           <h3>Children</h3>

@@ -12,8 +12,10 @@ import {
   ConsoleRunsAtDocument,
   ConsoleRunsDocument,
 } from '../generated/graphql';
-import { useFeed } from '../live';
+import { useFeed, useScopes } from '../live';
 import { href } from '../router';
+import { CancelRun } from './actions';
+import { Resolve } from './approvals';
 import { Meter, When } from './common';
 
 export function RunsView() {
@@ -79,7 +81,12 @@ function RunsPage({
   const list = (
     <>
       {runs.map((run) => (
-        <RunCard key={`${run.threadId}/${run.id}`} run={run} showThread={threadId === undefined} />
+        <RunCard
+          key={`${run.threadId}/${run.id}`}
+          run={run}
+          showThread={threadId === undefined}
+          live
+        />
       ))}
       {page?.pageInfo.hasNextPage &&
         page.pageInfo.endCursor &&
@@ -124,8 +131,21 @@ function RunsAsOf({ threadId, atIndex }: { threadId: string; atIndex: number }) 
   );
 }
 
-function RunCard({ run, showThread }: { run: ConsoleRunFragment; showThread: boolean }) {
+const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT']);
+
+export function RunCard({
+  run,
+  showThread,
+  live = false,
+}: {
+  run: ConsoleRunFragment;
+  showThread: boolean;
+  /** A run as it is now (not as of a past index): it may be acted on. */
+  live?: boolean;
+}) {
+  const scopes = useScopes();
   const stack = Array.isArray(run.compensationStack) ? run.compensationStack : [];
+  const active = live && !TERMINAL.has(run.status);
   return (
     <article
       class="run"
@@ -135,7 +155,10 @@ function RunCard({ run, showThread }: { run: ConsoleRunFragment; showThread: boo
     >
       <h3>
         <span class={`status status-${run.status.toLowerCase()}`}>{run.status.toLowerCase()}</span>{' '}
-        {run.goal} <code>{run.id}</code>
+        {run.goal}{' '}
+        <a href={href.run(run.threadId, run.id)} title="The run's steps">
+          <code>{run.id}</code>
+        </a>
       </h3>
       <p>
         {showThread && (
@@ -149,6 +172,13 @@ function RunCard({ run, showThread }: { run: ConsoleRunFragment; showThread: boo
         <When iso={run.updatedAt} />
       </p>
       {run.lastError && <p class="error">Last error: {run.lastError}</p>}
+      {active &&
+        run.status === 'WAITING' &&
+        run.waitingFor === 'human_approval' &&
+        scopes.approve && (
+          <Resolve runId={run.id} threadId={run.threadId} onDone={() => undefined} />
+        )}
+      {active && scopes.write && <CancelRun runId={run.id} threadId={run.threadId} />}
       <Meter label="Tokens" value={run.spend.totalTokens} max={run.budget.maxTokenBudget} />
       <Meter label="USD" value={Number(run.spend.costUsd.toFixed(4))} max={run.budget.budgetUsd} />
       {run.budget.thresholdsFired.length > 0 && (

@@ -21,6 +21,7 @@ import {
 import { CausalGraphView, type GraphNode, KIND_COLOURS } from '../graph';
 import { useFeed, useScopes } from '../live';
 import { href } from '../router';
+import { DeleteThread, StartRun } from './actions';
 import { Section, When } from './common';
 import { Conversation } from './conversation';
 import { NodeDetails } from './node';
@@ -305,6 +306,7 @@ export function ThreadView({ id }: { id: string }) {
           </button>
         )}
         {scopes.write && <ForkButton threadId={id} upToIndex={atIndex ?? length} />}
+        {scopes.write && atIndex === null && <DeleteThread threadId={id} />}
         {travelling && past.error && (
           <p class="error" role="alert">
             Cannot show the graph as of log index {atIndex}: {past.error.message}
@@ -432,6 +434,7 @@ export function ThreadView({ id }: { id: string }) {
       </div>
       <div class="thread-grid">
         <Section title={atIndex === null ? 'Runs' : `Runs as of index ${atIndex}`}>
+          {scopes.write && atIndex === null && <StartRun threadId={id} />}
           <RunsTable threadId={id} atIndex={atIndex} />
         </Section>
         <VerifyPanel id={id} />

@@ -1,0 +1,160 @@
+/**
+ * Acting from the console, in headless Chromium against a real keyed server: start a run on a
+ * thread, approve a waiting run on its thread page, cancel a run (asked why first), redact a
+ * node (a reason required), delete a thread (its id typed out first); a read-only key is offered
+ * none of it. Each action's effect is checked through the API, not only on the page.
+ */
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeWithBrowser, type LaunchedBrowser, launchChromium } from '../support/browser.js';
+import {
+  axeViolations,
+  type ConsoleServer,
+  signIn,
+  startConsoleServer,
+  type Watched,
+  watch,
+} from './support.js';
+
+describeWithBrowser('Weft Console actions', () => {
+  let s: ConsoleServer;
+  let chromium: LaunchedBrowser;
+  let page: Page;
+  const watched: Watched = { foreign: [], errors: [] };
+
+  const runsOf = async (threadId: string) => {
+    const r = await s.gql(
+      'query ($t: ID!) { thread(id: $t) { runs { edges { node { id goal status } } } } }',
+      { t: threadId },
+    );
+    return r.thread.runs.edges.map((e: { node: unknown }) => e.node) as Array<{
+      id: string;
+      goal: string;
+      status: string;
+    }>;
+  };
+
+  beforeAll(async () => {
+    s = await startConsoleServer();
+    for (const id of ['work', 'doomed']) {
+      await s.gql('mutation ($id: ID!) { createThread(input: { threadId: $id }) { __typename } }', {
+        id,
+      });
+    }
+    await s.gql(
+      `mutation { appendNodes(input: { threadId: "work", nodes: [{ kind: INFERENCE, payload: { note: "secret 42" } }] }) { __typename } }`,
+    );
+    chromium = await launchChromium({ viewport: { width: 1400, height: 900 } });
+    page = chromium.context.pages()[0] ?? (await chromium.context.newPage());
+    await watch(page, s.base, watched);
+    await page.goto(`${s.base}/console/`, { waitUntil: 'load' });
+    await signIn(page, s.admin, watched);
+  }, 120_000);
+
+  afterAll(async () => {
+    await chromium?.close();
+    await s?.close();
+  });
+
+  it('starts a run from the thread page', async () => {
+    await page.goto(`${s.base}/console/#/thread/work`);
+    const form = page.locator('form[data-action="start-run"]');
+    await form.waitFor({ timeout: 15_000 });
+    await form.getByRole('button', { name: 'Start run' }).click();
+    expect(await form.getByRole('status').textContent()).toContain('Say what the run is for.');
+    expect(await runsOf('work')).toEqual([]);
+    await form.getByLabel('Start a run with the goal').fill('summarise the findings');
+    await form.getByRole('button', { name: 'Start run' }).click();
+    await expect
+      .poll(async () => (await runsOf('work')).map((r) => r.goal))
+      .toEqual(['summarise the findings']);
+    const [run] = await runsOf('work');
+    await page.locator(`[data-run-id="${run!.id}"]`).waitFor({ timeout: 15_000 });
+    expect(await axeViolations(page)).toEqual([]);
+  });
+
+  it('approves a waiting run in place, on its thread page', async () => {
+    const [run] = await runsOf('work');
+    const r = await s.gql(
+      `mutation ($r: ID!) { dispatch(input: { runId: $r, threadId: "work", action: { type: REQUEST_HUMAN_INPUT,
+        payload: { pending_approval: { question: "Go on?" } } } }) { __typename } }`,
+      { r: run!.id },
+    );
+    expect(r.dispatch.__typename).toBe('DispatchSuccess');
+    await page.reload();
+    const card = page.locator(`[data-run-id="${run!.id}"][data-run-status="WAITING"]`);
+    await card.waitFor({ timeout: 15_000 });
+    await card.locator('[data-action="approve"]').click();
+    await expect.poll(async () => (await runsOf('work'))[0]!.status).toBe('RUNNING');
+  });
+
+  it('cancels a run only once asked why, and says so', async () => {
+    const [run] = await runsOf('work');
+    const card = page.locator(`[data-run-id="${run!.id}"]`);
+    await card.locator('[data-action="cancel-run"]').click();
+    expect((await runsOf('work'))[0]!.status, 'asking writes nothing').toBe('RUNNING');
+    await card.getByLabel('Why cancel?').fill('not needed any more');
+    await card.locator('[data-action="confirm-cancel"]').click();
+    await expect.poll(async () => (await runsOf('work'))[0]!.status).toBe('CANCELLED');
+    await page.locator(`[data-run-id="${run!.id}"][data-run-status="CANCELLED"]`).waitFor({
+      timeout: 15_000,
+    });
+  });
+
+  it('redacts a node from its details only with a reason', async () => {
+    const r = await s.gql(
+      '{ thread(id: "work") { nodes(kinds: [INFERENCE]) { edges { node { id } } } } }',
+    );
+    const nodeId = r.thread.nodes.edges[0].node.id as string;
+    await page.goto(`${s.base}/console/#/thread/work`);
+    await page.locator('.graph[data-graph-state="ready"]').waitFor({ timeout: 15_000 });
+    await page
+      .locator(`.conversation [data-node-id="${nodeId}"]`)
+      .getByRole('button', { name: 'in the graph' })
+      .click();
+    const details = page.locator(`.details [data-node-id="${nodeId}"]`);
+    await details.waitFor({ timeout: 10_000 });
+    await details.locator('[data-action="redact"]').click();
+    const confirm = details.locator('[data-action="confirm-redact"]');
+    expect(await confirm.isDisabled()).toBe(true);
+    await details.getByLabel('Reason (required)').fill('contains a secret');
+    await confirm.click();
+    await details.locator('[data-redacted="true"]').waitFor({ timeout: 15_000 });
+    const after = await s.gql(
+      'query ($t: ID!, $id: ID!) { causalNode(threadId: $t, id: $id) { redaction { reason } payload } }',
+      {
+        t: 'work',
+        id: nodeId,
+      },
+    );
+    expect(after.causalNode.redaction.reason).toBe('contains a secret');
+    expect(JSON.stringify(after.causalNode.payload)).not.toContain('secret 42');
+  });
+
+  it('deletes a thread only once its id is typed out', async () => {
+    await page.goto(`${s.base}/console/#/thread/doomed`);
+    await page.locator('[data-action="delete-thread"]').click();
+    const confirm = page.locator('[data-action="confirm-delete"]');
+    await page.getByLabel('Thread id').fill('doome');
+    expect(await confirm.isDisabled()).toBe(true);
+    await page.getByLabel('Thread id').fill('doomed');
+    await confirm.click();
+    await page.waitForURL(/#\/threads$/, { timeout: 15_000 });
+    await expect(s.gql('{ thread(id: "doomed") { id } }')).rejects.toThrow('does not exist');
+  });
+
+  it('offers a read-only key none of these actions', async () => {
+    await page.evaluate(() => sessionStorage.clear());
+    await page.reload({ waitUntil: 'load' });
+    await signIn(page, s.reader, watched);
+    await page.goto(`${s.base}/console/#/thread/work`);
+    await page.locator('.graph[data-graph-state="ready"]').waitFor({ timeout: 15_000 });
+    for (const action of ['start-run', 'cancel-run', 'delete-thread', 'redact', 'approve']) {
+      expect(await page.locator(`[data-action="${action}"]`).count(), action).toBe(0);
+    }
+  });
+
+  it('logged no error in the page and sent nothing to another origin', () => {
+    expect(watched).toEqual({ foreign: [], errors: [] });
+  });
+});
