@@ -1,7 +1,8 @@
 /**
  * A conversation an instrumented agent sent over OTLP shows in the console as messages: the OTel
  * SDK's exporter writes an agent turn into a real keyed `weft serve`, and headless Chromium opens
- * the thread and its last inference node, whose details list its input and output messages.
+ * the thread: its conversation shows the assistant's calls and answer, and its last inference
+ * node's details list its input and output messages.
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -62,6 +63,11 @@ describeWithBrowser('Weft Console on a conversation sent over OTLP', () => {
     expect(await details.getByRole('list', { name: 'Output messages' }).textContent()).toBe(
       'assistant It is 21°C in Paris.',
     );
+    // The conversation beside the graph reads the same nodes as messages.
+    const said = page.locator('li[data-message-kind="INFERENCE"]');
+    await expect.poll(() => said.count()).toBe(2);
+    expect(await said.nth(0).locator('.calls').textContent()).toBe('Calls: get_weather');
+    expect(await said.nth(1).locator('.markdown').textContent()).toContain('It is 21°C in Paris.');
     expect(await axeViolations(page)).toEqual([]);
     expect(watched.errors).toEqual([]);
     expect(watched.foreign).toEqual([]);
