@@ -3,13 +3,12 @@
  * is new, each new run (`startRun`), every new node in one `appendNodes`, then each run's final
  * status (`SET_STATUS`). Idempotent on (trace id, span id): a span whose run or node exists is
  * skipped, so a re-sent batch writes nothing; two copies of a batch racing are settled by the
- * nodes' expected log index and the run commands' deterministic idempotency keys. Every payload is checked against the bound before anything is
+ * log index each append and status was planned on (and a run id being taken once). Every payload is checked against the bound before anything is
  * written, so input refused is refused whole.
  */
 
 import type { WeftError } from '../core/errors.js';
 import { getNodeBySequence, getResourceHead, nodeId } from '../core/graph/index.js';
-import { sha256Hex } from '../core/hash.js';
 import type { JsonObject } from '../core/json.js';
 import { findInputIssue } from '../core/text.js';
 import type { NodeInput, ThreadState } from '../core/thread/index.js';
@@ -40,6 +39,9 @@ export interface IngestResult {
   runs: number;
   nodes: number;
 }
+
+/** How often a write is planned again after another writer moved the thread's log on. */
+const MAX_ATTEMPTS = 30;
 
 const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'timeout']);
 
@@ -109,7 +111,6 @@ async function startRuns(engine: Engine, plan: ThreadPlan, state: ThreadState): 
       runId: run.runId,
       goal: run.goal,
       memory: run.memory,
-      idempotencyKey: keyOf('run', plan.threadId, run),
     });
     if (!started.ok && (await hasRun(engine, plan.threadId, run.runId))) continue; // raced
     unwrap(started);
@@ -118,20 +119,31 @@ async function startRuns(engine: Engine, plan: ThreadPlan, state: ThreadState): 
   return written;
 }
 
-async function finishRuns(engine: Engine, plan: ThreadPlan, state: ThreadState): Promise<number> {
+/**
+ * Sets each run's final status at the log index it was planned on: a copy of the batch racing
+ * this one makes it CONFLICT, and the run, read again, is found finished and skipped.
+ */
+async function finishRuns(engine: Engine, plan: ThreadPlan, planned: ThreadState): Promise<number> {
   let written = 0;
+  let state = planned;
   for (const run of plan.runs) {
-    const current = state.runs.get(run.runId);
-    if (current !== undefined && TERMINAL.has(current.status)) continue;
-    unwrap(
-      await engine.dispatch({
+    for (let attempt = 1; ; attempt++) {
+      const current = state.runs.get(run.runId);
+      if (current !== undefined && TERMINAL.has(current.status)) break;
+      const set = await engine.dispatch({
         threadId: plan.threadId,
         runId: run.runId,
+        expectedIndex: state.length,
         action: statusOf(run),
-        idempotencyKey: keyOf('status', plan.threadId, run),
-      }),
-    );
-    written++;
+      });
+      if (set.ok || set.error.code !== 'CONFLICT' || attempt === MAX_ATTEMPTS) {
+        unwrap(set);
+        written++;
+        state = unwrap(await engine.getState(plan.threadId));
+        break;
+      }
+      state = unwrap(await engine.getState(plan.threadId));
+    }
   }
   return written;
 }
@@ -141,10 +153,6 @@ function statusOf(run: PlannedRun) {
   if (run.error !== undefined) payload.error = run.error;
   return { type: 'set_status', payload };
 }
-
-/** A run command's idempotency key: per span and thread (keys are per tenant, not thread). */
-const keyOf = (what: string, threadId: string, run: PlannedRun): string =>
-  `otlp:${what}:${run.traceId}:${run.spanId}:${sha256Hex(threadId).slice(0, 16)}`;
 
 /** Where a span's node and run are: this batch's new nodes first, then the thread's state. */
 function resolver(state: ThreadState, fresh: Map<string, string>, runs: ReadonlySet<string>) {
@@ -210,9 +218,6 @@ export function nodeInputsOf(plan: ThreadPlan, state: ThreadState): NodeInput[] 
   }
   return inputs;
 }
-
-/** How often a thread's nodes are planned again after another writer moved its log on. */
-const MAX_ATTEMPTS = 30;
 
 /**
  * Appends the plan's new nodes at the log index they were planned on: a writer racing it (the
