@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- otlp [--batches=200]`: GenAI spans ingested per second through the OTLP
- * receiver's path — protobuf decoding, mapping, the payload bound, the idempotency look-ups and
+ * receiver's path — protobuf decoding, mapping, the payload bound, the look-ups of spans already written and
  * the engine's commands (src/otlp, as POST /v1/traces runs it, without the HTTP hop) — against
  * the same content written straight through the engine's commands, on a fresh SQLite file each.
  * Target: at least 80% of the direct rate. Two workloads, each batch a new conversation:
