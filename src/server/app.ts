@@ -51,6 +51,7 @@ import {
   useMetricsEndpoint,
   useOperationMetrics,
 } from './metrics.js';
+import { type OtlpRouteDeps, otlpRoute, otlpRouteDeps } from './otlp.js';
 import {
   graphiqlPage,
   useBodyLimit,
@@ -61,6 +62,7 @@ import {
 import { createRefusalThrottle, isRefusal } from './refusal-throttle.js';
 import { createSendBuffers, type SlowTransport } from './send-buffer.js';
 import { useSharedSubscriptions } from './shared-execution.js';
+import type { Tracing } from './tracing.js';
 import { useBodyNestingLimit, useDocumentNestingLimit } from './value-depth.js';
 import { attachWebSockets } from './websocket.js';
 
@@ -99,6 +101,8 @@ export interface AppDeps {
   maxSendBufferBytes?: number;
   /** Told of each connection closed as a slow consumer (e.g. to count it in /metrics). */
   onSlowConsumer?: (transport: SlowTransport) => void;
+  /** Weft's own traces (tracing.ts): a span per request. Default: none. */
+  tracing?: Tracing | undefined;
 }
 
 export interface App {
@@ -219,10 +223,12 @@ function createRequestHandler(parts: {
   stopping: () => boolean;
   settle: () => void;
   server: () => Server;
+  otlp: OtlpRouteDeps;
 }): (req: IncomingMessage, res: ServerResponse) => void {
   const { deps, metrics, yoga, throttle, answering, foreign, stopping, settle, server } = parts;
   const { config } = deps;
   const serveConsole = consoleRoutes();
+  const serveOtlp = otlpRoute(parts.otlp, deps.log);
   const serveGraphiQL = config.graphiql
     ? graphiqlPage(() => renderGraphiQLLazily(GRAPHIQL_OPTIONS))
     : undefined;
@@ -249,6 +255,7 @@ function createRequestHandler(parts: {
     res.setHeader(REQUEST_ID_HEADER, info.id);
     if (stopping()) res.setHeader('connection', 'close');
     const path = (req.url ?? '/').split('?')[0]!;
+    deps.tracing?.request(req, res, path);
     answering.add(res);
     metrics?.inflight.inc();
     res.once('close', () => {
@@ -281,6 +288,8 @@ function createRequestHandler(parts: {
       return;
     }
     if (serveGraphiQL?.(req, res) || serveConsole(req, res)) return;
+    // Before the Content-Length guard: OTLP exporters stream gzip bodies chunked.
+    if (serveOtlp(req, res, path)) return;
     if (refuseOversizedBody(req, res, config.maxBodyBytes)) {
       info.errorCodes.push(res.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : 'LENGTH_REQUIRED');
       metrics?.errors.inc({ code: info.errorCodes[0]! });
@@ -383,6 +392,7 @@ export function buildApp(deps: AppDeps): App {
     stopping: () => stopping,
     settle,
     server: () => server,
+    otlp: otlpRouteDeps(config, engine, auth),
   });
 
   const server = createServer(handle);

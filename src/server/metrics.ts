@@ -12,7 +12,11 @@ import type { AuthInfo } from '../graphql/context.js';
 
 /** The routes requests are counted under (anything else is `other`). */
 export const routeOf = (path: string): string =>
-  path === '/graphql' || path === '/healthz' || path === '/readyz' || path === '/metrics'
+  path === '/graphql' ||
+  path === '/healthz' ||
+  path === '/readyz' ||
+  path === '/metrics' ||
+  path === '/v1/traces'
     ? path
     : 'other';
 

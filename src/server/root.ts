@@ -14,9 +14,11 @@ import { existsSync } from 'node:fs';
 import type { Authenticator } from '../auth/authenticator.js';
 import { apiKeys } from '../auth/keys.js';
 import {
+  type CommittedEvent,
   createEngine,
   type Engine,
   type EngineOptions,
+  type Publisher,
   type RetentionSweeper,
   type RetentionSweeperStats,
   resolveEngineOptions,
@@ -105,6 +107,8 @@ export interface EventedEngineOptions {
   redisChannel?: string | undefined;
   engine?: Omit<EngineOptions, 'databaseUrl' | 'store' | 'publisher'>;
   hub?: Omit<EventHubOptions, 'store' | 'redis' | 'machineOptions'>;
+  /** Also told of every commit, after the hub (Weft's own tracing: server/tracing.ts). */
+  observe?: ((event: CommittedEvent) => void) | undefined;
 }
 
 /**
@@ -164,7 +168,18 @@ export async function openEventedEngine(
     await hub.close();
     throw error;
   }
-  const engine = createEngine({ ...resolved, store: database.store, publisher: hub });
+  const observe = options.observe;
+  const publisher: Publisher =
+    observe === undefined
+      ? hub
+      : {
+          publish(event) {
+            const published = hub.publish(event);
+            observe(event);
+            return published;
+          },
+        };
+  const engine = createEngine({ ...resolved, store: database.store, publisher });
   return {
     engine,
     hub,
@@ -230,6 +245,7 @@ const describeFailure = (error: unknown): string => {
 export async function openServerRoot(
   config: ServerConfig,
   log: (line: string) => void,
+  observe?: (event: CommittedEvent) => void,
 ): Promise<ServerRoot> {
   const target = parseDatabaseUrl(config.databaseUrl);
   if (target.provider === 'sqlite' && !existsSync(target.path)) {
@@ -251,6 +267,7 @@ export async function openServerRoot(
     evented = await openEventedEngine(database, {
       redisUrl: config.redisUrl,
       engine: engineOptionsOf(config),
+      observe,
     });
     return withSweepers(config, log, database, evented, auth);
   } catch (error) {

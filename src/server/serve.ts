@@ -10,6 +10,7 @@ import { type App, buildApp } from './app.js';
 import type { ServerConfig } from './config.js';
 import { CONSOLE_PATH, isConsoleBuilt } from './console.js';
 import { openServerRoot, StartupRefused } from './root.js';
+import { startTracing } from './tracing.js';
 
 export { StartupRefused };
 
@@ -69,9 +70,13 @@ async function startLocked(
   lock: ServerLock,
 ): Promise<App & { close(): Promise<void> }> {
   // Each database opened once, every part of the server handed its handles (root.ts).
-  const root = await openServerRoot(config, log);
+  // Off, and the OTel SDK never loaded, unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
+  const tracing = await startTracing(process.env, log);
+  const root = await openServerRoot(config, log, tracing?.committed);
   const { engine, hub } = root;
+  tracing?.attach(engine);
   const app = buildApp({
+    tracing,
     config,
     engine,
     log,
@@ -93,6 +98,7 @@ async function startLocked(
       await root.stopBackground(); // ends open streams, so SSE responses finish within the grace period
       await app.stop(1000); // only streams remain, and the hub has just ended them
       await root.close();
+      await tracing?.shutdown();
       lock.release();
     })();
     return closing;

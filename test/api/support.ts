@@ -11,6 +11,7 @@ import { createEngine, type Engine } from '../../src/engine/index.js';
 import { createReads, type Reads } from '../../src/reads/index.js';
 import { type App, buildApp } from '../../src/server/app.js';
 import { loadConfig, type ServerConfig } from '../../src/server/config.js';
+import type { Tracing } from '../../src/server/tracing.js';
 import { migrate } from '../../src/store/migrate/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/services.js';
@@ -86,6 +87,8 @@ export async function createTestApp(
     failing?: string[];
     /** Encryption at rest with this key. */
     encryptionKey?: Uint8Array;
+    /** Weft's own traces (server/tracing.ts). */
+    tracing?: Tracing;
   } = {},
 ): Promise<TestApp> {
   const url = options.backend === 'postgres' ? await freshPostgresUrl() : await freshSqliteUrl();
@@ -109,6 +112,7 @@ export async function createTestApp(
     engine,
     reads,
     ...(options.plugins === undefined ? {} : { plugins: options.plugins }),
+    tracing: options.tracing,
   });
   const request = async (body: string, headers: Record<string, string> = {}) => {
     const response = await app.yoga.fetch('http://weft.test/graphql', {

@@ -25,6 +25,7 @@ const LAYER: Record<string, number> = {
   auth: 3,
   graphql: 4,
   langgraph: 4,
+  otlp: 3,
   server: 5,
   cli: 6,
   '(entry)': 7,

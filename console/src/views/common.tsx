@@ -3,7 +3,13 @@ import type { ComponentChildren } from 'preact';
 import { ConsoleThreadPickerDocument } from '../generated/graphql';
 
 export function Json({ value }: { value: unknown }) {
-  return <pre class="json">{JSON.stringify(value, null, 2)}</pre>;
+  // Focusable: a long value scrolls (max-height), and a keyboard must be able to scroll it.
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region needs a tab stop
+    <pre class="json" tabIndex={0}>
+      {JSON.stringify(value, null, 2)}
+    </pre>
+  );
 }
 
 export function Section({ title, children }: { title: string; children: ComponentChildren }) {

@@ -79,9 +79,35 @@ function Folded({ label, value }: { label: string; value: unknown }) {
   );
 }
 
+/** The parts of one type in OpenTelemetry GenAI messages (`{role, parts}`: opentelemetry.md). */
+function genAiParts(messages: unknown, type: string): Payload[] {
+  if (!Array.isArray(messages)) return [];
+  return messages.flatMap((m) => {
+    const parts = asRecord(m).parts;
+    return Array.isArray(parts) ? parts.map(asRecord).filter((p) => p.type === type) : [];
+  });
+}
+
+/** The text an inference node written from OpenTelemetry spans answered with. */
+function genAiText(output: unknown): string | undefined {
+  const texts = genAiParts(output, 'text').flatMap((p) =>
+    typeof p.content === 'string' ? [p.content] : [],
+  );
+  return texts.length > 0 ? texts.join('\n\n') : undefined;
+}
+
+/** The tools a message calls: LangChain's `toolCalls`, or the GenAI output's tool_call parts. */
+function callsOf(payload: Payload): unknown[] {
+  if (Array.isArray(payload.toolCalls)) return payload.toolCalls;
+  return genAiParts(payload.output, 'tool_call');
+}
+
 /** The body of a message: its text as Markdown, JSON folded, anything else as JSON. */
 function Body({ payload }: { payload: Payload }) {
-  const content = 'content' in payload ? payload.content : (payload.text ?? payload.goal);
+  const content =
+    'content' in payload
+      ? payload.content
+      : (payload.text ?? genAiText(payload.output) ?? payload.goal ?? payload.result);
   const text = textOf(content);
   if (text !== undefined) {
     const json = jsonIn(text);
@@ -165,13 +191,19 @@ function Message({
       {node.redaction ? (
         <Redacted redaction={node.redaction} />
       ) : node.kind === 'TOOL_CALL' ? (
-        <Folded label={`${String(payload.name ?? 'call')}(…)`} value={payload.args ?? payload} />
+        <Folded
+          label={`${String(payload.name ?? 'call')}(…)`}
+          value={payload.args ?? payload.arguments ?? payload}
+        />
       ) : (
         <Body payload={payload} />
       )}
-      {Array.isArray(payload.toolCalls) && payload.toolCalls.length > 0 && (
+      {callsOf(payload).length > 0 && (
         <p class="calls">
-          Calls: {payload.toolCalls.map((c) => String(asRecord(c).name ?? '?')).join(', ')}
+          Calls:{' '}
+          {callsOf(payload)
+            .map((c) => String(asRecord(c).name ?? '?'))
+            .join(', ')}
         </p>
       )}
     </li>

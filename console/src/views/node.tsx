@@ -7,6 +7,7 @@ import { ConsoleNodeDocument } from '../generated/graphql';
 import { useScopes } from '../live';
 import { RedactNode } from './actions';
 import { Json } from './common';
+import { Messages } from './messages';
 import { Redacted } from './redaction';
 
 export function NodeDetails({
@@ -93,6 +94,7 @@ export function NodeDetails({
               </>
             )}
           </dl>
+          {!node.redaction && <Messages payload={node.payload} />}
           <h3>Payload</h3>
           {node.redaction ? <Redacted redaction={node.redaction} /> : <Json value={node.payload} />}
           {!node.redaction && scopes.write && (
