@@ -528,7 +528,17 @@ function benchBytes(url: string, rows: Row[]): void {
       'SELECT count(*) AS nodes, sum(length(CAST("payload" AS BLOB))) AS payload FROM "node"',
     )
     .get() as { nodes: number; payload: number };
+  // Where the bytes go: each table and index (pages in use, from the dbstat virtual table).
+  const tables = db
+    .prepare(
+      `SELECT "name", sum("pgsize") AS "bytes" FROM "dbstat" GROUP BY "name" ORDER BY "bytes" DESC`,
+    )
+    .all() as { name: string; bytes: number }[];
   db.close();
+  const shown = tables.filter((t) => t.bytes / nodes >= 1);
+  progress(
+    `bytes per node by table/index: ${shown.map((t) => `${t.name} ${fmt(t.bytes / nodes)}`).join(', ')}`,
+  );
   const perNode = bytes / nodes;
   const payloadPerNode = payload / nodes;
   const sample = canonicalJson(payloads(1, 1)[0]!).length;
