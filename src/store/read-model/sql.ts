@@ -17,7 +17,6 @@ import {
   type NodeTextRow,
   node,
   nodeParent,
-  nodeSearch,
   nodeText,
   type ResourceHeadRow,
   type RunRow,
@@ -134,52 +133,33 @@ export const insertNodes = (script: ScriptRecorder, rows: readonly NodeRow[]) =>
   insertRows(script, node, rows);
 
 /**
- * Node texts for search (search-queries.ts): each node's row (its text in `body` only when the
- * payload is sealed) and its terms in the index. On Postgres each row's `tsv` is computed by the
- * database from the text, in the same statement. On SQLite the text is indexed in the FTS5 table
- * under the row's id (the contentless index of migration 0020 keeps no copy of it), by a second
- * statement that finds the ids the rows were given.
+ * Node texts for search (search-queries.ts): each node's row, its text in `body` only when the
+ * payload is sealed. On SQLite the triggers of migration 0020 index the text (the body, or the
+ * one derived from the payload in SQL) in the contentless FTS5 table. On Postgres each row's
+ * `tsv` is computed by the database from the text, in the same statement.
  */
 export function insertNodeTexts(script: ScriptRecorder, rows: readonly NodeTextRow[]): void {
   if (rows.length === 0) return;
   const T = nodeText.c;
   const columns = `${T.threadId}, ${T.sequence}, ${T.kind}, ${T.body}`;
-  if (script.provider === 'postgres') {
-    const head = `INSERT INTO ${nodeText.sql} (${columns}, ${T.tsv}) SELECT v.t, v.s, v.k, v.b, to_tsvector('simple', v.x) FROM (`;
-    const tuple =
-      '(CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT))';
-    const chunk = Math.floor(PARAMETERS_PER_STATEMENT / 5);
-    for (let i = 0; i < rows.length; i += chunk) {
-      const part = rows.slice(i, i + chunk);
-      const values: unknown[] = [];
-      for (const r of part) values.push(r.threadId, r.sequence, r.kind, r.body, r.text);
-      script.add(script.texts.multiRow(head, tuple, part.length, ') AS v(t, s, k, b, x)'), values);
-    }
-    return;
-  }
-  const chunk = Math.floor(PARAMETERS_PER_STATEMENT / 4);
-  const indexHead = 'WITH v(t, s, x) AS (';
-  const indexTail =
-    `) INSERT INTO ${nodeSearch.sql} (rowid, body) SELECT n.${T.id}, v.x FROM v ` +
-    `JOIN ${nodeText.sql} n ON n.${T.threadId} = v.t AND n.${T.sequence} = v.s`;
+  const postgres = script.provider === 'postgres';
+  const [head, tuple, tail] = postgres
+    ? [
+        `INSERT INTO ${nodeText.sql} (${columns}, ${T.tsv}) SELECT v.t, v.s, v.k, v.b, to_tsvector('simple', v.x) FROM (`,
+        '(CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT))',
+        ') AS v(t, s, k, b, x)',
+      ]
+    : [`INSERT INTO ${nodeText.sql} (${columns})`, '(?, ?, ?, ?)', ''];
+  const width = postgres ? 5 : 4;
+  const chunk = Math.floor(PARAMETERS_PER_STATEMENT / width);
   for (let i = 0; i < rows.length; i += chunk) {
     const part = rows.slice(i, i + chunk);
     const values: unknown[] = [];
-    const indexed: unknown[] = [];
     for (const r of part) {
       values.push(r.threadId, r.sequence, r.kind, r.body);
-      indexed.push(r.threadId, r.sequence, r.text);
+      if (postgres) values.push(r.text);
     }
-    script.add(
-      script.texts.multiRow(
-        `INSERT INTO ${nodeText.sql} (${columns})`,
-        '(?, ?, ?, ?)',
-        part.length,
-        '',
-      ),
-      values,
-    );
-    script.add(script.texts.multiRow(indexHead, '(?, ?, ?)', part.length, indexTail), indexed);
+    script.add(script.texts.multiRow(head, tuple, part.length, tail), values);
   }
 }
 

@@ -114,9 +114,10 @@ export type NodeTextRow = Omit<RowOf<typeof nodeTextColumns>, 'id' | 'tsv'> & { 
 
 /**
  * SQLite's full-text index of the node texts: a contentless FTS5 table (no copy of the text)
- * written by hand in migration 0020, its rows named by node_text.id, filled by the store with
- * each node_text row and emptied of a row by the trigger on deleting it; not part of the Prisma
- * schema, nor are the shadow tables FTS5 keeps it in. The schema checks leave exactly these out.
+ * written by hand in migration 0020, its rows named by node_text.id and kept by that migration's
+ * triggers (a node_text row indexed when written, forgotten when deleted, which deleting a node
+ * or changing its payload does first); not part of the Prisma schema, nor are the shadow tables
+ * FTS5 keeps it in. The schema checks leave exactly these out.
  */
 export const nodeSearch = {
   sql: '"node_search"',

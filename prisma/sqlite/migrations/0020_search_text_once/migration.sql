@@ -1,13 +1,25 @@
--- Hand-written: each node's text is stored once. The search index becomes a contentless FTS5
--- table (content='', contentless_delete=1): it keeps the index only, no copy of the text, and a
--- row leaves it by rowid (node_text.id), without the text it was indexed from. node_text.body is
--- null unless the node's payload is sealed at rest (then the payload cannot give the text back);
--- a search reads the text from node.payload. The store writes the index itself (read-model/sql.ts
--- insertNodeTexts), as the text is no longer in the row a trigger could read. The old triggers
--- go first: the table below is rebuilt.
+-- Hand-written: each node's text is stored once, as its payload. The search index becomes a
+-- contentless FTS5 table (content=''): it keeps the index only, no copy of the text.
+-- node_text.body is null unless the node's payload is sealed at rest (then the payload cannot
+-- give the text back and `body` keeps it); a search derives the text from node.payload
+-- (read-model/search-text-of.cjs).
+--
+-- A contentless table forgets a row only when told the text it indexed ('delete' with that
+-- text); with secure-delete (as 0016 set it) the row's terms then leave the index segments at
+-- once. (contentless_delete=1 would forget a row by rowid alone, but it leaves the terms in the
+-- segments behind a tombstone, and secure-delete does not apply to it.) So the text is indexed
+-- and forgotten by the same SQL expression over what is stored: `body`, or else the string
+-- values of the plain JSON payload (json_tree, in document order, joined by spaces, NUL and the
+-- markers U+E000 / U+E001 replaced by spaces, at most 65,536 characters), and every path that
+-- removes a node's text goes through the node_text delete trigger while the node row still
+-- holds the payload that was indexed: deleting a node (a thread's deletion, gc, cascades) and
+-- changing its payload (a redaction) delete its node_text row first.
+--
+-- The old triggers go first: the table below is rebuilt.
 DROP TRIGGER "node_text_search_insert";
 DROP TRIGGER "node_text_search_delete";
 DROP TRIGGER "node_text_search_update";
+DROP TABLE "node_search";
 
 -- RedefineTables
 PRAGMA defer_foreign_keys=ON;
@@ -28,25 +40,42 @@ CREATE UNIQUE INDEX "node_text_thread_id_sequence_key" ON "node_text"("thread_id
 PRAGMA foreign_keys=ON;
 PRAGMA defer_foreign_keys=OFF;
 
--- Hand-written: the index rebuilt contentless from the texts stored so far, with secure-delete
--- (as migration 0016 set it), so a deleted row's terms leave the index segments at once.
--- test/store/migrate.test.ts and test/architecture/storage.test.ts leave exactly this table and
--- its shadow tables (node_search_data, _idx, _docsize, _config) out of their comparisons.
-DROP TABLE "node_search";
-CREATE VIRTUAL TABLE "node_search" USING fts5("body", content='', contentless_delete=1);
-INSERT INTO "node_search" ("node_search", "rank") VALUES ('secure-delete', 1);
-INSERT INTO "node_search" (rowid, "body")
-SELECT "id", "body" FROM "node_text" WHERE "body" IS NOT NULL ORDER BY "id";
-
 -- The text of a plain payload is the payload's: the copy goes.
 UPDATE "node_text" SET "body" = NULL WHERE EXISTS (
   SELECT 1 FROM "node" n
   WHERE n."thread_id" = "node_text"."thread_id" AND n."sequence" = "node_text"."sequence"
-    AND n."payload" NOT LIKE 'wenc1:%' AND n."payload" NOT LIKE 'wenc2:%'
+    AND json_valid(n."payload")
 );
 
--- Redaction and deletion remove a node_text row (cascading from its node or by itself): its
--- terms leave the index with it.
-CREATE TRIGGER "node_text_search_delete" AFTER DELETE ON "node_text" BEGIN
-  DELETE FROM "node_search" WHERE rowid = old."id";
+-- test/store/migrate.test.ts and test/architecture/storage.test.ts leave exactly this table and
+-- its shadow tables (node_search_data, _idx, _docsize, _config) out of their comparisons.
+CREATE VIRTUAL TABLE "node_search" USING fts5("body", content='');
+INSERT INTO "node_search" ("node_search", "rank") VALUES ('secure-delete', 1);
+
+-- The texts stored so far, indexed as the trigger below indexes a new row.
+INSERT INTO "node_search" (rowid, "body")
+SELECT t."id", coalesce(t."body", (SELECT substr(replace(replace(replace((SELECT group_concat(j."value", ' ') FROM json_tree(n."payload") j
+    WHERE j."type" = 'text' AND j."value" <> ''), char(0), ' '), char(57344), ' '), char(57345), ' '), 1, 65536) FROM "node" n
+    WHERE n."thread_id" = t."thread_id" AND n."sequence" = t."sequence" AND json_valid(n."payload")))
+FROM "node_text" t ORDER BY t."id";
+
+CREATE TRIGGER "node_text_search_insert" AFTER INSERT ON "node_text" BEGIN
+  INSERT INTO "node_search" (rowid, "body") VALUES (new."id", coalesce(new."body", (SELECT substr(replace(replace(replace((SELECT group_concat(j."value", ' ') FROM json_tree(n."payload") j
+    WHERE j."type" = 'text' AND j."value" <> ''), char(0), ' '), char(57344), ' '), char(57345), ' '), 1, 65536) FROM "node" n
+    WHERE n."thread_id" = new."thread_id" AND n."sequence" = new."sequence" AND json_valid(n."payload"))));
+END;
+
+CREATE TRIGGER "node_text_search_delete" BEFORE DELETE ON "node_text" BEGIN
+  INSERT INTO "node_search" ("node_search", rowid, "body") VALUES ('delete', old."id", coalesce(old."body", (SELECT substr(replace(replace(replace((SELECT group_concat(j."value", ' ') FROM json_tree(n."payload") j
+    WHERE j."type" = 'text' AND j."value" <> ''), char(0), ' '), char(57344), ' '), char(57345), ' '), 1, 65536) FROM "node" n
+    WHERE n."thread_id" = old."thread_id" AND n."sequence" = old."sequence" AND json_valid(n."payload"))));
+END;
+
+CREATE TRIGGER "node_search_node_delete" BEFORE DELETE ON "node" BEGIN
+  DELETE FROM "node_text" WHERE "thread_id" = old."thread_id" AND "sequence" = old."sequence";
+END;
+
+CREATE TRIGGER "node_search_node_payload" BEFORE UPDATE OF "payload" ON "node"
+WHEN old."payload" IS NOT new."payload" BEGIN
+  DELETE FROM "node_text" WHERE "thread_id" = old."thread_id" AND "sequence" = old."sequence";
 END;
