@@ -67,7 +67,6 @@ export function nodeTextRows(nodes: readonly NodeRow[], sealed: boolean): NodeTe
       rows.push({
         threadId: n.threadId,
         sequence: n.sequence,
-        kind: n.kind,
         body: sealed ? text : null,
         text,
       });
@@ -268,7 +267,7 @@ function scope(q: NodeSearchQuery, lineage: Lineage | undefined) {
     where += ` AND (${spans.join(' OR ')})`;
   }
   if (q.kinds !== undefined) {
-    where += ` AND t.${T.kind} IN (${marks(q.kinds.length)})`;
+    where += ` AND n.${N.kind} IN (${marks(q.kinds.length)})`;
     values.push(...q.kinds);
   }
   const joins =

@@ -141,22 +141,22 @@ export const insertNodes = (script: ScriptRecorder, rows: readonly NodeRow[]) =>
 export function insertNodeTexts(script: ScriptRecorder, rows: readonly NodeTextRow[]): void {
   if (rows.length === 0) return;
   const T = nodeText.c;
-  const columns = `${T.threadId}, ${T.sequence}, ${T.kind}, ${T.body}`;
+  const columns = `${T.threadId}, ${T.sequence}, ${T.body}`;
   const postgres = script.provider === 'postgres';
   const [head, tuple, tail] = postgres
     ? [
-        `INSERT INTO ${nodeText.sql} (${columns}, ${T.tsv}) SELECT v.t, v.s, v.k, v.b, to_tsvector('simple', v.x) FROM (`,
-        '(CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT))',
-        ') AS v(t, s, k, b, x)',
+        `INSERT INTO ${nodeText.sql} (${columns}, ${T.tsv}) SELECT v.t, v.s, v.b, to_tsvector('simple', v.x) FROM (`,
+        '(CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS TEXT), CAST(? AS TEXT))',
+        ') AS v(t, s, b, x)',
       ]
-    : [`INSERT INTO ${nodeText.sql} (${columns})`, '(?, ?, ?, ?)', ''];
-  const width = postgres ? 5 : 4;
+    : [`INSERT INTO ${nodeText.sql} (${columns})`, '(?, ?, ?)', ''];
+  const width = postgres ? 4 : 3;
   const chunk = Math.floor(PARAMETERS_PER_STATEMENT / width);
   for (let i = 0; i < rows.length; i += chunk) {
     const part = rows.slice(i, i + chunk);
     const values: unknown[] = [];
     for (const r of part) {
-      values.push(r.threadId, r.sequence, r.kind, r.body);
+      values.push(r.threadId, r.sequence, r.body);
       if (postgres) values.push(r.text);
     }
     script.add(script.texts.multiRow(head, tuple, part.length, tail), values);

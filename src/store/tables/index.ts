@@ -101,7 +101,6 @@ const nodeTextColumns = {
   id: { name: 'id', type: 'integer' },
   threadId: { name: 'thread_id', type: 'text' },
   sequence: { name: 'sequence', type: 'integer' },
-  kind: { name: 'kind', type: 'text' },
   body: { name: 'body', type: 'text', nullable: true },
   tsv: { name: 'tsv', type: 'text', nullable: true },
 } as const;
@@ -122,12 +121,9 @@ export type NodeTextRow = Omit<RowOf<typeof nodeTextColumns>, 'id' | 'tsv'> & { 
 export const nodeSearch = {
   sql: '"node_search"',
   name: 'node_search',
-  shadowTables: [
-    'node_search_data',
-    'node_search_idx',
-    'node_search_docsize',
-    'node_search_config',
-  ],
+  shadowTables: ['node_search_data', 'node_search_idx', 'node_search_config'],
+  /** Shadow tables of the index migrations 0010–0019 kept (per-row sizes, dropped by 0020). */
+  formerShadowTables: ['node_search_docsize'],
 } as const;
 
 /** Postgres's GIN index on node_text.tsv, written by hand in migration 0010 (see nodeSearch). */

@@ -2,7 +2,7 @@
 -- contentless FTS5 table (content=''): it keeps the index only, no copy of the text.
 -- node_text.body is null unless the node's payload is sealed at rest (then the payload cannot
 -- give the text back and `body` keeps it); a search derives the text from node.payload
--- (read-model/search-text-of.cjs).
+-- (read-model/search-text-of.cjs). node_text.kind goes too: a search filters by node.kind.
 --
 -- A contentless table forgets a row only when told the text it indexed ('delete' with that
 -- text); with secure-delete (as 0016 set it) the row's terms then leave the index segments at
@@ -28,12 +28,11 @@ CREATE TABLE "new_node_text" (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "thread_id" TEXT NOT NULL,
     "sequence" INTEGER NOT NULL,
-    "kind" TEXT NOT NULL,
     "body" TEXT,
     "tsv" tsvector,
     CONSTRAINT "node_text_thread_id_sequence_fkey" FOREIGN KEY ("thread_id", "sequence") REFERENCES "node" ("thread_id", "sequence") ON DELETE CASCADE ON UPDATE CASCADE
 );
-INSERT INTO "new_node_text" ("body", "id", "kind", "sequence", "thread_id", "tsv") SELECT "body", "id", "kind", "sequence", "thread_id", "tsv" FROM "node_text";
+INSERT INTO "new_node_text" ("body", "id", "sequence", "thread_id", "tsv") SELECT "body", "id", "sequence", "thread_id", "tsv" FROM "node_text";
 DROP TABLE "node_text";
 ALTER TABLE "new_node_text" RENAME TO "node_text";
 CREATE UNIQUE INDEX "node_text_thread_id_sequence_key" ON "node_text"("thread_id", "sequence");
@@ -47,9 +46,11 @@ UPDATE "node_text" SET "body" = NULL WHERE EXISTS (
     AND json_valid(n."payload")
 );
 
+-- columnsize=0: no per-row token counts (a node_search_docsize table), which only FTS5's bm25
+-- reads; a search scores each text itself (read-model/search-queries.ts).
 -- test/store/migrate.test.ts and test/architecture/storage.test.ts leave exactly this table and
--- its shadow tables (node_search_data, _idx, _docsize, _config) out of their comparisons.
-CREATE VIRTUAL TABLE "node_search" USING fts5("body", content='');
+-- its shadow tables (node_search_data, _idx, _config) out of their comparisons.
+CREATE VIRTUAL TABLE "node_search" USING fts5("body", content='', columnsize=0);
 INSERT INTO "node_search" ("node_search", "rank") VALUES ('secure-delete', 1);
 
 -- The texts stored so far, indexed as the trigger below indexes a new row.
