@@ -1,12 +1,14 @@
 /**
  * Full-text search over node payloads. Each database finds the matches with its own index:
- * SQLite's FTS5 table `node_search` (over node_text.body, kept by the triggers of migration
- * 0010), Postgres's `tsv` column (GIN-indexed) matched by websearch_to_tsquery. What each search
- * costs is bounded whatever the documents: only the tenant's newest MAX_SEARCH_CANDIDATES
- * matches are ranked, a query's first MAX_SEARCH_WORDS words are looked for, and snippets are
- * cut here (search-text.ts) from the first SNIPPET_HEAD characters of a page's texts (the whole
- * text only when its passage runs past them), never by the databases' snippet functions, which
- * are quadratic in the matches of one text.
+ * SQLite's contentless FTS5 table `node_search` (kept by the triggers of migration 0020),
+ * Postgres's `tsv` column (GIN-indexed) matched by websearch_to_tsquery. Neither keeps a copy of
+ * the text: a page's texts are derived again from their payloads (search-text-of.cjs), or read
+ * from node_text.body for a payload sealed at rest, the one case the text is stored beside it.
+ * What each search costs is bounded whatever the documents: only the tenant's newest
+ * MAX_SEARCH_CANDIDATES matches are ranked, a query's first MAX_SEARCH_WORDS words are looked
+ * for, and snippets are cut here (search-text.ts) from the first SNIPPET_HEAD characters of a
+ * page's texts (the whole text only when its passage runs past them), never by the databases'
+ * snippet functions, which are quadratic in the matches of one text.
  *
  * Scores use nothing but the node's own text and the query, so one tenant's scores never depend
  * on another's nodes: on SQLite a score computed from the text in the search thread (FTS5's
@@ -222,8 +224,9 @@ export interface NodeSearchHit {
  */
 export const MAX_SEARCH_CANDIDATES = 1_000;
 /**
- * Text read and scored per search on SQLite, in UTF-8 bytes: the newest candidates up to this
- * much are ranked (always at least one), the rest are left out.
+ * Text read and scored per search on SQLite, in UTF-8 bytes of what each text is read from (its
+ * payload, or its body when sealed): the newest candidates up to this much are ranked (always at
+ * least one), the rest are left out.
  */
 export const MAX_SCORED_BYTES = 4 * 1024 * 1024;
 
