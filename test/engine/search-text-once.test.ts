@@ -132,6 +132,39 @@ function suite(backend: Backend) {
       }
     }
   });
+
+  it("stores a small append's payload once: in its node row, not again in the log entry", async () => {
+    const url = await backend.freshUrl();
+    const engine = createEngine({ store: openThreadStore(url) });
+    opened.push(engine);
+    must(await engine.createThread({ threadId: 's' }));
+    const text = `${'one small turn of a conversation '.repeat(3)}pqzonce`;
+    must(
+      await engine.appendNodes({
+        threadId: 's',
+        nodes: [{ kind: 'inference', payload: { text } }],
+      }),
+    );
+    const weft = createPrisma(url);
+    try {
+      const entries = await rawQuery(
+        weft,
+        `SELECT "entry", "packed" FROM "log_entry" WHERE "type" = 'nodes_appended'`,
+      );
+      expect(entries).toHaveLength(1);
+      expect(entries[0]!.entry).toBe('');
+      expect(Buffer.from(entries[0]!.packed as Uint8Array).includes('pqzonce')).toBe(false);
+      const nodes = await rawQuery(weft, 'SELECT "payload" FROM "node"');
+      expect(nodes.map((n) => JSON.parse(String(n.payload)))).toEqual([{ text }]);
+    } finally {
+      await weft.prisma.$disconnect();
+    }
+    // The log reads back whole, the payload spliced in from the node row.
+    const verified = must(await engine.verify('s', { strict: true }));
+    expect(verified.ok).toBe(true);
+    const state = must(await engine.stateAt('s'));
+    expect(state.agentState.nodes.map((n) => n.payload)).toEqual([{ text }]);
+  });
 }
 
 describe('search text stored once [sqlite]', () => suite(useBackend(sqliteBackend())));
