@@ -38,10 +38,16 @@ export const EMPTY_DIFF = '-- This is an empty migration.\n';
 
 /**
  * Tables the schema checks leave out: the runner's own ledger (Postgres wants it
- * schema-qualified) and SQLite's FTS5 search table with its shadow tables (migration 0010).
+ * schema-qualified) and SQLite's FTS5 search table with its shadow tables (migrations 0010 and
+ * 0020), those of earlier migrations' index too (a scratch database may be at any migration).
  */
 export const EXTERNAL_TABLES: Record<Provider, string[]> = {
-  sqlite: [MIGRATIONS_TABLE, nodeSearch.name, ...nodeSearch.shadowTables],
+  sqlite: [
+    MIGRATIONS_TABLE,
+    nodeSearch.name,
+    ...nodeSearch.shadowTables,
+    ...nodeSearch.formerShadowTables,
+  ],
   postgres: [`public.${MIGRATIONS_TABLE}`],
 };
 

@@ -5,7 +5,7 @@
  * where they stood, the cuts remembered by node sequence — and deflated: `log_entry.packed`,
  * with `log_entry.entry` empty. Reading splices the payloads back from the node rows, which
  * gives the exact original text by construction (each cut removed precisely that node's payload
- * text). An entry whose new payloads are small (or that creates no node), or whose text does not
+ * text). An entry whose new payloads are tiny (or that creates no node), or whose text does not
  * contain a payload where expected, is stored as plain text.
  *
  * Tampering stays visible: the hash chain covers the entry text, so a changed node payload
@@ -36,11 +36,12 @@ const DEFLATE_FROM_BYTES = 2048;
 const RAW = 0;
 const DEFLATED = 1;
 /**
- * Entries whose new payloads total less are stored as text: saving a few hundred bytes is not
- * worth the second query (for the payloads) every read of them would cost — small entries are
- * what reloads and replays read most.
+ * Entries whose new payloads total less are stored as text: below this the packed form's header
+ * (`{"s":[sequence],"p":[lengths]}`, ~30 bytes for one node) would outweigh what the cut saves.
+ * Every larger payload is stored once, in its node row; reading a window of entries fetches the
+ * payloads of all its packed entries in one range query (log-reads.ts).
  */
-const PACK_FROM_PAYLOAD_CHARS = 1024;
+const PACK_FROM_PAYLOAD_CHARS = 64;
 
 /**
  * The packed form of `text`, or null when it is better stored as is. Format: one byte (RAW or

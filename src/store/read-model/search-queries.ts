@@ -1,12 +1,14 @@
 /**
  * Full-text search over node payloads. Each database finds the matches with its own index:
- * SQLite's FTS5 table `node_search` (over node_text.body, kept by the triggers of migration
- * 0010), Postgres's `tsv` column (GIN-indexed) matched by websearch_to_tsquery. What each search
- * costs is bounded whatever the documents: only the tenant's newest MAX_SEARCH_CANDIDATES
- * matches are ranked, a query's first MAX_SEARCH_WORDS words are looked for, and snippets are
- * cut here (search-text.ts) from the first SNIPPET_HEAD characters of a page's texts (the whole
- * text only when its passage runs past them), never by the databases' snippet functions, which
- * are quadratic in the matches of one text.
+ * SQLite's contentless FTS5 table `node_search` (kept by the triggers of migration 0020),
+ * Postgres's `tsv` column (GIN-indexed) matched by websearch_to_tsquery. Neither keeps a copy of
+ * the text: a page's texts are derived again from their payloads (search-text-of.cjs), or read
+ * from node_text.body for a payload sealed at rest, the one case the text is stored beside it.
+ * What each search costs is bounded whatever the documents: only the tenant's newest
+ * MAX_SEARCH_CANDIDATES matches are ranked, a query's first MAX_SEARCH_WORDS words are looked
+ * for, and snippets are cut here (search-text.ts) from the first SNIPPET_HEAD characters of a
+ * page's texts (the whole text only when its passage runs past them), never by the databases'
+ * snippet functions, which are quadratic in the matches of one text.
  *
  * Scores use nothing but the node's own text and the query, so one tenant's scores never depend
  * on another's nodes: on SQLite a score computed from the text in the search thread (FTS5's
@@ -35,62 +37,41 @@ import {
   snippetOfText,
   wordsOf,
 } from './search-text.js';
+import { textOfRow, textOfValue } from './search-text-of.cjs';
 import { marks } from './select.js';
 import { openSqliteSearcher } from './sqlite-searcher.js';
 
 export type { SearchSnippet } from './search-text.js';
 
-/** The longest text indexed per node, in UTF-16 code units (the rest is not searchable). */
-export const MAX_SEARCH_TEXT = 65_536;
-
-/**
- * NUL, and the private-use characters U+E000 and U+E001 that snippets were once marked with:
- * indexed text never holds them (they become spaces), as the migrations' backfill wrote it.
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what it replaces
-const UNINDEXED = /[\u0000\uE000\uE001]/g;
+export { MAX_SEARCH_TEXT } from './search-text-of.cjs';
 
 /**
  * The searchable text of a canonical JSON payload: its string values in document order, joined
  * by single spaces, NUL and the snippet markers replaced by spaces, cut at MAX_SEARCH_TEXT (never
- * inside a surrogate pair). Pure; '' for a payload without strings.
+ * inside a surrogate pair; search-text-of.cjs). Pure; '' for a payload without strings and for a
+ * redacted node (its tombstone's reason is not content).
  */
 export function nodeSearchText(payload: string): string {
-  const parts: string[] = [];
-  let length = 0;
-  // Iterative, so a deeply nested payload cannot overflow the stack.
   const parsed = JSON.parse(payload) as unknown;
-  // A redacted node has no text to find (its tombstone's reason is not content).
-  if (isTombstone(parsed)) return '';
-  const stack: unknown[] = [parsed];
-  while (stack.length > 0 && length < MAX_SEARCH_TEXT) {
-    const value = stack.pop();
-    if (typeof value === 'string') {
-      if (value.length > 0) {
-        parts.push(value);
-        length += value.length + 1;
-      }
-    } else if (typeof value === 'object' && value !== null) {
-      const children = Array.isArray(value) ? value : Object.values(value);
-      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
-    }
-  }
-  let text = parts.join(' ');
-  if (text.length > MAX_SEARCH_TEXT) {
-    text = text.slice(0, MAX_SEARCH_TEXT);
-    const last = text.charCodeAt(text.length - 1);
-    if (last >= 0xd800 && last <= 0xdbff) text = text.slice(0, -1);
-  }
-  return text.replace(UNINDEXED, ' ');
+  return isTombstone(parsed) ? '' : textOfValue(parsed);
 }
 
-/** The node_text rows of new nodes: one per node with any text. */
-export function nodeTextRows(nodes: readonly NodeRow[]): NodeTextRow[] {
+/**
+ * The node_text rows of new nodes: one per node with any text. `sealed`: the payloads are stored
+ * sealed, so each row keeps its text in `body` (a search cannot read it from the payload);
+ * otherwise `body` is null and the text is stored once, as the payload.
+ */
+export function nodeTextRows(nodes: readonly NodeRow[], sealed: boolean): NodeTextRow[] {
   const rows: NodeTextRow[] = [];
   for (const n of nodes) {
-    const body = nodeSearchText(n.payload);
-    if (body.trim() !== '') {
-      rows.push({ threadId: n.threadId, sequence: n.sequence, kind: n.kind, body });
+    const text = nodeSearchText(n.payload);
+    if (text.trim() !== '') {
+      rows.push({
+        threadId: n.threadId,
+        sequence: n.sequence,
+        body: sealed ? text : null,
+        text,
+      });
     }
   }
   return rows;
@@ -243,8 +224,9 @@ export interface NodeSearchHit {
  */
 export const MAX_SEARCH_CANDIDATES = 1_000;
 /**
- * Text read and scored per search on SQLite, in UTF-8 bytes: the newest candidates up to this
- * much are ranked (always at least one), the rest are left out.
+ * Text read and scored per search on SQLite, in UTF-8 bytes of what each text is read from (its
+ * payload, or its body when sealed): the newest candidates up to this much are ranked (always at
+ * least one), the rest are left out.
  */
 export const MAX_SCORED_BYTES = 4 * 1024 * 1024;
 
@@ -268,6 +250,12 @@ const T = nodeText.c;
 const H = thread.c;
 const N = node.c;
 
+/** SQLite: the stored text (`body`) and payload of node_text rows by id (`ids`: their marks). */
+const textById = (ids: string) =>
+  `SELECT t.${T.id} AS cand, t.${T.body} AS body, n.${N.payload} AS payload ` +
+  `FROM ${nodeText.sql} t JOIN ${node.sql} n ON n.${N.threadId} = t.${T.threadId} ` +
+  `AND n.${N.sequence} = t.${T.sequence} WHERE t.${T.id} IN (${ids})`;
+
 /** The joins and filters both engines share (`t` the node_text row). */
 function scope(q: NodeSearchQuery, lineage: Lineage | undefined) {
   const values: unknown[] = [q.tenantId];
@@ -282,7 +270,7 @@ function scope(q: NodeSearchQuery, lineage: Lineage | undefined) {
     where += ` AND (${spans.join(' OR ')})`;
   }
   if (q.kinds !== undefined) {
-    where += ` AND t.${T.kind} IN (${marks(q.kinds.length)})`;
+    where += ` AND n.${N.kind} IN (${marks(q.kinds.length)})`;
     values.push(...q.kinds);
   }
   const joins =
@@ -325,12 +313,12 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
         text:
           `SELECT t.${T.id} AS cand, t.${T.threadId}, t.${T.sequence}, n.${N.id}, ` +
           `t.${T.threadId} AS rank_thread, t.${T.sequence} AS rank_seq, ` +
-          `octet_length(t.${T.body}) AS bytes FROM ${fts} ` +
+          `octet_length(coalesce(t.${T.body}, n.${N.payload})) AS bytes FROM ${fts} ` +
           `JOIN ${nodeText.sql} t ON t.${T.id} = ${fts}.rowid${s.joins} ` +
           `WHERE ${fts} MATCH ?${s.where} ORDER BY ${fts}.rowid DESC LIMIT ?`,
         values: [match, ...s.values, MAX_SEARCH_CANDIDATES],
       },
-      body: `SELECT ${T.body} FROM ${nodeText.sql} WHERE ${T.id} = ?`,
+      body: textById('?'),
       maxBytes: MAX_SCORED_BYTES,
       matcher: matcher === undefined ? null : { source: matcher.source, flags: matcher.flags },
       // Within one thread ties go by sequence, whichever thread of its lineage holds the node.
@@ -358,19 +346,15 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
   /** The whole texts of node_text rows by id (those whose snippet their head does not hold). */
   const wholeTexts = async (ids: unknown[]): Promise<Map<unknown, string>> => {
     const bodies = new Map<unknown, string>();
-    if (ids.length === 0) return bodies;
-    const text = `SELECT ${T.id} AS cand, ${T.body} AS body FROM ${nodeText.sql} WHERE ${T.id} IN (${marks(ids.length)})`;
-    const rows =
-      searcher === undefined
-        ? await rawQuery(weft, text, ids)
-        : await searcher.bodies({ kind: 'bodies', text, ids });
-    for (const r of rows) bodies.set(r.cand, String(r.body ?? ''));
+    if (ids.length === 0 || searcher === undefined) return bodies;
+    const rows = await searcher.bodies({ kind: 'bodies', text: textById(marks(ids.length)), ids });
+    for (const r of rows) bodies.set(r.cand, textOfRow(r.body, r.payload));
     return bodies;
   };
 
   // Postgres ranks the newest candidates by ts_rank, which reads the node's own tsvector only.
-  // The page's snippets are cut from the first SNIPPET_HEAD characters of each text; only a text
-  // whose passage does not end there is read whole, in a second statement.
+  // The page's texts are derived from their payloads (or read from `body`, for a sealed payload)
+  // and each snippet cut from its text.
   const postgres = async (q: NodeSearchQuery, parsed: ParsedSearch, lineage?: Lineage) => {
     const websearch = websearchText(parsed);
     if (websearch === undefined) return [];
@@ -379,32 +363,26 @@ export function createSearchQueries(weft: WeftPrisma, lineages: Lineages): Searc
     const rows = await rawQuery(
       weft,
       `SELECT hit.cand, hit.${T.threadId}, hit.${T.sequence}, hit.${N.id}, hit.score, ` +
-        `left(b.${T.body}, ${SNIPPET_HEAD}) AS head, ` +
-        `char_length(b.${T.body}) > ${SNIPPET_HEAD} AS cut FROM (` +
+        `b.${T.body} AS body, bn.${N.payload} AS payload FROM (` +
         `SELECT c.cand, c.${T.threadId}, c.${T.sequence}, c.${N.id}, ts_rank(c.${T.tsv}, q.query) AS score FROM (` +
         `SELECT t.${T.id} AS cand, t.${T.threadId}, t.${T.sequence}, n.${N.id}, t.${T.tsv} ` +
         `FROM ${nodeText.sql} t${s.joins}, ${tsquery} ` +
         `WHERE t.${T.tsv} @@ q.query${s.where} ORDER BY t.${T.id} DESC LIMIT ?` +
         `) c, ${tsquery} ORDER BY score DESC, ${ties('c', lineage)} LIMIT ? OFFSET ?` +
         `) hit JOIN ${nodeText.sql} b ON b.${T.id} = hit.cand` +
+        ` JOIN ${node.sql} bn ON bn.${N.threadId} = b.${T.threadId} AND bn.${N.sequence} = b.${T.sequence}` +
         ` ORDER BY hit.score DESC, ${ties('hit', lineage)}`,
       [websearch, ...s.values, MAX_SEARCH_CANDIDATES, websearch, q.take, q.offset],
     );
     const matcher = createMatcher(wantedItems(parsed));
-    const snippets = rows.map((raw) =>
-      snippetOfHead(String(raw.head ?? ''), raw.cut === true, matcher),
-    );
-    const bodies = await wholeTexts(
-      rows.filter((_, i) => snippets[i] === undefined).map((raw) => raw.cand),
-    );
-    return rows.map((raw, i) => {
+    return rows.map((raw) => {
       const row = node.decode(raw, weft.provider);
       return {
         threadId: row.threadId,
         sequence: row.sequence,
         nodeId: row.id,
         score: Number(raw.score),
-        snippet: snippets[i] ?? snippetOfText(bodies.get(raw.cand) ?? '', matcher),
+        snippet: snippetOfText(textOfRow(raw.body, raw.payload), matcher),
       };
     });
   };

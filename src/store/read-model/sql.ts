@@ -133,27 +133,32 @@ export const insertNodes = (script: ScriptRecorder, rows: readonly NodeRow[]) =>
   insertRows(script, node, rows);
 
 /**
- * Node texts for search (search-queries.ts). On SQLite plain rows: the triggers of migration
- * 0010 add each to the FTS5 index. On Postgres each row's `tsv` is computed by the database from
- * its body, in the same statement.
+ * Node texts for search (search-queries.ts): each node's row, its text in `body` only when the
+ * payload is sealed. On SQLite the triggers of migration 0020 index the text (the body, or the
+ * one derived from the payload in SQL) in the contentless FTS5 table. On Postgres each row's
+ * `tsv` is computed by the database from the text, in the same statement.
  */
 export function insertNodeTexts(script: ScriptRecorder, rows: readonly NodeTextRow[]): void {
   if (rows.length === 0) return;
   const T = nodeText.c;
-  const columns = `${T.threadId}, ${T.sequence}, ${T.kind}, ${T.body}`;
-  const [head, tuple, tail] =
-    script.provider === 'postgres'
-      ? [
-          `INSERT INTO ${nodeText.sql} (${columns}, ${T.tsv}) SELECT v.t, v.s, v.k, v.b, to_tsvector('simple', v.b) FROM (`,
-          '(CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS TEXT), CAST(? AS TEXT))',
-          ') AS v(t, s, k, b)',
-        ]
-      : [`INSERT INTO ${nodeText.sql} (${columns})`, '(?, ?, ?, ?)', ''];
-  const chunk = Math.floor(PARAMETERS_PER_STATEMENT / 4);
+  const columns = `${T.threadId}, ${T.sequence}, ${T.body}`;
+  const postgres = script.provider === 'postgres';
+  const [head, tuple, tail] = postgres
+    ? [
+        `INSERT INTO ${nodeText.sql} (${columns}, ${T.tsv}) SELECT v.t, v.s, v.b, to_tsvector('simple', v.x) FROM (`,
+        '(CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS TEXT), CAST(? AS TEXT))',
+        ') AS v(t, s, b, x)',
+      ]
+    : [`INSERT INTO ${nodeText.sql} (${columns})`, '(?, ?, ?)', ''];
+  const width = postgres ? 4 : 3;
+  const chunk = Math.floor(PARAMETERS_PER_STATEMENT / width);
   for (let i = 0; i < rows.length; i += chunk) {
     const part = rows.slice(i, i + chunk);
     const values: unknown[] = [];
-    for (const r of part) values.push(r.threadId, r.sequence, r.kind, r.body);
+    for (const r of part) {
+      values.push(r.threadId, r.sequence, r.body);
+      if (postgres) values.push(r.text);
+    }
     script.add(script.texts.multiRow(head, tuple, part.length, tail), values);
   }
 }

@@ -23,16 +23,19 @@
  *        offset, take, head }
  *      `candidates` selects the matches newest first, each with `cand` (its node_text id),
  *      `bytes`, and `rank_thread` and `rank_seq` (ties go by these: by thread only when
- *      `byThread`); `body` selects one text by id; `matcher` is { source, flags } of the regex
- *      finding the query's items (search-text.ts createMatcher), or null.
- *      { id, kind: 'bodies', text, ids }: the whole texts (`text` selects `cand` and `body`).
+ *      `byThread`); `body` selects one row's `body` and `payload` by id, from which its text is
+ *      derived (search-text-of.cjs); `matcher` is { source, flags } of the regex finding the
+ *      query's items (search-text.ts createMatcher), or null.
+ *      { id, kind: 'bodies', text, ids }: the rows of whole texts (`text` selects `cand`, `body`
+ *      and `payload`).
  * Out: { ready: true } once the connection is open;
  *      { id, rows: [{ row, score, head, cut }] } (the page, best first), { id, rows: [{ cand,
- *      body }] } or { id, error: { message, code } }.
+ *      body, payload }] } or { id, error: { message, code } }.
  */
 const os = require('node:os');
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
+const { textOfRow } = require('./search-text-of.cjs');
 
 if (process.platform === 'linux') {
   try {
@@ -99,7 +102,7 @@ function headOf(text, n) {
 
 function rank(message) {
   const rows = prepared(message.candidates.text).all(message.candidates.values);
-  const body = prepared(message.body).pluck();
+  const texts = prepared(message.body);
   const matcher =
     message.matcher === null
       ? undefined
@@ -110,7 +113,8 @@ function rank(message) {
     const bytes = Number(row.bytes);
     if (scored.length > 0 && total + bytes > message.maxBytes) break;
     total += bytes;
-    const text = body.get(row.cand) ?? '';
+    const found = texts.get(row.cand);
+    const text = found === undefined ? '' : textOfRow(found.body, found.payload);
     scored.push({ row, text, score: matcher === undefined ? 0 : scoreText(text, matcher) });
   }
   scored.sort(

@@ -25,7 +25,7 @@ export interface RankRequest {
    * `rank_thread` and `rank_seq`.
    */
   candidates: { text: string; values: unknown[] };
-  /** Selects one node_text body by id. */
+  /** Selects `body` and `payload` of one node_text row by id (its text is derived from them). */
   body: string;
   /** Text read and scored at most, in bytes (always at least one text). */
   maxBytes: number;
@@ -48,7 +48,7 @@ export interface RankedRow {
   cut: boolean;
 }
 
-/** Whole texts: `text` selects `cand` and `body` of the node_text rows whose ids are `ids`. */
+/** Whole texts: `text` selects `cand`, `body` and `payload` of the node_text rows of `ids`. */
 export interface BodiesRequest {
   kind: 'bodies';
   text: string;
@@ -58,7 +58,9 @@ export interface BodiesRequest {
 export interface SqliteSearcher {
   /** The page of a search, best first, each with the head of its text. */
   rank(request: RankRequest): Promise<RankedRow[]>;
-  bodies(request: BodiesRequest): Promise<Array<{ cand: unknown; body: string }>>;
+  bodies(
+    request: BodiesRequest,
+  ): Promise<Array<{ cand: unknown; body: unknown; payload: unknown }>>;
   close(): Promise<void>;
 }
 
@@ -179,7 +181,8 @@ export function openSqliteSearcher(path: string, timeoutMs: number | undefined):
 
   return {
     rank: async (request) => (await send(request)) as RankedRow[],
-    bodies: async (request) => (await send(request)) as Array<{ cand: unknown; body: string }>,
+    bodies: async (request) =>
+      (await send(request)) as Array<{ cand: unknown; body: unknown; payload: unknown }>,
     async close() {
       closed = true;
       const thread = current;

@@ -81,7 +81,9 @@ export async function storedItemInSlices(
     entries.push(storedEntry(row, packed, own));
     await pause();
   }
-  const texts = indexed ? await mapInSlices(changes.nodes, nodeTextRows, pause) : undefined;
+  const texts = indexed
+    ? await mapInSlices(changes.nodes, (nodes) => nodeTextRows(nodes, codec.encrypted), pause)
+    : undefined;
   if (!codec.encrypted) return { changes, entries, record, texts };
   const nodes = await mapInSlices(
     changes.nodes,
@@ -115,7 +117,7 @@ export function storedItem(
   const own = key?.codec ?? codec;
   const entries = storedEntries(changes.entries, changes.nodes, own, changes.logOnly?.verbatim);
   // The search text comes from the plain payloads, before they are sealed.
-  const texts = indexed ? nodeTextRows(changes.nodes) : undefined;
+  const texts = indexed ? nodeTextRows(changes.nodes, codec.encrypted) : undefined;
   if (!codec.encrypted) return { changes, entries, record, texts };
   const sealed = sealChanges(own, changes);
   return {

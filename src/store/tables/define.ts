@@ -156,8 +156,14 @@ function decodeValue(type: ColumnType, value: unknown): unknown {
       if (value instanceof Date) return value;
       if (typeof value === 'number') return new Date(value);
       return new Date((value as string).includes('T') ? (value as string) : `${value as string}Z`);
-    case 'bytes':
-      return value instanceof Uint8Array ? value : Buffer.from(value as string);
+    case 'bytes': {
+      // A plain Uint8Array whichever driver read it (pg and better-sqlite3 give Buffers, Prisma
+      // Uint8Arrays), so rows read either way are equal; a view, not a copy.
+      const bytes = value instanceof Uint8Array ? value : Buffer.from(value as string);
+      return Buffer.isBuffer(bytes)
+        ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+        : bytes;
+    }
     default:
       return value;
   }

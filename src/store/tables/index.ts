@@ -90,37 +90,40 @@ export const node = defineTable('node', nodeColumns, ['threadId', 'id']);
 export type NodeRow = RowOf<typeof nodeColumns>;
 
 /**
- * Search: a node's text (its payload's string values, see read-model/search-queries.ts), written
- * with the node while search is on. `id` is given by the database (the FTS5 rowid on SQLite);
- * `tsv` is to_tsvector('simple', body) on Postgres and stays NULL on SQLite, whose index is the
- * FTS5 table below.
+ * Search: a node's entry in the search index (its text is its payload's string values, see
+ * read-model/search-queries.ts), written with the node while search is on. `id` is given by the
+ * database (the FTS5 rowid on SQLite); `body` holds the text only when the node's payload is
+ * sealed at rest (otherwise null: the text is read from the payload); `tsv` is
+ * to_tsvector('simple', text) on Postgres and stays NULL on SQLite, whose index is the FTS5 table
+ * below.
  */
 const nodeTextColumns = {
   id: { name: 'id', type: 'integer' },
   threadId: { name: 'thread_id', type: 'text' },
   sequence: { name: 'sequence', type: 'integer' },
-  kind: { name: 'kind', type: 'text' },
-  body: { name: 'body', type: 'text' },
+  body: { name: 'body', type: 'text', nullable: true },
   tsv: { name: 'tsv', type: 'text', nullable: true },
 } as const;
 export const nodeText = defineTable('node_text', nodeTextColumns, ['id']);
-/** A node_text row as written (the database gives `id`; `tsv` is computed). */
-export type NodeTextRow = Omit<RowOf<typeof nodeTextColumns>, 'id' | 'tsv'>;
+/**
+ * A node_text row as written (the database gives `id`; `tsv` is computed), with the text that is
+ * indexed: not a column of its own, it is stored in `body` only when the payload is sealed.
+ */
+export type NodeTextRow = Omit<RowOf<typeof nodeTextColumns>, 'id' | 'tsv'> & { text: string };
 
 /**
- * SQLite's full-text index over node_text.body: an FTS5 table written by hand in migration 0010
- * (with the triggers that keep it in step), not part of the Prisma schema, and the shadow
- * tables FTS5 keeps it in. The schema checks leave exactly these out.
+ * SQLite's full-text index of the node texts: a contentless FTS5 table (no copy of the text)
+ * written by hand in migration 0020, its rows named by node_text.id and kept by that migration's
+ * triggers (a node_text row indexed when written, forgotten when deleted, which deleting a node
+ * or changing its payload does first); not part of the Prisma schema, nor are the shadow tables
+ * FTS5 keeps it in. The schema checks leave exactly these out.
  */
 export const nodeSearch = {
   sql: '"node_search"',
   name: 'node_search',
-  shadowTables: [
-    'node_search_data',
-    'node_search_idx',
-    'node_search_docsize',
-    'node_search_config',
-  ],
+  shadowTables: ['node_search_data', 'node_search_idx', 'node_search_config'],
+  /** Shadow tables of the index migrations 0010–0019 kept (per-row sizes, dropped by 0020). */
+  formerShadowTables: ['node_search_docsize'],
 } as const;
 
 /** Postgres's GIN index on node_text.tsv, written by hand in migration 0010 (see nodeSearch). */
