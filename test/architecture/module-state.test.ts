@@ -20,7 +20,6 @@ const ALLOWED: Record<string, string> = {
   'core/projection/clusters.ts cache': 'identity memo of a pure function',
   'core/projection/graph-index.ts stores': 'identity memo of a pure function',
   'core/projection/graph-index.ts views': 'identity memo of a pure function',
-  'graphql/activity.ts feedsOfHub': 'identity memo: one set of feeds per hub, gone with it',
   'server/logging.ts infos': 'per-request notes, gone with the request',
   'server/shared-execution.ts printed': 'identity memo of a pure function',
   'server/shared-execution.ts executions': 'per-commit results, gone with the commit event',
