@@ -251,6 +251,7 @@ export async function openServerRoot(
     evented = await openEventedEngine(database, {
       redisUrl: config.redisUrl,
       engine: engineOptionsOf(config),
+      hub: { subscriptionCaps: config.subscriptionCaps },
     });
     return withSweepers(config, log, database, evented, auth);
   } catch (error) {
