@@ -16,6 +16,7 @@ const SUITES: Record<string, () => Promise<unknown>> = {
   forks: () => import('./forks.js').then((m) => m.runForksBench()),
   'query-layer': () => import('./query-layer.js').then((m) => m.runQueryLayerBench()),
   'event-loop': () => import('./event-loop.js').then((m) => m.runEventLoopBench()),
+  subscribers: () => import('./subscribers.js').then((m) => m.runSubscribersBench()),
 };
 
 const requested = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
