@@ -213,7 +213,8 @@ export async function runSubscribersBench(): Promise<void> {
     const opened = performance.now();
     const load = await subscribe(b, SUBSCRIPTIONS, (i) => {
       const t = `t${i % THREADS}`;
-      const slot = i % 100;
+      // Each thread gets every kind: the kind goes by the round of threads, not the thread.
+      const slot = Math.floor(i / THREADS) % 100;
       if (slot < 2) return { query: ACTIVITY };
       return { query: slot % 2 === 0 ? THREAD_EVENTS : RUN_STATUS, variables: { t } };
     });
