@@ -17,6 +17,7 @@ const SUITES: Record<string, () => Promise<unknown>> = {
   'query-layer': () => import('./query-layer.js').then((m) => m.runQueryLayerBench()),
   'event-loop': () => import('./event-loop.js').then((m) => m.runEventLoopBench()),
   otlp: () => import('./otlp.js').then((m) => m.runOtlpBench()),
+  subscribers: () => import('./subscribers.js').then((m) => m.runSubscribersBench()),
 };
 
 const requested = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

@@ -42,6 +42,8 @@ export function scopeHub(hub: EventHub, tenants: ThreadTenants, tenant: string):
     latestState: (threadId) => hub.latestState(threadId),
     historyStart: (item) => hub.historyStart(item),
     stats: () => hub.stats(),
+    // One set of groups per process: a group's key holds its tenant (see events/grouped.ts).
+    groups: hub.groups,
     // The shared hub is closed by its owner, not by one caller's view of it.
     close: async () => undefined,
   };

@@ -3,7 +3,9 @@ import { performance } from 'node:perf_hooks';
 import type { CommittedEvent } from '../engine/index.js';
 import { createCache, createInvalidations, type Invalidations } from '../store/cache.js';
 import type { ThreadStore } from '../store/read-model/index.js';
+import { createActivityFeeds } from './activity.js';
 import { createEffectDeriver } from './deriver.js';
+import { ACTIVITY_FEEDS, createSubscriptionGroups, type SubscriptionGroups } from './groups.js';
 import { createHistoryStarts } from './history.js';
 import { createRedisFanout, type Fanout, type WakeUp } from './redis.js';
 import { createTurns } from './turns.js';
@@ -245,6 +247,17 @@ function createDelivery(context: {
  * head), after a reconnect, and by a periodic check of the threads that have listeners.
  */
 export function createEventHub(options: EventHubOptions): EventHub {
+  const groups = createSubscriptionGroups({
+    bufferSize: options.bufferSize ?? DEFAULT_BUFFER_SIZE,
+    ...(options.subscriptionCaps === undefined ? {} : { caps: options.subscriptionCaps }),
+  });
+  const hub = createHub(options, groups);
+  // The tenants' activity tails, listening to the whole hub (not to one tenant's view of it).
+  groups.shared(ACTIVITY_FEEDS, () => createActivityFeeds(hub));
+  return hub;
+}
+
+function createHub(options: EventHubOptions, groups: SubscriptionGroups): EventHub {
   const { store } = options;
   const origin = randomUUID();
   const bufferSize = options.bufferSize ?? DEFAULT_BUFFER_SIZE;
@@ -260,8 +273,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
   };
   const registry = createFeedRegistry();
   const { feeds, everything, feedFor } = registry;
-  const pages = createSharedPages(store, touched, invalidations);
-  const { read } = pages;
+  const { read, forget: forgetPages } = createSharedPages(store, touched, invalidations);
   const reads = { read, latestState: deriver.latestState };
   const historyStart = createHistoryStarts(reads, invalidations);
   const { enqueue, deliver, catchUp, deleted } = createDelivery({
@@ -291,7 +303,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
    * again, and no list of the threads sharing a history is needed to get it right.
    */
   function forget(threadId: string): void {
-    pages.forget();
+    forgetPages();
     deriver.forget(threadId);
   }
 
@@ -327,6 +339,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
     ready,
     store,
     bufferSize,
+    groups,
     pageSize,
     nextTurn: createTurns(),
     get lastItemAt() {

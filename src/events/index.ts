@@ -3,6 +3,24 @@
  * through Redis), and the gap-free, resumable streams the Subscription fields serve.
  */
 export { type ActivityFeeds, type ActivitySource, createActivityFeeds } from './activity.js';
+export {
+  groupedApprovalRequested,
+  groupedNodeAppended,
+  groupedRunStatusChanged,
+  groupedThreadActivity,
+  groupedThreadEvents,
+  type Subscriber,
+} from './grouped.js';
+export {
+  createSubscriptionGroups,
+  DEFAULT_GROUP_CAPS,
+  type GroupCaps,
+  type GroupStats,
+  SlowConsumerError,
+  SubscriptionCostError,
+  type SubscriptionGroups,
+  subscriptionCost,
+} from './groups.js';
 export { createEventHub } from './hub.js';
 export {
   type LogStreamOptions,

@@ -8,6 +8,7 @@ import type {
 } from '../core/thread/index.js';
 import type { Publisher } from '../engine/index.js';
 import type { ThreadStore } from '../store/read-model/index.js';
+import type { GroupCaps, SubscriptionGroups } from './groups.js';
 
 /**
  * One committed log entry as the event streams carry it. `effects` are what applying the entry
@@ -86,6 +87,8 @@ export interface EventHubOptions {
    * next. Default 256.
    */
   pageSize?: number;
+  /** What subscriptions may cost in all and per API key (see groups.ts). */
+  subscriptionCaps?: Partial<GroupCaps>;
   /** Reported failures that have no caller to go to (Redis errors, background repairs). */
   onError?: (error: unknown) => void;
 }
@@ -176,5 +179,7 @@ export interface EventHub extends Publisher {
   historyStart(item: LogItem): Promise<number>;
   /** Listener counts, for metrics. */
   stats(): { threads: number; listeners: number };
+  /** The subscription groups of this hub (one per process; shared by its tenant views). */
+  readonly groups: SubscriptionGroups;
   close(): Promise<void>;
 }

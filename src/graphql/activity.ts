@@ -5,27 +5,13 @@
  * repeated (src/events/activity.ts says why).
  */
 
-import { type ActivityFeeds, createActivityFeeds, type EventHub } from '../events/index.js';
+import { groupedThreadActivity } from '../events/index.js';
 import type { ActivityView } from '../reads/index.js';
 import { builder } from './builder.js';
 import { cursorKind, decodeCursor, encodeCursor, isInt } from './pagination.js';
 import { ThreadRef } from './refs.js';
-import { deliveryOf, hubOf } from './subscription.js';
+import { admitted, deliveryOf, hubOf, subscriberOf } from './subscription.js';
 import { loadThread } from './thread.js';
-
-/**
- * The activity feeds of each hub (one per server), made on first use: an identity memo, gone
- * with its hub.
- */
-const feedsOfHub = new WeakMap<EventHub, ActivityFeeds>();
-function feedsOf(hub: EventHub): ActivityFeeds {
-  let feeds = feedsOfHub.get(hub);
-  if (feeds === undefined) {
-    feeds = createActivityFeeds(hub);
-    feedsOfHub.set(hub, feeds);
-  }
-  return feeds;
-}
 
 /** A position in the feed: the tenant's activity number of the last event seen. */
 type ActivityCursor = { a: number };
@@ -64,12 +50,17 @@ builder.subscriptionFields((t) => ({
     subscribe: async (_root, args, ctx) => {
       const cursor = decodeCursor(args.after, ACTIVITY_CURSOR, 'after');
       const tenant = ctx.auth.tenant;
-      return feedsOf(hubOf(ctx)).stream(
-        {
-          activity: (afterSeq, take) => ctx.reads.activity(tenant, afterSeq, take),
-          lastActivity: () => ctx.reads.lastActivity(tenant),
-        },
-        { tenant, afterSeq: cursor?.a, ...deliveryOf(ctx) },
+      const { reads } = ctx;
+      return admitted(() =>
+        groupedThreadActivity(
+          hubOf(ctx),
+          subscriberOf(ctx),
+          {
+            activity: (afterSeq, take) => reads.activity(tenant, afterSeq, take),
+            lastActivity: () => reads.lastActivity(tenant),
+          },
+          { afterSeq: cursor?.a, ...deliveryOf(ctx) },
+        ),
       );
     },
     resolve: (a) => a,

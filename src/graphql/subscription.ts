@@ -5,18 +5,23 @@
  * instance (the hub fans out through Redis when configured). The hub comes in the context as
  * `events` (buildApp's `extendContext: () => ({ events: hub })`).
  */
+
+import { GraphQLError } from 'graphql';
 import { z } from 'zod';
 import {
   type ApprovalRequestPayload,
-  approvalRequested,
   type Delivery,
   type EventHub,
+  groupedApprovalRequested,
+  groupedNodeAppended,
+  groupedRunStatusChanged,
+  groupedThreadEvents,
   type NodeAppendedPayload,
-  nodeAppended,
   type RunStatusChangePayload,
-  runStatusChanged,
+  SlowConsumerError,
+  type Subscriber,
+  SubscriptionCostError,
   type ThreadEventPayload,
-  threadEvents,
 } from '../events/index.js';
 import type { EventView } from '../reads/index.js';
 import { builder } from './builder.js';
@@ -53,6 +58,55 @@ export function hubOf(ctx: GraphQLContext): EventHub {
     throw new Error('subscriptions need an event hub in the context (buildApp extendContext)');
   }
   return ctx.events;
+}
+
+/** Who subscribes, as the subscription groups see it: the tenant, and the key that pays. */
+export const subscriberOf = (ctx: GraphQLContext): Subscriber => ({
+  tenant: ctx.auth.tenant,
+  holder: ctx.auth.keyId ?? 'open',
+});
+
+/**
+ * A grouped stream, its refusals (cost caps at subscribe time, a slow member later) as typed
+ * GraphQL errors.
+ */
+export async function admitted<T>(
+  open: () => Promise<AsyncIterableIterator<T>>,
+): Promise<AsyncIterableIterator<T>> {
+  let source: AsyncIterableIterator<T>;
+  try {
+    source = await open();
+  } catch (error) {
+    throw typedRefusal(error);
+  }
+  const stream: AsyncIterableIterator<T> = {
+    async next() {
+      try {
+        return await source.next();
+      } catch (error) {
+        throw typedRefusal(error);
+      }
+    },
+    return: (value?: unknown) =>
+      source.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined }),
+    throw: (error?: unknown) => source.throw?.(error) ?? Promise.reject(error),
+    [Symbol.asyncIterator]: () => stream,
+  };
+  return stream;
+}
+
+function typedRefusal(error: unknown): unknown {
+  if (error instanceof SubscriptionCostError) {
+    return new GraphQLError(error.message, {
+      extensions: { code: error.code, scope: error.scope, cost: error.cost, cap: error.cap },
+    });
+  }
+  if (error instanceof SlowConsumerError) {
+    return new GraphQLError(error.message, {
+      extensions: { code: error.code, behind: error.behind },
+    });
+  }
+  return error;
 }
 
 /** The run a payload names, as the Run type reads it (its current state). */
@@ -162,14 +216,14 @@ builder.subscriptionType({
       },
       subscribe: async (_root, args, ctx) => {
         const thread = await loadThread(ctx, args.threadId);
-        return endingOnDeletion(
-          threadEvents(hubOf(ctx), {
+        const stream = await admitted(() =>
+          groupedThreadEvents(hubOf(ctx), subscriberOf(ctx), {
             ...deliveryOf(ctx),
             threadId: thread.key,
             ...(args.afterIndex == null ? {} : { afterIndex: args.afterIndex }),
           }),
-          thread.id,
         );
+        return endingOnDeletion(stream, thread.id);
       },
       resolve: orDeleted((event: ThreadEventPayload) => toEventView(event)),
     }),
@@ -185,15 +239,15 @@ builder.subscriptionType({
       },
       subscribe: async (_root, args, ctx) => {
         const thread = await loadThread(ctx, args.threadId);
-        return endingOnDeletion(
-          nodeAppended(hubOf(ctx), {
+        const stream = await admitted(() =>
+          groupedNodeAppended(hubOf(ctx), subscriberOf(ctx), {
             ...deliveryOf(ctx),
             threadId: thread.key,
             ...(args.afterSequence == null ? {} : { afterSequence: args.afterSequence }),
             ...(args.kinds == null ? {} : { kinds: args.kinds }),
           }),
-          thread.id,
         );
+        return endingOnDeletion(stream, thread.id);
       },
       // The node as the thread's read model has it (committed before the event was published).
       resolve: orDeleted(
@@ -239,15 +293,17 @@ builder.subscriptionType({
           const run = unwrapResult(await ctx.reads.findRun(args.runId, args.threadId ?? undefined));
           if (run === undefined) throw notFound('Run', args.runId);
         }
-        return runStatusChanged(hubOf(ctx), {
-          ...deliveryOf(ctx),
-          ...(thread === undefined ? {} : { threadId: thread.key }),
-          ...(args.runId == null ? {} : { runId: args.runId }),
-          ...(args.afterIndex == null || args.threadId == null
-            ? {}
-            : { afterIndex: args.afterIndex }),
-          ...(args.afterOrdinal == null ? {} : { afterOrdinal: args.afterOrdinal }),
-        });
+        return admitted(() =>
+          groupedRunStatusChanged(hubOf(ctx), subscriberOf(ctx), {
+            ...deliveryOf(ctx),
+            ...(thread === undefined ? {} : { threadId: thread.key }),
+            ...(args.runId == null ? {} : { runId: args.runId }),
+            ...(args.afterIndex == null || args.threadId == null
+              ? {}
+              : { afterIndex: args.afterIndex }),
+            ...(args.afterOrdinal == null ? {} : { afterOrdinal: args.afterOrdinal }),
+          }),
+        );
       },
       resolve: (change) => change,
     }),
@@ -262,13 +318,15 @@ builder.subscriptionType({
       },
       subscribe: async (_root, args, ctx) => {
         const thread = args.threadId == null ? undefined : await loadThread(ctx, args.threadId);
-        return approvalRequested(hubOf(ctx), {
-          ...deliveryOf(ctx),
-          ...(thread === undefined ? {} : { threadId: thread.key }),
-          ...(args.afterIndex == null || args.threadId == null
-            ? {}
-            : { afterIndex: args.afterIndex }),
-        });
+        return admitted(() =>
+          groupedApprovalRequested(hubOf(ctx), subscriberOf(ctx), {
+            ...deliveryOf(ctx),
+            ...(thread === undefined ? {} : { threadId: thread.key }),
+            ...(args.afterIndex == null || args.threadId == null
+              ? {}
+              : { afterIndex: args.afterIndex }),
+          }),
+        );
       },
       resolve: (request) => request,
     }),

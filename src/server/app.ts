@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { WebSocketServer } from 'ws';
 import type { Engine, RetentionSweeperStats } from '../engine/index.js';
+import type { GroupStats } from '../events/index.js';
 import { createContext, type GraphQLContext } from '../graphql/context.js';
 import { typedErrorOfThrown } from '../graphql/error-classes.js';
 import { schema as defaultSchema } from '../graphql/schema.js';
@@ -90,6 +91,8 @@ export interface AppDeps {
   log?: (line: string) => void;
   /** Live subscription counts for /metrics (the event hub's `stats`). */
   subscriptionStats?: () => { listeners: number; threads: number };
+  /** Subscription group counts for /metrics (the event hub's `groups.stats`). */
+  groupStats?: () => GroupStats;
   /** The retention sweeper's running totals for /metrics (RetentionSweeper.stats). */
   retentionStats?: () => RetentionSweeperStats | undefined;
   /** Where request log lines go (when config.requestLog). Default: one JSON line on stdout. */
@@ -345,6 +348,7 @@ export function buildApp(deps: AppDeps): App {
   const metrics = config.metrics
     ? createMetrics({
         ...(deps.subscriptionStats === undefined ? {} : { subscriptions: deps.subscriptionStats }),
+        ...(deps.groupStats === undefined ? {} : { groups: deps.groupStats }),
         websockets: () => wss?.clients.size ?? 0,
         threadCache: () => deps.engine.cacheStats(),
         ...(deps.retentionStats === undefined ? {} : { retention: deps.retentionStats }),

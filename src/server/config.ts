@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { DEFAULT_IMPORT_LIMITS } from '../core/graph/index.js';
 import { DEFAULT_CACHE_BYTES, DEFAULT_MAX_PAYLOAD_BYTES } from '../engine/index.js';
+import { DEFAULT_GROUP_CAPS, type GroupCaps } from '../events/index.js';
 import { EncryptionError, parseEncryptionKey } from '../store/crypto/index.js';
 import { parseDatabaseUrl } from '../store/migrate/index.js';
 import { DEFAULT_MAX_SEND_BUFFER_BYTES } from './send-buffer.js';
@@ -245,6 +246,18 @@ const EnvSchema = z.object({
     WEBSOCKET_DEFAULTS.maxSubscriptions,
     1,
   ),
+  WEFT_SUBSCRIPTION_COST_PER_KEY: int(
+    'WEFT_SUBSCRIPTION_COST_PER_KEY',
+    DEFAULT_GROUP_CAPS.perHolder,
+    1,
+    1_000_000_000,
+  ),
+  WEFT_SUBSCRIPTION_COST_TOTAL: int(
+    'WEFT_SUBSCRIPTION_COST_TOTAL',
+    DEFAULT_GROUP_CAPS.total,
+    1,
+    1_000_000_000,
+  ),
   WEFT_REFUSAL_BURST: int('WEFT_REFUSAL_BURST', REFUSAL_DEFAULTS.burst, 1, 1_000_000),
   WEFT_REFUSAL_RATE: int('WEFT_REFUSAL_RATE', REFUSAL_DEFAULTS.perSecond, 1, 1_000_000),
   WEFT_REFUSAL_DELAY_MS: int('WEFT_REFUSAL_DELAY_MS', REFUSAL_DEFAULTS.delayMs, 0, 60_000),
@@ -337,6 +350,11 @@ export interface ServerConfig {
   limits: Omit<Limits, 'maxBodyBytes'>;
   /** graphql-ws connection limits. */
   websocket: WebSocketLimits;
+  /**
+   * What live subscriptions may cost (src/events/groups.ts subscriptionCost): per API key
+   * (WEFT_SUBSCRIPTION_COST_PER_KEY) and in all (WEFT_SUBSCRIPTION_COST_TOTAL).
+   */
+  subscriptionCaps: GroupCaps;
   /** The refusal throttle (REFUSAL_DEFAULTS). */
   refusals: { burst: number; perSecond: number; delayMs: number };
   /**
@@ -437,6 +455,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxConnections: e.WEFT_WS_MAX_CONNECTIONS,
       maxConnectionsPerKey: e.WEFT_WS_MAX_CONNECTIONS_PER_KEY,
       maxSubscriptions: e.WEFT_WS_MAX_SUBSCRIPTIONS,
+    },
+    subscriptionCaps: {
+      perHolder: e.WEFT_SUBSCRIPTION_COST_PER_KEY,
+      total: e.WEFT_SUBSCRIPTION_COST_TOTAL,
     },
     refusals: {
       burst: e.WEFT_REFUSAL_BURST,

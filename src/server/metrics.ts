@@ -8,6 +8,7 @@ import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Engine, RetentionSweeperStats, ThreadCacheStats } from '../engine/index.js';
+import type { GroupStats } from '../events/index.js';
 import type { AuthInfo } from '../graphql/context.js';
 
 /** The routes requests are counted under (anything else is `other`). */
@@ -37,6 +38,8 @@ export interface Metrics {
 export interface MetricsSources {
   /** Live subscription listeners and the threads they watch (the event hub's stats). */
   subscriptions?: () => { listeners: number; threads: number };
+  /** The subscription groups (the event hub's `groups.stats`). */
+  groups?: () => GroupStats;
   /** Open graphql-ws connections. */
   websockets?: () => number;
   /** The engine's thread-state cache (engine.cacheStats). */
@@ -75,6 +78,7 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
       this.set(sources.websockets?.() ?? 0);
     },
   });
+  groupMetrics(registers, sources.groups);
   threadCacheMetrics(registers, sources.threadCache);
   retentionMetrics(registers, sources.retention);
   new Counter({
@@ -399,4 +403,54 @@ export function useMetricsEndpoint(metrics: Metrics, access: MetricsAccess): Plu
       );
     },
   };
+}
+
+/** The subscription groups: groups, members, cost held, members dropped or fallen behind. */
+function groupMetrics(registers: Registry[], stats: (() => GroupStats) | undefined): void {
+  const gauge = (name: string, help: string, read: (s: GroupStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        const now = stats?.();
+        this.set(now === undefined ? 0 : read(now));
+      },
+    });
+  gauge(
+    'weft_subscription_groups',
+    'Subscription groups (same tenant, field and arguments) with members on this instance',
+    (s) => s.groups,
+  );
+  gauge(
+    'weft_subscription_group_members',
+    'Subscriptions that are members of a group on this instance',
+    (s) => s.subscribers,
+  );
+  gauge(
+    'weft_subscription_cost',
+    'Cost units held by live subscriptions on this instance (WEFT_SUBSCRIPTION_COST_TOTAL caps it)',
+    (s) => s.cost,
+  );
+  const counter = (name: string, help: string, read: (s: GroupStats) => number) =>
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        const now = stats?.();
+        this.inc(now === undefined ? 0 : read(now));
+      },
+    });
+  counter(
+    'weft_subscription_slow_members_dropped_total',
+    'Group members ended (SLOW_CONSUMER) for falling a whole buffer behind with no store to catch up from',
+    (s) => s.droppedSlow,
+  );
+  counter(
+    'weft_subscription_members_fell_behind_total',
+    'Times a group member fell a whole buffer behind and caught up from the store',
+    (s) => s.fellBehind,
+  );
 }

@@ -268,6 +268,7 @@ export async function openServerRoot(
       redisUrl: config.redisUrl,
       engine: engineOptionsOf(config),
       observe,
+      hub: { subscriptionCaps: config.subscriptionCaps },
     });
     return withSweepers(config, log, database, evented, auth);
   } catch (error) {

@@ -84,6 +84,7 @@ async function startLocked(
     queries: root.queries,
     extendContext: () => ({ events: hub }),
     subscriptionStats: () => hub.stats(),
+    groupStats: () => hub.groups.stats(),
     retentionStats: () => root.retentionStats(),
   });
   // Graceful shutdown: stop accepting and answer every in-flight query and mutation, stop the

@@ -113,10 +113,31 @@ function executeShared(
   }
   let result = byKey.get(key);
   if (result === undefined) {
-    result = executeEvent(args, payload);
+    result = executeEvent(args, payload).then((done) => {
+      if (typeof done.data === 'object' && done.data !== null) texts.set(done.data, undefined);
+      return done;
+    });
     byKey.set(key, result);
   }
   return result;
+}
+
+/**
+ * The JSON text of shared results' `data`, made on first use and reused for every subscriber
+ * that sends it (src/server/websocket.ts): one serialisation per event and document, not one
+ * per socket. Weak in the result: gone with the fan-out of the commit.
+ */
+const texts = new WeakMap<object, string | undefined>();
+
+/** The JSON text of `data` when it is a shared result's, else undefined. */
+export function sharedText(data: unknown): string | undefined {
+  if (typeof data !== 'object' || data === null || !texts.has(data)) return undefined;
+  let text = texts.get(data);
+  if (text === undefined) {
+    text = JSON.stringify(data);
+    texts.set(data, text);
+  }
+  return text;
 }
 
 /** Executes the document for one event, with a context of its own (fresh loaders). */

@@ -5,6 +5,7 @@
  * yoga instance (plugins, auth, limits) as HTTP. Each socket's unsent bytes are bounded and pace
  * its replays (send-buffer.ts): one that does not read is closed with SLOW_CONSUMER_CLOSE.
  */
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type ExecutionArgs, GraphQLError } from 'graphql';
@@ -20,6 +21,7 @@ import type { WebSocketLimits } from './config.js';
 import { type ForeignCheck, foreignRequest, refusalBody } from './limits.js';
 import type { Metrics } from './metrics.js';
 import { createSendBuffers, type SendBuffers } from './send-buffer.js';
+import { sharedText } from './shared-execution.js';
 import { MAX_BODY_NESTING, nestsDeeperThan } from './value-depth.js';
 
 export interface WebSocketDeps {
@@ -65,11 +67,13 @@ export function attachWebSockets(deps: WebSocketDeps): WebSockets {
   ) => ReturnType<NonNullable<Parameters<typeof useServer>[0]['execute']>>;
   type RootOps = { execute: Run; subscribe: Run };
   const sendBuffers = deps.sendBuffers ?? createSendBuffers();
+  const sharedTexts = createSharedTexts();
   /** Each socket's transport (what its replays are paced by) and its graphql-ws operations. */
   const transports = new WeakMap<WebSocket, Transport>();
   const operationsOf = new WeakMap<WebSocket, Record<string, unknown>>();
   wss.on('connection', (socket) => {
     coalesceWrites(socket);
+    sharedTexts.watch(socket);
     const endOperations = () => {
       // A slow consumer's operations end now, not when its close handshake does (up to 30 s).
       for (const operation of Object.values(operationsOf.get(socket) ?? {})) {
@@ -86,6 +90,7 @@ export function attachWebSockets(deps: WebSocketDeps): WebSockets {
       execute: (args) => (args.rootValue as RootOps).execute(args),
       subscribe: (args) => (args.rootValue as RootOps).subscribe(args),
       connectionInitWaitTimeout: limits.initTimeoutMs,
+      jsonMessageReplacer: sharedTexts.replacer,
       ...createAdmission(deps, operationsOf),
       onSubscribe: subscribeThrough(deps, transports),
     },
@@ -261,6 +266,42 @@ function subscribeThrough(
     if (errors.length > 0) return errors;
     return args;
   };
+}
+
+/**
+ * One serialisation per shared result (see sharedText in shared-execution.ts): graphql-ws
+ * serialises each message itself, so the result's `data` is written as a marker, and the socket's
+ * `send`, called right after in the same turn, puts the shared text in its place. The marker
+ * holds a random token, so no client-chosen id can look like it, and it is looked for last in
+ * the message, where `payload` is.
+ */
+const MARKER = `weft-shared-data-${randomUUID()}`;
+const MARKED = `"data":"${MARKER}"`;
+function createSharedTexts() {
+  /** The text the message being serialised holds in place of its marker. */
+  let pendingText: string | undefined;
+  function replacer(this: unknown, key: string, value: unknown): unknown {
+    if (key !== 'data') return value;
+    const text = sharedText(value);
+    if (text === undefined) return value;
+    pendingText = text;
+    return MARKER;
+  }
+  function watch(socket: WebSocket): void {
+    const send = socket.send.bind(socket) as (data: unknown, ...rest: unknown[]) => void;
+    socket.send = ((data: unknown, ...rest: unknown[]) => {
+      const text = pendingText;
+      pendingText = undefined;
+      if (text !== undefined && typeof data === 'string') {
+        const at = data.lastIndexOf(MARKED);
+        if (at >= 0) {
+          data = `${data.slice(0, at)}"data":${text}${data.slice(at + MARKED.length)}`;
+        }
+      }
+      send(data, ...rest);
+    }) as WebSocket['send'];
+  }
+  return { replacer, watch };
 }
 
 /** graphql-ws's close code for a socket that sent no connection_init in time. */

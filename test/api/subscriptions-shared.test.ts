@@ -91,10 +91,13 @@ async function oneEvent(
   );
   // SSE requests start on the first pull: pull each once (the event arrives after the append).
   const firsts = streams.map((s) => takeData(s, 1));
-  for (let i = 0; i < 500 && node.hub.stats().listeners < before + subscribers.length; i++) {
+  // Each subscriber's own live stream (until the first event it shares with its group), and the
+  // one stream of their group (src/events/groups.ts).
+  const attached = before + subscribers.length + 1;
+  for (let i = 0; i < 500 && node.hub.stats().listeners < attached; i++) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  expect(node.hub.stats().listeners).toBe(before + subscribers.length);
+  expect(node.hub.stats().listeners).toBe(attached);
   const readsBefore = server.nodeReads();
   must(
     await node.engine.appendNodes({

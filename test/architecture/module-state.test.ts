@@ -20,10 +20,10 @@ const ALLOWED: Record<string, string> = {
   'core/projection/clusters.ts cache': 'identity memo of a pure function',
   'core/projection/graph-index.ts stores': 'identity memo of a pure function',
   'core/projection/graph-index.ts views': 'identity memo of a pure function',
-  'graphql/activity.ts feedsOfHub': 'identity memo: one set of feeds per hub, gone with it',
   'server/logging.ts infos': 'per-request notes, gone with the request',
   'server/shared-execution.ts printed': 'identity memo of a pure function',
   'server/shared-execution.ts executions': 'per-commit results, gone with the commit event',
+  'server/shared-execution.ts texts': 'per-commit serialisations, gone with the shared result',
   // Key shapes of canonical JSON: a bounded memo of a pure function of key names, which are
   // the same for every caller (no payload value is kept).
   'core/canonical.ts shapes': 'bounded memo of a pure function of key names',
