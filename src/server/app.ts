@@ -76,8 +76,7 @@ export interface AppDeps {
   reads?: Reads;
   /**
    * The read queries of the default read API, on the database client of whoever opened it (the
-   * composition root, root.ts). Default: queries on a client of their own on
-   * `config.databaseUrl`, closed with the app.
+   * composition root, root.ts). Default: a client of its own on `config.databaseUrl`.
    */
   queries?: ReadQueries;
   /** Who may call (API keys, tenants). Default: open — every caller is tenant `default` with every scope. */
@@ -97,10 +96,7 @@ export interface AppDeps {
   retentionStats?: () => RetentionSweeperStats | undefined;
   /** Where request log lines go (when config.requestLog). Default: one JSON line on stdout. */
   logRequest?: (line: RequestLogLine) => void;
-  /**
-   * Unsent bytes one WebSocket or SSE response may hold before it is closed as a slow consumer
-   * (send-buffer.ts). Default 8 MiB.
-   */
+  /** Unsent bytes a WebSocket or SSE response may hold before closed as slow (8 MiB). */
   maxSendBufferBytes?: number;
   /** Told of each connection closed as a slow consumer (e.g. to count it in /metrics). */
   onSlowConsumer?: (transport: SlowTransport) => void;
@@ -341,7 +337,6 @@ function listen(
 
 export function buildApp(deps: AppDeps): App {
   const { config } = deps;
-  const limits = config.websocket;
   const auth = deps.auth ?? openAuthenticator();
   const foreign = () => foreignCheck(config, auth, server);
   let wss: WebSocketServer | undefined;
@@ -366,7 +361,6 @@ export function buildApp(deps: AppDeps): App {
   let stopping = false;
   /** Queries and mutations executing now (HTTP and WebSocket); drain() waits for none. */
   const tracking = createDrainTracking();
-  const { settle } = tracking;
   const fair = createFairExecution();
   const sendBuffers = createSendBuffers({
     maxBytes: deps.maxSendBufferBytes ?? config.maxSendBufferBytes,
@@ -394,7 +388,7 @@ export function buildApp(deps: AppDeps): App {
     answering,
     foreign,
     stopping: () => stopping,
-    settle,
+    settle: tracking.settle,
     server: () => server,
     otlp: otlpRouteDeps(config, engine, auth),
   });
@@ -405,7 +399,7 @@ export function buildApp(deps: AppDeps): App {
     path: GRAPHQL_PATH,
     yoga,
     auth,
-    limits,
+    limits: config.websocket,
     maxBodyBytes: config.maxBodyBytes,
     metrics,
     foreign,
