@@ -94,7 +94,7 @@ describeWithBrowser('Weft Console actions', () => {
     await card.locator('[data-action="cancel-run"]').click();
     expect((await runsOf('work'))[0]!.status, 'asking writes nothing').toBe('RUNNING');
     await card.getByLabel('Why cancel?').fill('not needed any more');
-    await card.locator('[data-action="confirm-cancel"]').click();
+    await card.locator('[data-action="confirm-cancel-run"]').click();
     await expect.poll(async () => (await runsOf('work'))[0]!.status).toBe('CANCELLED');
     await page.locator(`[data-run-id="${run!.id}"][data-run-status="CANCELLED"]`).waitFor({
       timeout: 15_000,

@@ -57,92 +57,105 @@ export function StartRun({ threadId }: { threadId: string }) {
   );
 }
 
-export function CancelRun({ runId, threadId }: { runId: string; threadId: string }) {
-  const client = useClient();
-  const [asking, setAsking] = useState(false);
-  const [reason, setReason] = useState('');
-  const [status, setStatus] = useState<string | null>(null);
-  const id = `cancel-${threadId}-${runId}`.replace(/[^A-Za-z0-9_-]/g, '_');
-  if (!asking) {
-    return (
-      <button type="button" data-action="cancel-run" onClick={() => setAsking(true)}>
-        Cancel run…
-      </button>
-    );
-  }
-  return (
-    <span class="confirm">
-      <label for={id}>Why cancel?</label>{' '}
-      <input id={id} type="text" value={reason} onInput={(e) => setReason(e.currentTarget.value)} />{' '}
-      <button
-        type="button"
-        data-action="confirm-cancel"
-        onClick={async () => {
-          setStatus('Cancelling…');
-          const r = await client
-            .mutation(ConsoleCancelRunDocument, {
-              runId,
-              threadId,
-              ...(reason.trim() === '' ? {} : { reason: reason.trim() }),
-            })
-            .toPromise();
-          setStatus(outcome(r.data?.cancelRun as never, r.error) ?? 'Cancelled');
-        }}
-      >
-        Cancel the run
-      </button>{' '}
-      <button type="button" class="link" onClick={() => setAsking(false)}>
-        Keep it
-      </button>
-      {status && <span role="status"> {status}</span>}
-    </span>
-  );
-}
-
-export function RedactNode({ threadId, nodeId }: { threadId: string; nodeId: string }) {
-  const client = useClient();
+/**
+ * A destructive action behind a question: the button first asks (writing nothing), a reason is
+ * typed (required when `reasonRequired`), then confirmed; the server's answer is said.
+ */
+function AskFirst({
+  id,
+  ask,
+  explain,
+  reasonLabel,
+  reasonRequired,
+  confirmLabel,
+  action,
+  run,
+}: {
+  id: string;
+  ask: string;
+  explain?: string;
+  reasonLabel: string;
+  reasonRequired: boolean;
+  confirmLabel: string;
+  action: string;
+  run: (reason: string) => Promise<string | null>;
+}) {
   const [asking, setAsking] = useState(false);
   const [reason, setReason] = useState('');
   const [status, setStatus] = useState<string | null>(null);
   if (!asking) {
     return (
-      <button type="button" data-action="redact" onClick={() => setAsking(true)}>
-        Redact this node…
+      <button type="button" data-action={action} onClick={() => setAsking(true)}>
+        {ask}
       </button>
     );
   }
   return (
     <div class="confirm">
-      <p>
-        Redacting withholds the payload for good, here and in every fork that shares the node; the
-        log keeps that it happened and why.
-      </p>
-      <label for={`redact-${nodeId}`}>Reason (required)</label>{' '}
-      <input
-        id={`redact-${nodeId}`}
-        type="text"
-        value={reason}
-        onInput={(e) => setReason(e.currentTarget.value)}
-      />{' '}
+      {explain && <p>{explain}</p>}
+      <label for={id}>{reasonLabel}</label>{' '}
+      <input id={id} type="text" value={reason} onInput={(e) => setReason(e.currentTarget.value)} />{' '}
       <button
         type="button"
-        data-action="confirm-redact"
-        disabled={reason.trim() === ''}
+        data-action={`confirm-${action}`}
+        disabled={reasonRequired && reason.trim() === ''}
         onClick={async () => {
-          setStatus('Redacting…');
-          const r = await client
-            .mutation(ConsoleRedactNodeDocument, { threadId, nodeId, reason: reason.trim() })
-            .toPromise();
-          setStatus(outcome(r.data?.redactNodes as never, r.error) ?? 'Redacted');
+          setStatus('Sending…');
+          setStatus((await run(reason.trim())) ?? 'Done');
         }}
       >
-        Redact
+        {confirmLabel}
       </button>{' '}
       <button type="button" class="link" onClick={() => setAsking(false)}>
         Keep it
       </button>
       {status && <span role="status"> {status}</span>}
     </div>
+  );
+}
+
+export function CancelRun({ runId, threadId }: { runId: string; threadId: string }) {
+  const client = useClient();
+  return (
+    <AskFirst
+      id={`cancel-${threadId}-${runId}`.replace(/[^A-Za-z0-9_-]/g, '_')}
+      ask="Cancel run…"
+      reasonLabel="Why cancel?"
+      reasonRequired={false}
+      confirmLabel="Cancel the run"
+      action="cancel-run"
+      run={async (reason) => {
+        const r = await client
+          .mutation(ConsoleCancelRunDocument, {
+            runId,
+            threadId,
+            ...(reason === '' ? {} : { reason }),
+          })
+          .toPromise();
+        return outcome(r.data?.cancelRun as never, r.error) ?? 'Cancelled';
+      }}
+    />
+  );
+}
+
+export function RedactNode({ threadId, nodeId }: { threadId: string; nodeId: string }) {
+  const client = useClient();
+  return (
+    <AskFirst
+      id={`redact-${nodeId}`}
+      ask="Redact this node…"
+      explain="Redacting withholds the payload for good, here and in every fork that shares the node; the log keeps that it happened and why."
+      reasonLabel="Reason (required)"
+      reasonRequired
+      confirmLabel="Redact"
+      action="redact"
+      run={async (reason) => {
+        const r = await client
+          .mutation(ConsoleRedactNodeDocument, { threadId, nodeId, reason })
+          .toPromise();
+        return outcome(r.data?.redactNodes as never, r.error) ?? 'Redacted';
+      }}
+    />
   );
 }
 
