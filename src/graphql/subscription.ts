@@ -293,7 +293,7 @@ builder.subscriptionType({
           const run = unwrapResult(await ctx.reads.findRun(args.runId, args.threadId ?? undefined));
           if (run === undefined) throw notFound('Run', args.runId);
         }
-        return admitted(() =>
+        const stream = await admitted(() =>
           groupedRunStatusChanged(hubOf(ctx), subscriberOf(ctx), {
             ...deliveryOf(ctx),
             ...(thread === undefined ? {} : { threadId: thread.key }),
@@ -304,8 +304,10 @@ builder.subscriptionType({
             ...(args.afterOrdinal == null ? {} : { afterOrdinal: args.afterOrdinal }),
           }),
         );
+        // One thread's changes end, as its other streams do, when the thread is deleted.
+        return thread === undefined ? stream : endingOnDeletion(stream, thread.id);
       },
-      resolve: (change) => change,
+      resolve: orDeleted((change: RunStatusChangePayload) => change),
     }),
     approvalRequested: t.field({
       type: ApprovalRequestRef,

@@ -27,6 +27,9 @@ const EVENTS = `subscription ($threadId: ID!) {
 const NODES = `subscription ($threadId: ID!) {
   nodeAppended(threadId: $threadId, afterSequence: 0) { sequence }
 }`;
+const RUNS = `subscription ($threadId: ID!) {
+  runStatusChanged(threadId: $threadId, afterIndex: -1) { runId to }
+}`;
 
 async function deleteThread(server: LiveServer, threadId: string) {
   const response = await fetch(server.url, {
@@ -75,17 +78,32 @@ function deletionEndsSubscribers(open: () => Promise<{ writer: LiveServer; reade
     const created = await engine.createThread({ threadId: 'doomed' });
     expect(created.ok).toBe(true);
     await engine.appendNodes({ threadId: 'doomed', nodes: [{ kind: 'goal', payload: { a: 1 } }] });
+    expect((await engine.startRun({ threadId: 'doomed', goal: 'g', runId: 'r' })).ok).toBe(true);
+    const running = await engine.dispatch({
+      runId: 'r',
+      threadId: 'doomed',
+      action: { type: 'set_status', payload: { status: 'running' } },
+    });
+    expect(running.ok).toBe(true);
     client = wsClient(reader.url);
     const ws = wsSubscribe(client, EVENTS, { threadId: 'doomed' });
     const sse = sseSubscribe(reader.url, NODES, { threadId: 'doomed' });
-    expect((await takeData(ws, 2)).map((d) => d.threadEvents.index)).toEqual([0, 1]);
-    expect((await takeData(sse, 1)).map((d) => d.nodeAppended.sequence)).toEqual([1]);
+    const runs = wsSubscribe(client, RUNS, { threadId: 'doomed' });
+    expect((await takeData(ws, 4)).map((d) => d.threadEvents.index)).toEqual([0, 1, 2, 3]);
+    // The run's start appended its goal node.
+    expect((await takeData(sse, 2)).map((d) => d.nodeAppended.sequence)).toEqual([1, 2]);
+    // pending → running passes through scheduled: two changes.
+    expect((await takeData(runs, 2)).map((d) => d.runStatusChanged.to)).toEqual([
+      'SCHEDULED',
+      'RUNNING',
+    ]);
     expect(await deleteThread(writer, 'doomed')).toMatchObject({
       __typename: 'DeleteThreadSuccess',
       threadId: 'doomed',
     });
     await endsDeleted(ws);
     await endsDeleted(sse);
+    await endsDeleted(runs);
     // Deleted means gone: a new subscription is refused like one to an unknown thread.
     const again = wsSubscribe(client, EVENTS, { threadId: 'doomed' });
     const step = await again.next();
