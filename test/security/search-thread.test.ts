@@ -110,7 +110,8 @@ describe('SQLite search thread', () => {
           'FROM (VALUES (3), (2), (1)) ORDER BY column1 DESC',
         values: [],
       },
-      body: `SELECT CASE ? ${texts.map((t, i) => `WHEN ${i + 1} THEN '${t}'`).join(' ')} END`,
+      // A row's text: its stored body here (a sealed payload's); else derived from `payload`.
+      body: `SELECT CASE ? ${texts.map((t, i) => `WHEN ${i + 1} THEN '${t}'`).join(' ')} END AS body, NULL AS payload`,
       maxBytes,
       matcher: { source: '(walrus)', flags: 'giu' },
       byThread: true,
