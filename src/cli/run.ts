@@ -66,6 +66,9 @@ Environment (serve uses all of these; the other commands DATABASE_URL and WEFT_E
   WEFT_WS_INIT_TIMEOUT_MS, WEFT_WS_MAX_CONNECTIONS, WEFT_WS_MAX_CONNECTIONS_PER_KEY,
   WEFT_WS_MAX_SUBSCRIPTIONS
                           WebSocket limits (see docs/deployment.md)
+  WEFT_SUBSCRIPTION_COST_PER_KEY, WEFT_SUBSCRIPTION_COST_TOTAL
+                          cost units the live subscriptions of one key (25000) and of the
+                          process (100000) may hold
   WEFT_REFUSAL_BURST, WEFT_REFUSAL_RATE, WEFT_REFUSAL_DELAY_MS
                           slow down an address that keeps getting refused: a burst (30),
                           refilled per second (10), then each refusal held this long (250)
