@@ -17,6 +17,8 @@ export interface GraphNode {
   parentIds: string[];
   sequence: number;
   logIndex: number;
+  /** The payload's text in a line (CausalNode.preview); null when it has none or was redacted. */
+  preview?: string | null;
   resourceKey?: string | null;
   runId?: string | null;
   taint?: { source: string; derived: boolean } | null;
@@ -53,8 +55,14 @@ const BorderProgram = createNodeBorderProgram({
   ],
 });
 
-const label = (node: GraphNode) =>
-  `${node.redaction ? 'redacted ' : ''}${node.kind.toLowerCase()} ${node.id.slice(3, 9)}`;
+/** What the node says when it has text (its kind is its colour too), else its kind and id. */
+export const label = (
+  node: Pick<GraphNode, 'id' | 'kind' | 'preview'> & { redaction?: unknown },
+) => {
+  const kind = node.kind.toLowerCase().replace('_', ' ');
+  if (node.redaction) return `redacted ${kind} ${node.id.slice(3, 9)}`;
+  return node.preview ? `${kind} · ${node.preview}` : `${kind} ${node.id.slice(3, 9)}`;
+};
 
 export class CausalGraphView {
   private readonly graph = new Graph({ multi: false, type: 'directed' });

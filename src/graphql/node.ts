@@ -1,5 +1,6 @@
 /** Causal nodes: the type and its graph links, the thread's node lists, and appendNodes. */
 import { z } from 'zod';
+import { DEFAULT_PREVIEW_LENGTH, MAX_PREVIEW_LENGTH, payloadPreview } from '../core/graph/index.js';
 import type { NodeInput as EngineNodeInput } from '../core/thread/index.js';
 import type { NodeView } from '../reads/index.js';
 import { builder } from './builder.js';
@@ -164,6 +165,15 @@ CausalNodeRef.implement({
         },
       }),
       payload: t.field({ type: 'JSON', nullable: true, resolve: (n) => n.payload }),
+      preview: t.string({
+        nullable: true,
+        description: `The payload's text in one line, for a label: a message's content, a goal, a tool call as name(args), else its strings in order, identifiers left out; at most maxLength characters (default ${DEFAULT_PREVIEW_LENGTH}, at most ${MAX_PREVIEW_LENGTH}), an ellipsis marking a cut. Null when there is no text or the node was redacted.`,
+        args: {
+          maxLength: t.arg.int({ validate: z.number().int().min(1).max(MAX_PREVIEW_LENGTH) }),
+        },
+        resolve: (n, { maxLength }) =>
+          payloadPreview(n.payload, maxLength ?? DEFAULT_PREVIEW_LENGTH),
+      }),
       createdAt: t.field({ type: 'DateTime', resolve: (n) => n.createdAt }),
       sequence: t.exposeInt('sequence'),
       resourceKey: t.string({ nullable: true, resolve: (n) => n.resourceKey }),

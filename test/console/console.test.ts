@@ -253,10 +253,7 @@ describeWithBrowser('Weft Console', () => {
     expect(await text()).not.toContain('weft:redacted');
 
     // Live: the other node, open in the details panel, is redacted while the page shows it.
-    await page
-      .getByRole('button', { name: other!.slice(0, 12) })
-      .first()
-      .click();
+    await page.locator(`[data-frontier-id="${other}"]`).click();
     await page.locator(`.details [data-node-id="${other}"]`).waitFor();
     expect(await text()).toContain(card);
     const second = await redact(other!, 'held a card number');

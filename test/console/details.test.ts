@@ -104,7 +104,7 @@ describeWithBrowser('Weft Console details', () => {
     await page.locator('.graph[data-graph-state="ready"]').waitFor({ timeout: 20_000 });
     const head = await s.gql('{ thread(id: "long") { frontier { id } } }');
     const late = head.thread.frontier[0].id as string;
-    await page.locator('.chip', { hasText: late.slice(0, 12) }).click();
+    await page.locator(`[data-frontier-id="${late}"]`).click();
     await page.locator(`.details [data-node-id="${late}"]`).waitFor();
     await page.locator('#travel').fill('3');
     await page.locator('#travel[data-shown-index="3"]').waitFor({ timeout: 10_000 });
@@ -142,7 +142,7 @@ describeWithBrowser('Weft Console details', () => {
 
     const details = page.locator('.details');
     // The frontier's one head is the inference drawn from the tool's output.
-    await page.locator('.chip', { hasText: derived!.slice(0, 12) }).click();
+    await page.locator(`[data-frontier-id="${derived}"]`).click();
     await page.locator('[data-taint="derived"]').waitFor({ timeout: 10_000 });
     const derivedText = await page.locator('[data-taint="derived"]').textContent();
     expect(derivedText).toContain('inherited from 1 tainted ancestor');

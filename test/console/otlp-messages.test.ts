@@ -51,10 +51,7 @@ describeWithBrowser('Weft Console on a conversation sent over OTLP', () => {
     await page.goto(`${s.base}/console/#/thread/otel-chat`);
     await signIn(page, s.admin, watched);
     await page.locator('.graph[data-graph-state="ready"]').waitFor({ timeout: 20_000 });
-    await page
-      .getByRole('button', { name: reply.slice(0, 12) })
-      .first()
-      .click();
+    await page.locator(`[data-frontier-id="${reply}"]`).click();
     const details = page.locator(`[aria-label="Node details"] [data-node-id="${reply}"]`);
     await details.locator('[data-messages]').waitFor({ timeout: 10_000 });
     expect(await details.getByRole('list', { name: 'Input messages' }).textContent()).toBe(

@@ -18,7 +18,7 @@ import {
   ConsoleThreadEventsDocument,
   ConsoleThreadNodesDocument,
 } from '../generated/graphql';
-import { CausalGraphView, type GraphNode, KIND_COLOURS } from '../graph';
+import { CausalGraphView, type GraphNode, KIND_COLOURS, label } from '../graph';
 import { useFeed, useScopes } from '../live';
 import { href } from '../router';
 import { DeleteThread, StartRun } from './actions';
@@ -366,8 +366,15 @@ export function ThreadView({ id }: { id: string }) {
             <p>
               Frontier:{' '}
               {t.frontier.slice(0, FRONTIER_CHIPS).map((f) => (
-                <button key={f.id} type="button" class="chip" onClick={() => setSelected(f.id)}>
-                  {f.id.slice(0, 12)}
+                <button
+                  key={f.id}
+                  type="button"
+                  class="chip"
+                  data-frontier-id={f.id}
+                  title={f.id}
+                  onClick={() => setSelected(f.id)}
+                >
+                  {label({ ...f, redaction: f.redaction ?? redactedById.get(f.id) })}
                 </button>
               ))}
               {t.frontier.length > FRONTIER_CHIPS && (

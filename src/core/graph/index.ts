@@ -38,6 +38,7 @@ export {
   isFrontier,
   nodeCount,
 } from './readers.js';
+export { DEFAULT_PREVIEW_LENGTH, MAX_PREVIEW_LENGTH, payloadPreview } from './preview.js';
 export { type NodeSalt, SALT_FIELD, withSalt } from './salt.js';
 export {
   createSemanticDraft,
