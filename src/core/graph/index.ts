@@ -23,6 +23,7 @@ export {
   MAX_NODE_TYPES,
   resolveGraphConfig,
 } from './config.js';
+export { DEFAULT_PREVIEW_LENGTH, MAX_PREVIEW_LENGTH, payloadPreview } from './preview.js';
 export {
   getChildren,
   getFrontier,
@@ -38,7 +39,6 @@ export {
   isFrontier,
   nodeCount,
 } from './readers.js';
-export { DEFAULT_PREVIEW_LENGTH, MAX_PREVIEW_LENGTH, payloadPreview } from './preview.js';
 export { type NodeSalt, SALT_FIELD, withSalt } from './salt.js';
 export {
   createSemanticDraft,
