@@ -180,6 +180,66 @@ describeWithBrowser('Weft Console details', () => {
     expect(text).toMatch(/\((in \d+ (hr|day)|tomorrow)/);
   });
 
+  it('filters approvals by state and thread, counts each state, and shows a decision with its response', async () => {
+    await createThread('inbox');
+    const ask = async (runId: string, question: string) => {
+      await s.gql(
+        'mutation ($runId: ID!) { startRun(input: { threadId: "inbox", goal: "ship", runId: $runId }) { __typename } }',
+        { runId },
+      );
+      const r = await s.gql(
+        `mutation ($runId: ID!, $q: String!) { dispatch(input: { runId: $runId, threadId: "inbox",
+          action: { type: REQUEST_HUMAN_INPUT, payload: { pending_approval: { question: $q } } } }) { __typename } }`,
+        { runId, q: question },
+      );
+      expect(r.dispatch.__typename, JSON.stringify(r)).toBe('DispatchSuccess');
+    };
+    await ask('ask-1', 'Ship v1?');
+    await ask('ask-2', 'Ship v2?');
+    const resolved = await s.gql(
+      `mutation { resolveApproval(input: { runId: "ask-1", threadId: "inbox", decision: "approved",
+        response: { note: "looks good" } }) { __typename } }`,
+    );
+    expect(resolved.resolveApproval.__typename).toBe('ResolveApprovalSuccess');
+
+    await page.goto(`${s.base}/console/#/approvals`);
+    const picker = page.getByLabel('Thread', { exact: true });
+    await picker.fill('inbox');
+    await expect
+      .poll(() => page.locator('.counts').textContent(), { timeout: 10_000 })
+      .toBe('1 pending · 1 resolved · 0 expired in inbox');
+    await page.locator('[data-approval-run="ask-2"][data-approval-state="PENDING"]').waitFor();
+    expect(await page.locator('[data-approval-run="ask-1"]').count()).toBe(0);
+
+    await page.locator('[data-filter="approval-state"]').selectOption('RESOLVED');
+    const done = page.locator('[data-approval-run="ask-1"][data-approval-state="RESOLVED"]');
+    await done.waitFor({ timeout: 10_000 });
+    expect(await done.locator('[data-decision="approved"]').textContent()).toContain('looks good');
+    expect(await done.locator('[data-action="approve"]').count()).toBe(0);
+
+    await page.locator('[data-filter="approval-state"]').selectOption('');
+    await page.locator('[data-filter="approval-order"]').selectOption('ASC');
+    await expect
+      .poll(() =>
+        page
+          .locator('[data-approval-run]')
+          .evaluateAll((els) => els.map((e) => e.getAttribute('data-approval-run'))),
+      )
+      .toEqual(['ask-1', 'ask-2']);
+    await page.locator('[data-filter="approval-order"]').selectOption('DESC');
+    await expect
+      .poll(() =>
+        page
+          .locator('[data-approval-run]')
+          .evaluateAll((els) => els.map((e) => e.getAttribute('data-approval-run'))),
+      )
+      .toEqual(['ask-2', 'ask-1']);
+
+    await picker.fill('no-such-thread');
+    await page.getByText('Nothing has asked for a human in no-such-thread.').waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+  });
+
   it('summarises a wide frontier by its count', async () => {
     await createThread('wide');
     await append(

@@ -1,55 +1,162 @@
 /**
- * The approvals inbox: every pending request across threads, live (approvalRequested and
- * runStatusChanged refetch it); approve or reject with a response, where the key has `approve`.
+ * Approvals: the inbox of pending requests across threads (the default), and the resolved and
+ * expired ones with their decision and response; filtered by state and thread, newest or oldest
+ * first, a page at a time, with a count per state. Live (approvalRequested and runStatusChanged
+ * refetch it); approve or reject with a response, where the key has `approve`.
  */
 import { useClient, useQuery } from '@urql/preact';
 import { useRef, useState } from 'preact/hooks';
 import {
+  type ApprovalState,
   ConsoleApprovalRequestedDocument,
+  ConsoleInboxCountsDocument,
   ConsoleInboxDocument,
   ConsoleResolveDocument,
   ConsoleRunStatusDocument,
+  type OrderDirection,
 } from '../generated/graphql';
 import { useFeed, useScopes } from '../live';
 import { href } from '../router';
-import { Json, When } from './common';
+import { Json, ThreadPicker, When } from './common';
+
+const STATES = ['PENDING', 'RESOLVED', 'EXPIRED'] as const;
+const PAGE = 25;
 
 export function ApprovalsView() {
-  const scopes = useScopes();
-  const [result, refetch] = useQuery({ query: ConsoleInboxDocument, variables: {} });
+  const [state, setState] = useState<ApprovalState | ''>('PENDING');
+  const [thread, setThread] = useState('');
+  const [direction, setDirection] = useState<OrderDirection>('DESC');
+  const threadId = thread.trim() === '' ? undefined : thread.trim();
+  const [counts, refetchCounts] = useQuery({
+    query: ConsoleInboxCountsDocument,
+    variables: threadId === undefined ? {} : { threadId },
+  });
+  // Each filter change starts again from the first page (the key remounts the list).
+  const [generation, setGeneration] = useState(0);
   const pending = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   const again = () => {
     if (pending.current !== undefined) return;
     pending.current = setTimeout(() => {
       pending.current = undefined;
-      refetch({ requestPolicy: 'network-only' });
+      refetchCounts({ requestPolicy: 'network-only' });
+      setGeneration((g) => g + 1);
     }, 50);
   };
   useFeed(ConsoleApprovalRequestedDocument, () => ({}), again, []);
   useFeed(ConsoleRunStatusDocument, () => ({}), again, []);
-  const items = result.data?.approvals.edges.map((e) => e.node) ?? [];
+  const c = counts.data;
   return (
     <div class="view">
       <h1>Approvals</h1>
-      {result.error && <p class="error">{result.error.message}</p>}
-      {result.data && (
+      {c && (
         <p class="counts">
-          <strong data-count="inbox">{result.data.approvals.totalCount}</strong> pending
-          {!scopes.approve && ' · this key cannot approve (no approve scope)'}
+          <strong data-count="inbox">{c.pending.totalCount}</strong> pending ·{' '}
+          <span data-count="resolved">{c.resolved.totalCount}</span> resolved ·{' '}
+          <span data-count="expired">{c.expired.totalCount}</span> expired
+          {threadId !== undefined && <> in {threadId}</>}
         </p>
       )}
-      {result.data && items.length === 0 && <p>Nothing is waiting for a human.</p>}
+      <form class="filters" aria-label="Filter approvals" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          State{' '}
+          <select
+            value={state}
+            data-filter="approval-state"
+            onChange={(e) => setState(e.currentTarget.value as ApprovalState | '')}
+          >
+            {STATES.map((s) => (
+              <option key={s} value={s}>
+                {s.toLowerCase()}
+              </option>
+            ))}
+            <option value="">any</option>
+          </select>
+        </label>{' '}
+        <ThreadPicker label="Thread" value={thread} onInput={setThread} />{' '}
+        <label>
+          Order{' '}
+          <select
+            value={direction}
+            data-filter="approval-order"
+            onChange={(e) => setDirection(e.currentTarget.value as OrderDirection)}
+          >
+            <option value="DESC">newest first</option>
+            <option value="ASC">oldest first</option>
+          </select>
+        </label>
+      </form>
+      <ApprovalPage
+        key={`${state}/${threadId ?? ''}/${direction}/${generation}`}
+        state={state}
+        threadId={threadId}
+        direction={direction}
+        first
+        onChange={again}
+      />
+    </div>
+  );
+}
+
+function ApprovalPage({
+  state,
+  threadId,
+  direction,
+  after,
+  first = false,
+  onChange,
+}: {
+  state: ApprovalState | '';
+  threadId: string | undefined;
+  direction: OrderDirection;
+  after?: string;
+  first?: boolean;
+  onChange: () => void;
+}) {
+  const scopes = useScopes();
+  const [result] = useQuery({
+    query: ConsoleInboxDocument,
+    variables: {
+      direction,
+      first: PAGE,
+      ...(state === '' ? {} : { state: [state] }),
+      ...(threadId === undefined ? {} : { threadId }),
+      ...(after === undefined ? {} : { after }),
+    },
+    requestPolicy: 'network-only',
+  });
+  const [more, setMore] = useState(false);
+  if (result.error) return <p class="error">{result.error.message}</p>;
+  const page = result.data?.approvals;
+  if (page === undefined) return null;
+  const items = page.edges.map((e) => e.node);
+  if (first && items.length === 0) {
+    return (
+      <p>
+        {state === 'PENDING' || state === ''
+          ? `Nothing ${state === '' ? 'has asked' : 'is waiting'} for a human${threadId ? ` in ${threadId}` : ''}.`
+          : `No ${state.toLowerCase()} approvals${threadId ? ` in ${threadId}` : ''}.`}
+      </p>
+    );
+  }
+  return (
+    <>
       <ul class="inbox">
         {items.map((a) => (
-          <li key={`${a.threadId}/${a.runId}/${a.requestIndex}`} data-approval-run={a.runId}>
+          <li
+            key={`${a.threadId}/${a.runId}/${a.requestIndex}`}
+            data-approval-run={a.runId}
+            data-approval-state={a.state}
+          >
             <article class="approval" aria-label={`Approval for run ${a.runId}`}>
               <h2>
-                Run <code>{a.runId}</code> in <a href={href.thread(a.threadId)}>{a.threadId}</a>
+                Run <a href={href.run(a.threadId, a.runId)}>{a.runId}</a> in{' '}
+                <a href={href.thread(a.threadId)}>{a.threadId}</a>{' '}
+                <span class={`badge ${a.state.toLowerCase()}`}>{a.state.toLowerCase()}</span>
               </h2>
               <p>
-                {a.run?.goal} · waiting for {a.waitingFor.toLowerCase().replace('_', ' ')} since{' '}
-                <When iso={a.requestedAt} />
-                {a.expiresAt && (
+                {a.run?.goal} · {a.state === 'PENDING' ? 'waiting' : 'waited'} for{' '}
+                {a.waitingFor.toLowerCase().replace('_', ' ')} since <When iso={a.requestedAt} />
+                {a.state === 'PENDING' && a.expiresAt && (
                   <>
                     {' '}
                     · expires <When iso={a.expiresAt} />
@@ -57,12 +164,48 @@ export function ApprovalsView() {
                 )}
               </p>
               <Json value={a.prompt} />
-              {scopes.approve && <Resolve runId={a.runId} threadId={a.threadId} onDone={again} />}
+              {a.state === 'RESOLVED' && (
+                <p data-decision={a.decision ?? ''}>
+                  <strong>{a.decision ?? 'resolved'}</strong> <When iso={a.resolvedAt} />
+                  {a.response !== null && a.response !== undefined && (
+                    <>
+                      {' '}
+                      with <Json value={a.response} />
+                    </>
+                  )}
+                </p>
+              )}
+              {a.state === 'EXPIRED' && (
+                <p>
+                  Expired <When iso={a.resolvedAt ?? a.expiresAt} /> before anyone answered.
+                </p>
+              )}
+              {a.state === 'PENDING' && scopes.approve && (
+                <Resolve runId={a.runId} threadId={a.threadId} onDone={onChange} />
+              )}
             </article>
           </li>
         ))}
       </ul>
-    </div>
+      {first && !scopes.approve && state === 'PENDING' && (
+        <p>This key cannot approve (no approve scope).</p>
+      )}
+      {page.pageInfo.hasNextPage &&
+        page.pageInfo.endCursor &&
+        (more ? (
+          <ApprovalPage
+            state={state}
+            threadId={threadId}
+            direction={direction}
+            after={page.pageInfo.endCursor}
+            onChange={onChange}
+          />
+        ) : (
+          <button type="button" data-more="approvals" onClick={() => setMore(true)}>
+            Show more
+          </button>
+        ))}
+    </>
   );
 }
 
