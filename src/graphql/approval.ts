@@ -100,6 +100,14 @@ const ApprovalFilter = builder.inputType('ApprovalFilter', {
       description: 'Only requests in one of these states (PENDING: the inbox).',
     }),
     threadId: t.id({ description: 'Only requests of runs of this thread.' }),
+    requestedAfter: t.field({
+      type: 'DateTime',
+      description: 'Only requests made after this time.',
+    }),
+    requestedBefore: t.field({
+      type: 'DateTime',
+      description: 'Only requests made before this time.',
+    }),
   }),
 });
 
@@ -133,7 +141,12 @@ async function approvalPage(
     last?: number | null | undefined;
     before?: string | null | undefined;
     filter?:
-      | { state?: ApprovalView['state'][] | null | undefined; threadId?: string | null | undefined }
+      | {
+          state?: ApprovalView['state'][] | null | undefined;
+          threadId?: string | null | undefined;
+          requestedAfter?: Date | null | undefined;
+          requestedBefore?: Date | null | undefined;
+        }
       | null
       | undefined;
     orderBy?: { direction: 'asc' | 'desc' } | null | undefined;
@@ -149,6 +162,8 @@ async function approvalPage(
     tenantId: ctx.auth.tenant,
     states: args.filter?.state ?? undefined,
     threadId: args.filter?.threadId ?? undefined,
+    requestedAfter: args.filter?.requestedAfter ?? undefined,
+    requestedBefore: args.filter?.requestedBefore ?? undefined,
   };
   const rows = await ctx.reads.listApprovals({
     ...scoped,

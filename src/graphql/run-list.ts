@@ -55,6 +55,19 @@ export const RunFilter = builder.inputType('RunFilter', {
       type: [WaitingReasonEnum],
       description: 'Only waiting runs that wait for one of these.',
     }),
+    createdAfter: t.field({ type: 'DateTime', description: 'Only runs started after this time.' }),
+    createdBefore: t.field({
+      type: 'DateTime',
+      description: 'Only runs started before this time.',
+    }),
+    updatedAfter: t.field({
+      type: 'DateTime',
+      description: 'Only runs whose state last changed after this time.',
+    }),
+    updatedBefore: t.field({
+      type: 'DateTime',
+      description: 'Only runs whose state last changed before this time.',
+    }),
   }),
 });
 
@@ -82,6 +95,10 @@ export async function runPage(
     threadId?: string | undefined;
     statuses?: readonly WorkflowStatus[] | undefined;
     waitingFor?: readonly string[] | undefined;
+    createdAfter?: Date | undefined;
+    createdBefore?: Date | undefined;
+    updatedAfter?: Date | undefined;
+    updatedBefore?: Date | undefined;
   },
 ) {
   const request = pageRequest(args, RUN_CURSOR);

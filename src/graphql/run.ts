@@ -157,6 +157,10 @@ builder.queryFields((t) => ({
         threadId: args.filter?.threadId ?? undefined,
         statuses: args.filter?.status ?? undefined,
         waitingFor: args.filter?.waitingFor ?? undefined,
+        createdAfter: args.filter?.createdAfter ?? undefined,
+        createdBefore: args.filter?.createdBefore ?? undefined,
+        updatedAfter: args.filter?.updatedAfter ?? undefined,
+        updatedBefore: args.filter?.updatedBefore ?? undefined,
       }),
   }),
 }));

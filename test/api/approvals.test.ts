@@ -133,6 +133,35 @@ function suite(backend: 'sqlite' | 'postgres') {
     expect(data.nope).toEqual({ totalCount: 0, edges: [] });
   });
 
+  it('filters by a time range of the request', async () => {
+    const all = await ok(
+      '{ approvals(orderBy: { direction: ASC }) { edges { node { runId requestIndex requestedAt } } } }',
+    );
+    const nodes = all.approvals.edges.map(
+      (e: { node: { runId: string; requestIndex: number; requestedAt: string } }) => e.node,
+    );
+    expect(nodes.length).toBeGreaterThanOrEqual(4);
+    const [first, second, , last] = nodes;
+    const range = await ok(
+      `query ($a: DateTime, $b: DateTime) { approvals(filter: { requestedAfter: $a, requestedBefore: $b }, orderBy: { direction: ASC }) {
+        totalCount edges { node { runId requestIndex } } } }`,
+      { a: first.requestedAt, b: last.requestedAt },
+    );
+    const inside = nodes.filter(
+      (n: { requestedAt: string }) =>
+        n.requestedAt > first.requestedAt && n.requestedAt < last.requestedAt,
+    );
+    expect(inside.length).toBeGreaterThan(0);
+    expect(range.approvals.edges.map((e: { node: unknown }) => e.node)).toEqual(
+      inside.map((n: { runId: string; requestIndex: number }) => ({
+        runId: n.runId,
+        requestIndex: n.requestIndex,
+      })),
+    );
+    expect(range.approvals.totalCount).toBe(inside.length);
+    expect(range.approvals.edges[0].node.runId).toBe(second.runId);
+  });
+
   it('pages forward and back with no duplicate or gap', async () => {
     const all = (await ok(`{ approvals { ${INBOX} } }`)).approvals.edges.map(
       (e: { cursor: string }) => e.cursor,

@@ -69,6 +69,42 @@ function suite(backend: 'sqlite' | 'postgres') {
     expect((data.runs as Page).totalCount).toBe(6);
   });
 
+  it('filters by a time range of start and of last change, and counts by it', async () => {
+    const all = await list('{ runs { edges { node { id createdAt updatedAt } } } }');
+    const at = new Map<string, { createdAt: string; updatedAt: string }>(
+      all.runs.edges.map((e: { node: { id: string; createdAt: string; updatedAt: string } }) => [
+        e.node.id,
+        e.node,
+      ]),
+    );
+    const started = await t.gql(
+      'query ($a: DateTime, $b: DateTime) { runs(filter: { createdAfter: $a, createdBefore: $b }) { totalCount edges { node { id } } } }',
+      { a: at.get(runs[1]!)!.createdAt, b: at.get(runs[4]!)!.createdAt },
+    );
+    expect(started.errors).toBeUndefined();
+    expect(started.data.runs.edges.map((e: { node: { id: string } }) => e.node.id)).toEqual([
+      runs[2],
+      runs[3],
+    ]);
+    expect(started.data.runs.totalCount).toBe(2);
+    const changed = await t.gql(
+      `query ($a: DateTime) { runs(filter: { updatedAfter: $a }, orderBy: { field: UPDATED_AT, direction: ASC }) {
+        totalCount edges { node { id } } } }`,
+      { a: at.get(runs[5]!)!.updatedAt },
+    );
+    expect(changed.data.runs.edges.map((e: { node: { id: string } }) => e.node.id)).toEqual([
+      runs[1],
+      runs[4],
+    ]);
+    const before = await t.gql(
+      'query ($b: DateTime) { runs(filter: { updatedBefore: $b }) { totalCount } }',
+      { b: at.get(runs[1]!)!.updatedAt },
+    );
+    expect(before.data.runs.totalCount).toBe(4);
+    const bad = await t.gql('{ runs(filter: { createdAfter: "yesterday" }) { totalCount } }');
+    expect(bad.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
   it('counts by thread and by status', async () => {
     const data = await list(`{ thread(id: "a") { runs(first: 1) { totalCount } }
       none: runs(filter: { status: [COMPLETED] }) { totalCount edges { node { id } } } }`);

@@ -253,6 +253,36 @@ describeWithBrowser('Weft Console details', () => {
     expect(await page.locator('.chip').count()).toBe(24);
   });
 
+  // Last: it moves the browser's clock two days ahead, for every page of this context.
+  it('narrows runs and approvals to a time window', async () => {
+    await createThread('windowed');
+    await s.gql(
+      'mutation { startRun(input: { threadId: "windowed", goal: "old work", runId: "w1" }) { __typename } }',
+    );
+    await page.goto(`${s.base}/console/#/runs`);
+    await page.locator('[data-run-id="w1"]').waitFor({ timeout: 10_000 });
+    await page.locator('[data-filter="run-changed-within"]').selectOption('the last day');
+    await page.locator('[data-run-id="w1"]').waitFor({ timeout: 10_000 });
+
+    await page.clock.setFixedTime(new Date(Date.now() + 2 * 86_400_000));
+    await page.reload();
+    await page.locator('[data-run-id="w1"]').waitFor({ timeout: 10_000 });
+    await page.locator('[data-filter="run-changed-within"]').selectOption('the last day');
+    await page.getByText('No runs changed in that time.').waitFor({ timeout: 10_000 });
+    expect(await page.locator('[data-run-id="w1"]').count()).toBe(0);
+    await page.locator('[data-filter="run-changed-within"]').selectOption('');
+    await page.locator('[data-run-id="w1"]').waitFor({ timeout: 10_000 });
+
+    await page.goto(`${s.base}/console/#/approvals`);
+    await page.locator('[data-filter="approval-state"]').selectOption('');
+    await page.locator('[data-approval-run]').first().waitFor({ timeout: 10_000 });
+    await page.locator('[data-filter="approval-requested-within"]').selectOption('the last day');
+    await expect
+      .poll(() => page.locator('.counts').textContent(), { timeout: 10_000 })
+      .toBe('0 pending · 0 resolved · 0 expired requested within the last day');
+    await page.getByText('Nothing has asked for a human.').waitFor({ timeout: 10_000 });
+  });
+
   it('sent no request to any other origin and logged no error', () => {
     expect(watched.foreign).toEqual([]);
     expect(watched.errors).toEqual([]);

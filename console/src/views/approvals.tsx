@@ -5,7 +5,7 @@
  * refetch it); approve or reject with a response, where the key has `approve`.
  */
 import { useClient, useQuery } from '@urql/preact';
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import {
   type ApprovalState,
   ConsoleApprovalRequestedDocument,
@@ -17,7 +17,7 @@ import {
 } from '../generated/graphql';
 import { useFeed, useScopes } from '../live';
 import { href } from '../router';
-import { Json, ThreadPicker, When } from './common';
+import { Json, ThreadPicker, When, type Within, WithinSelect } from './common';
 
 const STATES = ['PENDING', 'RESOLVED', 'EXPIRED'] as const;
 const PAGE = 25;
@@ -26,10 +26,15 @@ export function ApprovalsView() {
   const [state, setState] = useState<ApprovalState | ''>('PENDING');
   const [thread, setThread] = useState('');
   const [direction, setDirection] = useState<OrderDirection>('DESC');
+  const [within, setWithin] = useState<Within>({ label: '' });
   const threadId = thread.trim() === '' ? undefined : thread.trim();
+  const requestedAfter = within.after;
   const [counts, refetchCounts] = useQuery({
     query: ConsoleInboxCountsDocument,
-    variables: threadId === undefined ? {} : { threadId },
+    variables: {
+      ...(threadId === undefined ? {} : { threadId }),
+      ...(requestedAfter === undefined ? {} : { requestedAfter }),
+    },
   });
   // Each filter change starts again from the first page (the key remounts the list).
   const [generation, setGeneration] = useState(0);
@@ -38,10 +43,14 @@ export function ApprovalsView() {
     if (pending.current !== undefined) return;
     pending.current = setTimeout(() => {
       pending.current = undefined;
-      refetchCounts({ requestPolicy: 'network-only' });
       setGeneration((g) => g + 1);
     }, 50);
   };
+  // Refetched from an effect, with this render's filter: `again` is the feeds' callback from the
+  // first render, and a refetch called there would fetch the counts of that render's filter.
+  useEffect(() => {
+    if (generation > 0) refetchCounts({ requestPolicy: 'network-only' });
+  }, [generation]);
   useFeed(ConsoleApprovalRequestedDocument, () => ({}), again, []);
   useFeed(ConsoleRunStatusDocument, () => ({}), again, []);
   const c = counts.data;
@@ -54,6 +63,7 @@ export function ApprovalsView() {
           <span data-count="resolved">{c.resolved.totalCount}</span> resolved ·{' '}
           <span data-count="expired">{c.expired.totalCount}</span> expired
           {threadId !== undefined && <> in {threadId}</>}
+          {within.after !== undefined && <> requested within {within.label}</>}
         </p>
       )}
       <form class="filters" aria-label="Filter approvals" onSubmit={(e) => e.preventDefault()}>
@@ -73,6 +83,12 @@ export function ApprovalsView() {
           </select>
         </label>{' '}
         <ThreadPicker label="Thread" value={thread} onInput={setThread} />{' '}
+        <WithinSelect
+          label="Requested within"
+          filter="approval-requested-within"
+          value={within}
+          onChange={setWithin}
+        />{' '}
         <label>
           Order{' '}
           <select
@@ -86,9 +102,10 @@ export function ApprovalsView() {
         </label>
       </form>
       <ApprovalPage
-        key={`${state}/${threadId ?? ''}/${direction}/${generation}`}
+        key={`${state}/${threadId ?? ''}/${requestedAfter ?? ''}/${direction}/${generation}`}
         state={state}
         threadId={threadId}
+        requestedAfter={requestedAfter}
         direction={direction}
         first
         onChange={again}
@@ -100,6 +117,7 @@ export function ApprovalsView() {
 function ApprovalPage({
   state,
   threadId,
+  requestedAfter,
   direction,
   after,
   first = false,
@@ -107,6 +125,7 @@ function ApprovalPage({
 }: {
   state: ApprovalState | '';
   threadId: string | undefined;
+  requestedAfter: string | undefined;
   direction: OrderDirection;
   after?: string;
   first?: boolean;
@@ -120,6 +139,7 @@ function ApprovalPage({
       first: PAGE,
       ...(state === '' ? {} : { state: [state] }),
       ...(threadId === undefined ? {} : { threadId }),
+      ...(requestedAfter === undefined ? {} : { requestedAfter }),
       ...(after === undefined ? {} : { after }),
     },
     requestPolicy: 'network-only',
@@ -196,6 +216,7 @@ function ApprovalPage({
           <ApprovalPage
             state={state}
             threadId={threadId}
+            requestedAfter={requestedAfter}
             direction={direction}
             after={page.pageInfo.endCursor}
             onChange={onChange}

@@ -134,3 +134,57 @@ export function ThreadPicker({
     </label>
   );
 }
+
+/** "Within" choices of a list's time filter: how far back its moment may be. */
+const WINDOWS: Record<string, number> = {
+  'the last hour': 3_600_000,
+  'the last day': 86_400_000,
+  'the last week': 7 * 86_400_000,
+};
+
+/** A chosen time window: its label, and the moment it starts (unset for any time). */
+export interface Within {
+  label: string;
+  after?: string;
+}
+
+/** A select of time windows (any time, the last hour, day, week) for a list's filter. */
+export function WithinSelect({
+  label,
+  filter,
+  value,
+  onChange,
+}: {
+  label: string;
+  filter: string;
+  value: Within;
+  onChange: (value: Within) => void;
+}) {
+  return (
+    <label>
+      {label}{' '}
+      <select
+        value={value.label}
+        data-filter={filter}
+        onChange={(e) => {
+          const chosen = e.currentTarget.value;
+          const ms = WINDOWS[chosen];
+          // The moment is fixed when chosen: a filter that moved with every render would never
+          // settle.
+          onChange(
+            ms === undefined
+              ? { label: '' }
+              : { label: chosen, after: new Date(Date.now() - ms).toISOString() },
+          );
+        }}
+      >
+        <option value="">any time</option>
+        {Object.keys(WINDOWS).map((w) => (
+          <option key={w} value={w}>
+            {w}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}

@@ -16,7 +16,7 @@ import { useFeed, useScopes } from '../live';
 import { href } from '../router';
 import { CancelRun } from './actions';
 import { Resolve } from './approvals';
-import { Meter, When } from './common';
+import { Meter, When, type Within, WithinSelect } from './common';
 
 const STATUSES = [
   'PENDING',
@@ -33,6 +33,7 @@ type Status = (typeof STATUSES)[number];
 
 export function RunsView() {
   const [status, setStatus] = useState<Status | ''>('');
+  const [within, setWithin] = useState<Within>({ label: '' });
   return (
     <div class="view">
       <h1>Runs</h1>
@@ -51,9 +52,20 @@ export function RunsView() {
               </option>
             ))}
           </select>
-        </label>
+        </label>{' '}
+        <WithinSelect
+          label="Changed within"
+          filter="run-changed-within"
+          value={within}
+          onChange={setWithin}
+        />
       </form>
-      <RunsPage key={status} first {...(status === '' ? {} : { status })} />
+      <RunsPage
+        key={`${status}/${within.after ?? ''}`}
+        first
+        {...(status === '' ? {} : { status })}
+        {...(within.after === undefined ? {} : { updatedAfter: within.after })}
+      />
     </div>
   );
 }
@@ -77,15 +89,18 @@ function RunsPage({
   after,
   first = false,
   status,
+  updatedAfter,
 }: {
   threadId?: string | undefined;
   after?: string;
   first?: boolean;
   status?: Status;
+  updatedAfter?: string;
 }) {
   const filter = {
     ...(threadId === undefined ? {} : { threadId }),
     ...(status === undefined ? {} : { status: [status] }),
+    ...(updatedAfter === undefined ? {} : { updatedAfter }),
   };
   const [result, refetch] = useQuery({
     query: ConsoleRunsDocument,
@@ -115,7 +130,12 @@ function RunsPage({
   const page = result.data?.runs;
   const runs = page?.edges.map((e) => e.node) ?? [];
   if (first && page && runs.length === 0) {
-    return <p>{status === undefined ? 'No runs.' : `No ${status.toLowerCase()} runs.`}</p>;
+    return (
+      <p>
+        {status === undefined ? 'No runs' : `No ${status.toLowerCase()} runs`}
+        {updatedAfter === undefined ? '.' : ' changed in that time.'}
+      </p>
+    );
   }
   const list = (
     <>
@@ -134,6 +154,7 @@ function RunsPage({
             threadId={threadId}
             after={page.pageInfo.endCursor}
             {...(status === undefined ? {} : { status })}
+            {...(updatedAfter === undefined ? {} : { updatedAfter })}
           />
         ) : (
           <button type="button" onClick={() => setMore(true)}>
@@ -147,7 +168,9 @@ function RunsPage({
     <div class="runs">
       {page && (
         <p class="counts" data-run-count={page.totalCount}>
-          {page.totalCount} {status === undefined ? '' : `${status.toLowerCase()} `}runs
+          {page.totalCount.toLocaleString()}{' '}
+          {status === undefined ? '' : `${status.toLowerCase()} `}
+          {page.totalCount === 1 ? 'run' : 'runs'}
         </p>
       )}
       {list}

@@ -7,20 +7,13 @@ import { useMemo, useRef, useState } from 'preact/hooks';
 import { ConsoleThreadActivityDocument, ConsoleThreadsDocument } from '../generated/graphql';
 import { useFeed } from '../live';
 import { href } from '../router';
-import { When } from './common';
+import { When, type Within, WithinSelect } from './common';
 import { SearchResults } from './search';
-
-/** "Active within" choices: how far back a thread's last entry may be. */
-const WINDOWS: Record<string, number> = {
-  'the last hour': 3_600_000,
-  'the last day': 86_400_000,
-  'the last week': 7 * 86_400_000,
-};
 
 export function ThreadsView() {
   const [metadataText, setMetadataText] = useState('');
   const [waitingOnly, setWaitingOnly] = useState(false);
-  const [within, setWithin] = useState<{ label: string; after?: string }>({ label: '' });
+  const [within, setWithin] = useState<Within>({ label: '' });
   const [searchText, setSearchText] = useState('');
   const [searched, setSearched] = useState('');
   const metadata = useMemo(() => {
@@ -78,31 +71,12 @@ export function ThreadsView() {
           />
           Waiting for a human only
         </label>
-        <label>
-          Active within{' '}
-          <select
-            value={within.label}
-            data-filter="active-within"
-            onChange={(e) => {
-              const label = e.currentTarget.value;
-              const ms = WINDOWS[label];
-              // The moment is fixed when chosen: a filter that moved with every render would
-              // never settle.
-              setWithin(
-                ms === undefined
-                  ? { label: '' }
-                  : { label, after: new Date(Date.now() - ms).toISOString() },
-              );
-            }}
-          >
-            <option value="">any time</option>
-            {Object.keys(WINDOWS).map((w) => (
-              <option key={w} value={w}>
-                {w}
-              </option>
-            ))}
-          </select>
-        </label>
+        <WithinSelect
+          label="Active within"
+          filter="active-within"
+          value={within}
+          onChange={setWithin}
+        />
         {metadata.error && <span class="error">{metadata.error}</span>}
       </form>
       <form

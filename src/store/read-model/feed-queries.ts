@@ -24,6 +24,8 @@ export interface ApprovalFilterQuery {
   tenantId: string;
   states?: readonly ApprovalState[] | undefined;
   threadId?: string | undefined;
+  requestedAfter?: Date | undefined;
+  requestedBefore?: Date | undefined;
 }
 
 export interface ApprovalListQuery extends ApprovalFilterQuery {
@@ -79,6 +81,12 @@ export function createFeedQueries(weft: WeftPrisma, codec: FieldCodec): FeedQuer
     if (q.states !== undefined) {
       if (q.states.length === 0) return undefined;
       w.add(`${A.state} IN (${q.states.map(() => '?').join(', ')})`, ...q.states);
+    }
+    if (q.requestedAfter !== undefined) {
+      w.add(`${A.requestedAt} > ?`, bind(weft, approval, 'requestedAt', q.requestedAfter));
+    }
+    if (q.requestedBefore !== undefined) {
+      w.add(`${A.requestedAt} < ?`, bind(weft, approval, 'requestedAt', q.requestedBefore));
     }
     return w;
   };

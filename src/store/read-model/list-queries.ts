@@ -49,6 +49,10 @@ export interface RunFilterQuery {
   statuses?: readonly string[] | undefined;
   /** Only runs waiting for one of these (`human_approval`, `external_event`, …). */
   waitingFor?: readonly string[] | undefined;
+  createdAfter?: Date | undefined;
+  createdBefore?: Date | undefined;
+  updatedAfter?: Date | undefined;
+  updatedBefore?: Date | undefined;
 }
 
 export interface RunListQuery extends RunFilterQuery {
@@ -127,6 +131,13 @@ export function createListQueries(
       if (q.waitingFor.length === 0) return undefined;
       w.add(`${R.waitingFor} IN (${marks(q.waitingFor.length)})`, ...q.waitingFor);
     }
+    const at = (field: 'createdAt' | 'updatedAt', d: Date) => bind(weft, run, field, d);
+    if (q.createdAfter !== undefined) w.add(`${R.createdAt} > ?`, at('createdAt', q.createdAfter));
+    if (q.createdBefore !== undefined)
+      w.add(`${R.createdAt} < ?`, at('createdAt', q.createdBefore));
+    if (q.updatedAfter !== undefined) w.add(`${R.updatedAt} > ?`, at('updatedAt', q.updatedAfter));
+    if (q.updatedBefore !== undefined)
+      w.add(`${R.updatedAt} < ?`, at('updatedAt', q.updatedBefore));
     return w;
   };
 
