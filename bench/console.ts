@@ -17,6 +17,7 @@ import { chromium } from 'playwright-core';
 import { WebSocket } from 'ws';
 import { loadConfig } from '../src/server/config.js';
 import { startServer } from '../src/server/serve.js';
+import { runLargeThreadBench } from './console-large.js';
 import { fmt, percentile, printTable } from './harness.js';
 
 const CHROMIUM = process.env.WEFT_TEST_CHROMIUM ?? '/usr/bin/chromium';
@@ -210,4 +211,5 @@ export async function runConsoleBench(): Promise<void> {
     await server.close();
     rmSync(dir, { recursive: true, force: true });
   }
+  await runLargeThreadBench();
 }

@@ -253,6 +253,30 @@ describeWithBrowser('Weft Console details', () => {
     expect(await page.locator('.chip').count()).toBe(24);
   });
 
+  it('opens a thread whose frontier holds more heads than one list answers', async () => {
+    await createThread('heads');
+    for (const from of [0, 700]) {
+      await append(
+        'heads',
+        Array.from({ length: 700 }, (_, k) => ({
+          kind: 'INFERENCE',
+          parents: [],
+          payload: { content: `head ${from + k}` },
+        })),
+      );
+    }
+    await page.goto(`${s.base}/console/#/thread/heads`);
+    await page.locator('.graph[data-graph-state="ready"]').waitFor({ timeout: 20_000 });
+    const more = page.locator('[data-frontier-more]');
+    await more.waitFor({ timeout: 10_000 });
+    expect(await more.getAttribute('data-frontier-more')).toBe(String(1400 - 24));
+    expect(await more.textContent()).toContain('1,400 heads in all');
+    // The newest heads are named first.
+    expect(await page.locator('[data-frontier-id]').first().textContent()).toBe(
+      'inference · head 1399',
+    );
+  });
+
   // Last: it moves the browser's clock two days ahead, for every page of this context.
   it('narrows runs and approvals to a time window', async () => {
     await createThread('windowed');

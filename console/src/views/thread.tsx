@@ -32,7 +32,10 @@ import { MemoryPanel, type PastState, VerifyPanel } from './thread-panels';
 const PAGE = 200;
 const PARALLEL = 4;
 const TIMELINE = 200;
-/** Frontier heads named by a chip; a wide frontier is summarised by its count. */
+/**
+ * Frontier heads named by a chip; a wide frontier is summarised by its count. The summary reads
+ * the newest FRONTIER_READ heads (and the count): a frontier can hold thousands.
+ */
 const FRONTIER_CHIPS = 24;
 
 declare global {
@@ -75,6 +78,12 @@ export function ThreadView({ id }: { id: string }) {
     setRedacted(nodes.flatMap((n) => (n.redaction ? [[n.id, n.redaction] as const] : [])));
   };
   const t = thread.data?.thread;
+  // Newest head first: the chips name the latest work.
+  const frontier = useMemo(
+    () => [...(t?.frontierNodes.edges ?? [])].reverse().map((e) => e.node),
+    [t?.frontierNodes],
+  );
+  const frontierCount = t?.frontierNodes.totalCount ?? 0;
 
   // The graph: every node, in pages of PAGE (PARALLEL at a time), then live appends.
   useEffect(() => {
@@ -142,8 +151,8 @@ export function ThreadView({ id }: { id: string }) {
   }, [client, id]);
 
   useEffect(() => {
-    if (t?.frontier && atIndex === null) view.current?.setFrontier(t.frontier.map((f) => f.id));
-  }, [t?.frontier, atIndex]);
+    if (t && atIndex === null) view.current?.setFrontier(frontier.map((f) => f.id));
+  }, [frontier, atIndex]);
   useEffect(() => view.current?.select(selected), [selected]);
 
   useFeed(
@@ -244,7 +253,7 @@ export function ThreadView({ id }: { id: string }) {
     if (graph === undefined || graphState !== 'ready') return;
     if (atIndex === null) {
       graph.showOnly(null);
-      graph.setFrontier(t?.frontier.map((f) => f.id) ?? []);
+      graph.setFrontier(frontier.map((f) => f.id));
       setShownIndex(null);
     } else if (pastState !== undefined && past.operation?.variables.atIndex === atIndex) {
       const shown = new Set(pastState.nodes.map((n) => n.id));
@@ -362,10 +371,10 @@ export function ThreadView({ id }: { id: string }) {
             </p>
           )}
           <Legend />
-          {t && t.frontier.length > 0 && (
+          {t && frontierCount > 0 && (
             <p>
               Frontier:{' '}
-              {t.frontier.slice(0, FRONTIER_CHIPS).map((f) => (
+              {frontier.slice(0, FRONTIER_CHIPS).map((f) => (
                 <button
                   key={f.id}
                   type="button"
@@ -377,11 +386,11 @@ export function ThreadView({ id }: { id: string }) {
                   {label({ ...f, redaction: f.redaction ?? redactedById.get(f.id) })}
                 </button>
               ))}
-              {t.frontier.length > FRONTIER_CHIPS && (
-                <span data-frontier-more={t.frontier.length - FRONTIER_CHIPS}>
+              {frontierCount > FRONTIER_CHIPS && (
+                <span data-frontier-more={frontierCount - FRONTIER_CHIPS}>
                   {' '}
-                  and {(t.frontier.length - FRONTIER_CHIPS).toLocaleString()} more (
-                  {t.frontier.length.toLocaleString()} heads in all)
+                  and {(frontierCount - FRONTIER_CHIPS).toLocaleString()} more (
+                  {frontierCount.toLocaleString()} heads in all)
                 </span>
               )}
             </p>
