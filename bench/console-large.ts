@@ -1,7 +1,7 @@
 /**
  * The console on a large thread (`npm run bench -- console`, `--console-nodes=N`, default
- * 100,000): the thread is written through the API in batches of 1,000 (a layered DAG under a few
- * runs, payloads of message-like text), the server is then restarted on the same SQLite file so
+ * 100,000): the thread is written through the API in batches of 1,000 (layers of 1,000 parallel
+ * branches under a few runs, payloads of message-like text), the server is then restarted on the same SQLite file so
  * nothing of the thread is in its memory, and a fresh Chromium page opens it. Measured: the time
  * from navigation to the first useful paint (the thread's header and its latest timeline entries
  * on screen) and to the whole graph drawn; selecting a node (a frontier chip to its details) and
@@ -62,8 +62,9 @@ async function writeThread(gql: Gql, total: number): Promise<void> {
       { nodes },
     )) as unknown as { appendNodes: { __typename: string; nodes?: Array<{ id: string }> } };
     if (out.appendNodes.nodes === undefined) throw new Error(JSON.stringify(out.appendNodes));
-    // Each batch hangs off a tenth of the previous one: layers of a few hundred nodes.
-    previous = out.appendNodes.nodes.filter((_, i) => i % 10 === 0).map((n) => n.id);
+    // Each batch hangs off the previous one, node by node: layers of 1,000 (the frontier stays
+    // one layer wide, as in an agent fanning out over parallel branches).
+    previous = out.appendNodes.nodes.map((n) => n.id);
     if ((start / BATCH) % 20 === 19) {
       console.log(`  wrote ${(start + size).toLocaleString()} nodes (${Date.now() - started} ms)`);
     }

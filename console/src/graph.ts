@@ -140,9 +140,33 @@ export class CausalGraphView {
   /** Time travel: only `ids` are drawn (null: all). */
   showOnly(ids: ReadonlySet<string> | null): void {
     this.visible = ids === null ? null : new Set(ids);
-    this.graph.forEachNode((id) => {
-      this.graph.setNodeAttribute(id, 'hidden', this.visible !== null && !this.visible.has(id));
+    const visible = this.visible;
+    // One update of every node (one redraw), not an event per node: on 100,000 nodes the
+    // difference is most of a time-travel step.
+    this.graph.updateEachNodeAttributes(
+      (id, attributes) => {
+        attributes.hidden = visible !== null && !visible.has(id);
+        return attributes;
+      },
+      { attributes: ['hidden'] },
+    );
+  }
+
+  /**
+   * Shows the nodes written before log entry `index` (all with null): the graph as of that
+   * index, known from the nodes' own log indexes without asking the server. Returns their ids.
+   */
+  showBefore(index: number | null): ReadonlySet<string> | null {
+    if (index === null) {
+      this.showOnly(null);
+      return null;
+    }
+    const shown = new Set<string>();
+    this.graph.forEachNode((id, attributes) => {
+      if ((attributes.logIndex as number) < index) shown.add(id);
     });
+    this.showOnly(shown);
+    return shown;
   }
 
   select(id: string | null): void {

@@ -245,8 +245,11 @@ export function ThreadView({ id }: { id: string }) {
     variables: { id, atIndex: atIndex ?? 0 },
     pause: atIndex === null,
   });
+  // Only the state of the index shown: while the next one loads, the last one's would be wrong.
   const pastState =
-    atIndex === null ? undefined : (past.data?.thread?.state as PastState | undefined);
+    atIndex === null || past.operation?.variables.atIndex !== atIndex
+      ? undefined
+      : (past.data?.thread?.state as PastState | undefined);
   const [shownIndex, setShownIndex] = useState<number | null>(null);
   useEffect(() => {
     const graph = view.current;
@@ -255,16 +258,21 @@ export function ThreadView({ id }: { id: string }) {
       graph.showOnly(null);
       graph.setFrontier(frontier.map((f) => f.id));
       setShownIndex(null);
-    } else if (pastState !== undefined && past.operation?.variables.atIndex === atIndex) {
-      const shown = new Set(pastState.nodes.map((n) => n.id));
-      graph.showOnly(shown);
-      graph.setFrontier(pastState.frontier);
-      // A node appended after this index does not exist here: its details would describe a
-      // future the page claims not to show.
-      setSelected((id) => (id !== null && !shown.has(id) ? null : id));
-      setShownIndex(atIndex);
+      return;
     }
-  }, [atIndex, pastState, graphState]);
+    // The nodes as of an index are those written before it, which the page knows: the graph
+    // moves at once, and the frontier (with memory and resources) follows from state(atIndex).
+    const shown = graph.showBefore(atIndex)!;
+    // A node appended after this index does not exist here: its details would describe a
+    // future the page claims not to show.
+    setSelected((id) => (id !== null && !shown.has(id) ? null : id));
+    setShownIndex(atIndex);
+  }, [atIndex, graphState]);
+  useEffect(() => {
+    if (atIndex !== null && pastState !== undefined) {
+      view.current?.setFrontier(pastState.frontier);
+    }
+  }, [atIndex, pastState]);
 
   if (thread.error) return <p class="error">{thread.error.message}</p>;
   if (thread.data && t === null)
