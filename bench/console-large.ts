@@ -166,7 +166,8 @@ export async function runLargeThreadBench(): Promise<void> {
         const k = length - i;
         const ms = await page.evaluate(async (k) => {
           const w = window as unknown as { settle: (done: () => boolean) => Promise<number> };
-          const slider = document.querySelector('#travel') as HTMLInputElement;
+          const slider = document.querySelector('#travel') as HTMLInputElement | null;
+          if (slider === null) return -2;
           const settled = w.settle(() => slider.dataset.shownIndex === String(k));
           slider.value = String(k);
           slider.dispatchEvent(new Event('input', { bubbles: true }));
@@ -175,6 +176,11 @@ export async function runLargeThreadBench(): Promise<void> {
             new Promise<number>((r) => setTimeout(() => r(-1), 20_000)),
           ]);
         }, k);
+        if (ms === -2) {
+          const error = page.locator('.error');
+          travelFailure = `the thread view is gone: ${(await error.count()) > 0 ? await error.first().textContent() : 'no slider'}`;
+          break;
+        }
         if (ms < 0) {
           const alert = page.locator('[role="alert"]');
           travelFailure =

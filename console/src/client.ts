@@ -4,7 +4,13 @@
  * mode) lives in sessionStorage: entered once per tab, gone with it.
  */
 
-import { Client, fetchExchange, subscriptionExchange } from '@urql/core';
+import {
+  Client,
+  fetchExchange,
+  stringifyDocument,
+  subscriptionExchange,
+  type TypedDocumentNode,
+} from '@urql/core';
 import type { KeyingConfig } from '@urql/exchange-graphcache';
 import { cacheExchange } from '@urql/exchange-graphcache';
 import { createClient as createWsClient } from 'graphql-ws';
@@ -58,8 +64,35 @@ function keying(): KeyingConfig {
   return keys;
 }
 
+/** The Authorization header of the console's client, for the queries that bypass its cache. */
+let uncachedAuthorization: string | undefined;
+
+/**
+ * A query sent past the normalised cache, for answers that must not be written into it: an
+ * error under `thread(id)` (a time-travel state too large to answer) would be cached as the
+ * thread being null, and every view of that thread would then say it does not exist.
+ */
+export async function queryUncached<Data, Variables extends Record<string, unknown>>(
+  document: TypedDocumentNode<Data, Variables>,
+  variables: Variables,
+): Promise<{ data?: Data; error?: string }> {
+  const response = await fetch(GRAPHQL_PATH, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json, application/json',
+      ...(uncachedAuthorization === undefined ? {} : { authorization: uncachedAuthorization }),
+    },
+    body: JSON.stringify({ query: stringifyDocument(document), variables }),
+  });
+  const body = (await response.json()) as { data?: Data; errors?: Array<{ message: string }> };
+  const error = body.errors?.map((e) => e.message).join('; ');
+  return error === undefined ? { data: body.data as Data } : { error };
+}
+
 export function createConsoleClient(key: string | undefined): { client: Client; live: Live } {
   const authorization = key === undefined ? undefined : `Bearer ${key}`;
+  uncachedAuthorization = authorization;
   let state: LiveState = 'connecting';
   let epoch = 0;
   let everConnected = false;

@@ -48,6 +48,10 @@ describeWithBrowser('Weft Console details', () => {
       extraArgs: [`--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE ${new URL(s.base).hostname}`],
     });
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage());
+    // The console hands its graph to automation only when asked (see views/thread.tsx).
+    await page.addInitScript(() => {
+      (window as unknown as { weftConsoleAutomation: boolean }).weftConsoleAutomation = true;
+    });
     await watch(page, s.base, watched);
   });
 
@@ -275,6 +279,40 @@ describeWithBrowser('Weft Console details', () => {
     expect(await page.locator('[data-frontier-id]').first().textContent()).toBe(
       'inference · head 1399',
     );
+  });
+
+  it('travels through a thread whose state is too large to answer, and keeps showing it', async () => {
+    await createThread('heavy');
+    const ids: string[] = [];
+    for (let k = 0; k < 6; k++) {
+      const [id] = await append('heavy', [
+        { kind: 'TOOL_RESULT', parents: [], payload: { content: `${k} ${'x'.repeat(900_000)}` } },
+      ]);
+      ids.push(id!);
+    }
+    const [late] = await append('heavy', [{ kind: 'ANSWER', parents: [], payload: 'done' }]);
+    await page.goto(`${s.base}/console/#/thread/heavy`);
+    await page.locator('.graph[data-graph-state="ready"]').waitFor({ timeout: 20_000 });
+    // Index 7: the six large nodes (over 4 MiB of state), not the answer.
+    await page.locator('#travel').fill('7');
+    await page.locator('#travel[data-shown-index="7"]').waitFor({ timeout: 10_000 });
+    const drawn = await page.evaluate(() =>
+      (
+        window as unknown as { weftConsole: { graph: { drawnNodeIds(): string[] } } }
+      ).weftConsole.graph.drawnNodeIds(),
+    );
+    expect([...drawn].sort()).toEqual([...ids].sort());
+    expect(drawn).not.toContain(late);
+    const alert = page.locator('[role="alert"]');
+    await alert.waitFor({ timeout: 10_000 });
+    expect(await alert.textContent()).toMatch(
+      /^The graph shows log index 7; its frontier, memory and resources cannot be shown: state is more than/,
+    );
+    // The thread is still there for every other view of it.
+    await page.getByRole('button', { name: 'Back to now' }).click();
+    await page.locator('#travel[data-shown-index="live"]').waitFor({ timeout: 10_000 });
+    expect(await page.locator('h1').textContent()).toContain('heavy');
+    expect(await page.getByText('No thread heavy').count()).toBe(0);
   });
 
   // Last: it moves the browser's clock two days ahead, for every page of this context.

@@ -7,6 +7,7 @@
  */
 import { useClient, useQuery } from '@urql/preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { queryUncached } from '../client';
 import {
   type ConsoleEventFragment,
   ConsoleEventsDocument,
@@ -240,16 +241,27 @@ export function ThreadView({ id }: { id: string }) {
   };
 
   // Time travel: the state as of atIndex (null: now, live).
-  const [past] = useQuery({
-    query: ConsoleStateAtDocument,
-    variables: { id, atIndex: atIndex ?? 0 },
-    pause: atIndex === null,
-  });
+  // Past the cache (queryUncached says why); the graph itself does not wait for it.
+  const [past, setPast] = useState<{ atIndex: number; state?: PastState; error?: string } | null>(
+    null,
+  );
+  useEffect(() => {
+    if (atIndex === null) return;
+    let current = true;
+    void queryUncached(ConsoleStateAtDocument, { id, atIndex })
+      .then(({ data, error }) => {
+        if (!current) return;
+        setPast({ atIndex, state: data?.thread?.state as PastState | undefined, error });
+      })
+      .catch((e: unknown) => {
+        if (current) setPast({ atIndex, error: String(e) });
+      });
+    return () => {
+      current = false;
+    };
+  }, [id, atIndex]);
   // Only the state of the index shown: while the next one loads, the last one's would be wrong.
-  const pastState =
-    atIndex === null || past.operation?.variables.atIndex !== atIndex
-      ? undefined
-      : (past.data?.thread?.state as PastState | undefined);
+  const pastState = atIndex !== null && past?.atIndex === atIndex ? past.state : undefined;
   const [shownIndex, setShownIndex] = useState<number | null>(null);
   useEffect(() => {
     const graph = view.current;
@@ -325,9 +337,10 @@ export function ThreadView({ id }: { id: string }) {
         )}
         {scopes.write && <ForkButton threadId={id} upToIndex={atIndex ?? length} />}
         {scopes.write && atIndex === null && <DeleteThread threadId={id} />}
-        {travelling && past.error && (
+        {travelling && past?.atIndex === atIndex && past.error && (
           <p class="error" role="alert">
-            Cannot show the graph as of log index {atIndex}: {past.error.message}
+            The graph shows log index {atIndex}; its frontier, memory and resources cannot be shown:{' '}
+            {past.error}
           </p>
         )}
       </div>
