@@ -18,6 +18,7 @@ import {
   checkDepth,
   checkId,
   checkIndex,
+  checkLimit,
   checkSize,
   checkThreadKey,
   firstFailure,
@@ -29,6 +30,7 @@ import { answeredAs, locateThread, tenantScope } from './tenancy.js';
 import type {
   AppendNodesResult,
   ClearCheckpointsInput,
+  ReadEntriesOptions,
   SaveCheckpointInput,
   SaveCheckpointWritesInput,
   Written,
@@ -163,17 +165,34 @@ export function createCheckpointCommands(rt: Runtime, tenant?: string) {
         },
       ),
 
-    async readEntries(threadId: string, fromIndex = 0): Promise<Result<LogEntry[]>> {
-      const checked = firstFailure(
-        checkRef(threadId, '$.threadId'),
-        checkIndex(fromIndex, '$.fromIndex'),
-      );
-      if (!checked.ok) return checked;
-      const at = await locate(threadId);
-      if (!at.ok) return at;
-      const entries = await rt.store.readEntries(at.value.key, fromIndex);
-      if (entries.length === 0 && fromIndex === 0) return err(threadNotFound(at.value.id));
-      return ok(entries);
-    },
+    readEntries: (threadId: string, fromIndex = 0, options: ReadEntriesOptions = {}) =>
+      readEntries({ store: rt.store, locate, checkRef }, threadId, fromIndex, options),
   };
+}
+
+async function readEntries(
+  {
+    store,
+    locate,
+    checkRef,
+  }: {
+    store: Runtime['store'];
+    locate: (threadId: string) => ReturnType<typeof locateThread>;
+    checkRef: (value: unknown, path: string) => Result<string>;
+  },
+  threadId: string,
+  fromIndex: number,
+  options: ReadEntriesOptions,
+): Promise<Result<LogEntry[]>> {
+  const checked = firstFailure(
+    checkRef(threadId, '$.threadId'),
+    checkIndex(fromIndex, '$.fromIndex'),
+    checkLimit(options.limit, '$.limit'),
+  );
+  if (!checked.ok) return checked;
+  const at = await locate(threadId);
+  if (!at.ok) return at;
+  const entries = await store.readEntries(at.value.key, fromIndex, undefined, options);
+  if (entries.length === 0 && fromIndex === 0) return err(threadNotFound(at.value.id));
+  return ok(entries);
 }

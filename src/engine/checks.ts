@@ -74,6 +74,15 @@ export function checkIndex(value: unknown, path: string): Result<number | undefi
   return ok(value);
 }
 
+/** An optional count of at least one (a page size). */
+export function checkLimit(value: unknown, path: string): Result<number | undefined> {
+  if (value === undefined) return ok(undefined);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    return err(invalid(path, 'must be an integer >= 1'));
+  }
+  return ok(value);
+}
+
 /**
  * Refuses a value whose canonical JSON is larger than `limit` UTF-8 bytes, before any expensive
  * work. Values that are not JSON are left to the core, which names the offending path.

@@ -380,6 +380,12 @@ export interface DeadlineSweep {
   next?: RunKey;
 }
 
+/** How `Engine.readEntries` reads (see there). */
+export interface ReadEntriesOptions {
+  nodePayloads?: boolean;
+  limit?: number;
+}
+
 export interface Engine {
   createThread(input?: CreateThreadInput): Promise<Result<Written>>;
   importState(input: ImportStateInput): Promise<Result<ImportStateResult>>;
@@ -424,9 +430,16 @@ export interface Engine {
   clearCheckpoints(input: ClearCheckpointsInput): Promise<Result<Written>>;
   /**
    * The thread's stored log entries from `fromIndex` (default 0) on, in index order: what a
-   * checkpoint saver folds its checkpoints from. NOT_FOUND for a thread with no entries.
+   * checkpoint saver folds its checkpoints from. NOT_FOUND for a thread with no entries. With
+   * `nodePayloads: false`, the payloads of the nodes an entry created may read as null (those
+   * stored apart from the entry are not read): for a reader that needs the entries' other fields.
+   * `limit`: at most that many entries (a long log read page by page keeps less in memory).
    */
-  readEntries(threadId: string, fromIndex?: number): Promise<Result<LogEntry[]>>;
+  readEntries(
+    threadId: string,
+    fromIndex?: number,
+    options?: ReadEntriesOptions,
+  ): Promise<Result<LogEntry[]>>;
   /**
    * Times out every run whose approval or execution deadline has passed by the engine clock
    * (one page of them): one `deadline_fired` entry per deadline, once, also with other engines

@@ -17,7 +17,16 @@ export interface LogWindow {
   from: number;
   to: number;
   limit: number;
+  /**
+   * False: the payloads of the nodes an entry created read as `null` where the store keeps them
+   * apart from the entry (packed-entry.ts), so they are not read at all. The texts are then not
+   * the canonical ones: for a reader of the entries' other fields, never for hashing.
+   */
+  nodePayloads?: boolean;
 }
+
+/** What `ThreadStore.readEntries` may leave out: node payloads kept apart, entries past `limit`. */
+export type EntryReads = Partial<Pick<LogWindow, 'nodePayloads' | 'limit'>>;
 
 /** Largest index value a query may bind: `log_index` is a 32-bit INTEGER on Postgres. */
 export const MAX_LOG_INDEX = 2_147_483_647;
@@ -72,15 +81,20 @@ async function read(
     entry: own.openText(row.entry),
     packed: row.packed === null ? null : own.openBytes(row.packed),
   }));
-  const canonical = await entryTexts(opened, async (min, max) => {
-    const nodes = await rawQuery(weft, STATEMENTS.payloads, [threadId, min, max]);
-    return new Map(
-      nodes.map((row) => {
-        const n = node.decode(row, weft.provider);
-        return [n.sequence, own.openText(n.payload)];
-      }),
-    );
-  });
+  const canonical = await entryTexts(
+    opened,
+    window.nodePayloads === false
+      ? null
+      : async (min, max) => {
+          const nodes = await rawQuery(weft, STATEMENTS.payloads, [threadId, min, max]);
+          return new Map(
+            nodes.map((row) => {
+              const n = node.decode(row, weft.provider);
+              return [n.sequence, own.openText(n.payload)];
+            }),
+          );
+        },
+  );
   const texts = canonical.map((text, i) => {
     const verbatim = rows[i]!.verbatim;
     return { text, appended: verbatim === null ? text : own.openText(verbatim) };
@@ -112,7 +126,7 @@ async function readLineage(
       weft,
       codec,
       s.threadId,
-      { from: s.fromIndex, to: s.toIndex, limit },
+      { ...window, from: s.fromIndex, to: s.toIndex, limit },
       withRows,
     );
     out.rows.push(...part.rows);

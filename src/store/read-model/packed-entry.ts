@@ -200,15 +200,19 @@ export interface StoredEntry {
 
 /**
  * The canonical texts of stored rows, in order. `payloads(min, max)` returns the payload texts
- * of the thread's nodes with sequence in `[min, max]`; it is called at most once.
+ * of the thread's nodes with sequence in `[min, max]`; it is called at most once. With `null`,
+ * no payload is read: each cut gets `null` (a reader that needs the entries' other fields only).
  */
 export async function entryTexts(
   rows: readonly StoredEntry[],
-  payloads: (min: number, max: number) => Promise<Map<number, string>>,
+  payloads: ((min: number, max: number) => Promise<Map<number, string>>) | null,
 ): Promise<string[]> {
   const opened = rows.map((row) =>
     row.packed === null || row.entry !== '' ? null : openPackedEntry(row.packed),
   );
+  if (payloads === null) {
+    return rows.map((row, i) => opened[i]?.join(() => 'null') ?? row.entry);
+  }
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
   for (const entry of opened) {

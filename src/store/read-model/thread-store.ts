@@ -1,21 +1,21 @@
 import { err, ok, type Result, type WeftError } from '../../core/errors.js';
 import type { LogEntry } from '../../core/log/index.js';
-import { checkKeyMarker, createFieldCodec, type FieldCodec } from '../crypto/index.js';
+import { createFieldCodec, type FieldCodec } from '../crypto/index.js';
 import { createPrisma, type WeftPrisma } from '../prisma/index.js';
-import { rawExecute, rawQuery } from '../prisma/raw.js';
-import {
-  idempotencyRecord,
-  logEntry,
-  setting,
-  snapshot,
-  type ThreadRow,
-  thread,
-} from '../tables/index.js';
+import { rawQuery } from '../prisma/raw.js';
+import { idempotencyRecord, logEntry, snapshot, type ThreadRow, thread } from '../tables/index.js';
 import { type DueRun, type DueRunQuery, findDueRuns } from './deadlines.js';
 import { dumpReadModels, type ReadModelDump } from './dump.js';
+import { checkEncryptionMarker } from './encryption-marker.js';
 import { type ForkSourceRows, readForkSourceRows } from './fork-rows.js';
 import { createLineages, type Lineage } from './lineage.js';
-import { type LogTexts, type LogWindow, MAX_LOG_INDEX, readLogTexts } from './log-reads.js';
+import {
+  type EntryReads,
+  type LogTexts,
+  type LogWindow,
+  MAX_LOG_INDEX,
+  readLogTexts,
+} from './log-reads.js';
 import { readPayloadSalt } from './payload-salt.js';
 import { createRedactionStore, type RedactionStore } from './redaction.js';
 import type { ReadModelChanges, SnapshotRow } from './rows.js';
@@ -47,8 +47,13 @@ export type { StoreWriterStats } from './writer.js';
  */
 export interface ThreadStore extends ThreadRemovalStore, RedactionStore {
   readonly provider: 'sqlite' | 'postgres';
-  /** Entries with index in `[from, to)` in index order; `[]` for an unknown thread. */
-  readEntries(threadId: string, from?: number, to?: number): Promise<LogEntry[]>;
+  /** Entries with index in `[from, to)` in index order; `[]` for an unknown thread (see LogWindow). */
+  readEntries(
+    threadId: string,
+    from?: number,
+    to?: number,
+    options?: EntryReads,
+  ): Promise<LogEntry[]>;
   /** The canonical texts of the entries `readEntries` returns (what they are parsed from). */
   readEntryTexts(threadId: string, from?: number, to?: number): Promise<string[]>;
   /** The canonical and the appended texts of the entries in `window`, in index order. */
@@ -242,28 +247,6 @@ function prismaStore(
   );
 }
 
-const KEY_ID_SETTING = 'encryption_key_id';
-
-/** See ThreadStore.ready: the database's encryption marker checked (and set) against `codec`. */
-async function checkEncryptionMarker(weft: WeftPrisma, codec: FieldCodec) {
-  const read = async () =>
-    ((
-      await rawQuery(
-        weft,
-        `SELECT ${setting.c.value} FROM ${setting.sql} WHERE ${setting.c.key} = ?`,
-        [KEY_ID_SETTING],
-      )
-    )[0]?.[setting.columns.value.name] as string | undefined) ?? null;
-  if (!checkKeyMarker(codec, await read()) || codec.keyId === null) return;
-  await rawExecute(
-    weft,
-    `${setting.insertHead} VALUES ${setting.tuple} ON CONFLICT (${setting.c.key}) DO NOTHING`,
-    setting.encode({ key: KEY_ID_SETTING, value: codec.keyId }, weft.provider),
-  );
-  // Another process may have marked it first, with another key.
-  checkKeyMarker(codec, await read());
-}
-
 /** What the groups of a thread store's methods share. */
 interface StoreParts {
   weft: WeftPrisma;
@@ -297,8 +280,9 @@ function createLogReads({
     (await readLog(threadId, { from, to, limit: MAX_LOG_INDEX })).map((r) => r.text);
 
   return {
-    async readEntries(threadId, from, to) {
-      return (await readEntryTexts(threadId, from, to)).map((text) => JSON.parse(text) as LogEntry);
+    async readEntries(threadId, from = 0, to = MAX_LOG_INDEX, options = {}) {
+      const window = { from, to, limit: MAX_LOG_INDEX, ...options };
+      return (await readLog(threadId, window)).map((r) => JSON.parse(r.text) as LogEntry);
     },
 
     readEntryTexts,
