@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
+import { fastLoad, isDefaultSerializer, NEEDS_SERIALIZER } from './revive.js';
 
 /** A serialized value: `s` for text (the serializer's `json`), `b` for base64 bytes otherwise. */
 export type Encoded = { t: string; s: string } | { t: string; b: string };
@@ -24,6 +25,10 @@ export async function encode(serde: SerializerProtocol, value: unknown): Promise
 }
 
 export function decode(serde: SerializerProtocol, encoded: Encoded): Promise<unknown> {
+  if ('s' in encoded && encoded.t === 'json' && isDefaultSerializer(serde)) {
+    const value = fastLoad(encoded.s);
+    if (value !== NEEDS_SERIALIZER) return Promise.resolve(value);
+  }
   return 's' in encoded
     ? serde.loadsTyped(encoded.t, encoded.s)
     : serde.loadsTyped(encoded.t, new Uint8Array(Buffer.from(encoded.b, 'base64')));

@@ -282,3 +282,17 @@ function unchanged(item: object, known: Known): boolean {
   }
   return count === known.keys.length;
 }
+
+/**
+ * Whether a write's value — a list, one item, or either wrapped in LangGraph's `Overwrite` — has
+ * an item this process holds.
+ */
+export function writesBack(items: ItemCache, value: unknown): boolean {
+  let inner = value;
+  if (typeof value === 'object' && value !== null) {
+    const record = value as Record<string, unknown>;
+    if ('__overwrite__' in record) inner = record.__overwrite__;
+    else if (record.type === '__overwrite__' && 'value' in record) inner = record.value;
+  }
+  return Array.isArray(inner) ? inner.some((item) => items.holds(item)) : items.holds(inner);
+}

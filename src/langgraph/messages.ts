@@ -23,10 +23,11 @@ export interface IdMap {
   set(key: string, value: string): unknown;
 }
 
-/** `base` read through, writes kept aside: a plan that fails leaves the fold untouched. */
-export function overlay(base: ReadonlyMap<string, string>): IdMap {
+/** `base` read through, writes kept aside (`added`): a plan that fails leaves the fold untouched. */
+export function overlay(base: ReadonlyMap<string, string>): IdMap & { added: Map<string, string> } {
   const added = new Map<string, string>();
   return {
+    added,
     get: (key) => added.get(key) ?? base.get(key),
     has: (key) => added.has(key) || base.has(key),
     set: (key, value) => added.set(key, value),

@@ -28,9 +28,10 @@ import type { Engine } from '../engine/index.js';
 import { type ApprovalAnswer, createResumeValue } from './approval-answer.js';
 import { requestApproval, settleFromResume } from './approvals.js';
 import { contentHash, decode, type Encoded, encode } from './codec.js';
+import { required } from './config.js';
 import { Directory } from './directory.js';
 import { fromEngine, WeftSaverError } from './errors.js';
-import type { HeldList } from './items.js';
+import { type HeldList, writesBack } from './items.js';
 import { messageNodes, overlay } from './messages.js';
 import { itemHashes, readTuple } from './reads.js';
 import { failRun, followRun } from './runs.js';
@@ -38,6 +39,7 @@ import { isPrefix, storeItems } from './store-items.js';
 import {
   type BlobRecord,
   type ChannelVersion,
+  type CheckpointData,
   ThreadIndex,
   versionKey,
   type WriteRecord,
@@ -76,6 +78,9 @@ export function weftThreadId(threadId: string, checkpointNs: string): string {
   const digest = createHash('sha256').update(JSON.stringify([threadId, checkpointNs]));
   return `lg_${digest.digest('hex').slice(0, 32)}`;
 }
+
+/** Entries read at once when catching up (see catchUp). */
+const READ_PAGE = 1000;
 
 const sameVersion = (a: ChannelVersion, b: ChannelVersion) => typeof a === typeof b && a === b;
 
@@ -234,12 +239,21 @@ export class WeftSaver extends BaseCheckpointSaver {
           blobs.push({ c: channel, v: version, x: await store(value) });
         }
       }
-      const data = {
+      const data: CheckpointData = {
         checkpoint: await encode(this.serde, skeleton),
         metadata: await encode(this.serde, metadata),
         values,
         blobs,
       };
+      if (maps.messageNodes.added.size > 0 || maps.toolCallNodes.added.size > 0) {
+        data.n = {};
+        if (maps.messageNodes.added.size > 0) {
+          data.n.m = Object.fromEntries(maps.messageNodes.added);
+        }
+        if (maps.toolCallNodes.added.size > 0) {
+          data.n.t = Object.fromEntries(maps.toolCallNodes.added);
+        }
+      }
       const saved = await this.engine.saveCheckpoint({
         threadId: weftId,
         checkpointId: checkpoint.id,
@@ -287,7 +301,7 @@ export class WeftSaver extends BaseCheckpointSaver {
       for (const [i, [channel, value]] of writes.entries()) {
         const idx = WRITES_IDX_MAP[channel] || i;
         // A message this process holds, written back (perhaps edited in place): see rewritten.
-        if (writesBack(index, value)) index.items.markRewritten(checkpointId);
+        if (writesBack(index.items, value)) index.items.markRewritten(checkpointId);
         if (Array.isArray(value)) {
           // Item by item, as checkpoints keep lists: the messages a task writes are the ones
           // the next checkpoint adds, stored once.
@@ -407,22 +421,38 @@ export class WeftSaver extends BaseCheckpointSaver {
     return weftThreadId(threadId, ns);
   }
 
-  /** The thread's folded checkpoints, caught up with its log; undefined when it has none. */
-  private async catchUp(weftId: string): Promise<ThreadIndex | undefined> {
+  /**
+   * The thread's folded checkpoints, caught up with its log; undefined when it has none. The
+   * entries are read without their nodes' payloads (a fold needs none of them: see
+   * CheckpointData.n), unless `nodePayloads`.
+   */
+  private async catchUp(weftId: string, nodePayloads = false): Promise<ThreadIndex | undefined> {
     let index = this.indexes.get(weftId);
-    const read = await this.engine.readEntries(weftId, index?.length ?? 0);
-    if (!read.ok) {
-      if (read.error.code === 'NOT_FOUND') return undefined;
-      throw fromEngine(read.error, `reading thread ${weftId}`);
+    for (;;) {
+      const from = index?.length ?? 0;
+      // Page by page: each page's texts and entries are garbage once folded, so a long log's
+      // first read does not hold all of them at once (collecting those cost more than reading).
+      const read = await this.engine.readEntries(weftId, from, { nodePayloads, limit: READ_PAGE });
+      if (!read.ok) {
+        if (read.error.code === 'NOT_FOUND') return undefined;
+        throw fromEngine(read.error, `reading thread ${weftId}`);
+      }
+      index ??= new ThreadIndex();
+      for (const entry of read.value) if (entry.index === index.length) index.apply(entry);
+      if (read.value.length < READ_PAGE || index.length === from) break;
     }
-    index ??= new ThreadIndex();
-    for (const entry of read.value) if (entry.index === index.length) index.apply(entry);
     this.remember(weftId, index);
     return index;
   }
 
   private async threadFor(threadId: string, ns: string, weftId: string): Promise<ThreadIndex> {
     const existing = await this.catchUp(weftId);
+    if (existing?.refsIncomplete === true) {
+      // Entries from before CheckpointData.n: their nodes' payloads say which node each
+      // message became, and the next write must know.
+      this.indexes.delete(weftId);
+      return (await this.catchUp(weftId, true))!;
+    }
     if (existing !== undefined) return existing;
     await this.directory.register({ threadId, checkpointNs: ns, weftThreadId: weftId });
     const created = await this.engine.createThread({
@@ -464,35 +494,4 @@ export class WeftSaver extends BaseCheckpointSaver {
     });
     return next;
   }
-}
-
-/**
- * Whether a write's value — a list, one item, or either wrapped in LangGraph's `Overwrite` — has
- * an item this process holds.
- */
-function writesBack(index: ThreadIndex, value: unknown): boolean {
-  let inner = value;
-  if (typeof value === 'object' && value !== null) {
-    const record = value as Record<string, unknown>;
-    if ('__overwrite__' in record) inner = record.__overwrite__;
-    else if (record.type === '__overwrite__' && 'value' in record) inner = record.value;
-  }
-  return Array.isArray(inner)
-    ? inner.some((item) => index.items.holds(item))
-    : index.items.holds(inner);
-}
-
-function required(config: RunnableConfig, what: string): { threadId: string; ns: string } {
-  const threadId = config?.configurable?.thread_id as unknown;
-  if (threadId === undefined || threadId === null || threadId === '') {
-    throw new WeftSaverError(
-      'INVALID_CONFIG',
-      `cannot ${what}: config.configurable.thread_id is missing. Pass one, e.g. graph.invoke(input, { configurable: { thread_id: "my-thread" } })`,
-    );
-  }
-  const ns = (config.configurable?.checkpoint_ns as unknown) ?? '';
-  if (typeof ns !== 'string') {
-    throw new WeftSaverError('INVALID_CONFIG', `cannot ${what}: checkpoint_ns must be a string`);
-  }
-  return { threadId: String(threadId), ns };
 }

@@ -25,6 +25,17 @@ export interface CheckpointData {
   /** Values this entry adds to the thread's content store, by content hash. */
   values: Record<string, Encoded>;
   blobs: BlobRecord[];
+  /**
+   * The nodes this entry's messages became: `m` message id → node, `t` tool call id → its
+   * tool_call node. Kept here so a fold need not read the nodes' payloads to learn it
+   * (entries written before it was kept have none: their nodes' payloads tell).
+   */
+  n?: NodeRefs;
+}
+
+export interface NodeRefs {
+  m?: Record<string, string>;
+  t?: Record<string, string>;
 }
 
 /** A write's value: `x` its hash, or for a list `l` its items' hashes (shared with checkpoints). */
@@ -93,6 +104,12 @@ export class ThreadIndex {
   /** The LangGraph checkpoint at which the saver saw that run end, when it did. */
   runEndedAt: string | undefined;
   approvals: ApprovalState[] = [];
+  /**
+   * True when an entry's nodes were folded without their payloads and without refs (an entry
+   * older than `CheckpointData.n`): messageNodes and toolCallNodes lack its nodes, which only a
+   * write needs (the saver folds again with payloads before writing).
+   */
+  refsIncomplete = false;
 
   apply(entry: LogEntry): void {
     if (entry.index !== this.length) {
@@ -101,15 +118,18 @@ export class ThreadIndex {
     this.length += 1;
     const event = entry.event as unknown as Record<string, unknown>;
     switch (event.type) {
-      case 'checkpoint_saved':
+      case 'checkpoint_saved': {
+        const data = event.data as unknown as CheckpointData;
         this.applyCheckpoint(
           event.checkpointId as string,
           event.parentCheckpointId as string | undefined,
-          event.data as unknown as CheckpointData,
+          data,
           entry.index,
         );
-        this.applyNodes(event.nodes);
+        if (data.n === undefined) this.applyNodes(event.nodes);
+        else this.applyRefs(data.n);
         return;
+      }
       case 'checkpoint_writes_saved':
         this.applyWrites(
           event.checkpointId as string,
@@ -216,10 +236,18 @@ export class ThreadIndex {
     }
   }
 
+  private applyRefs(refs: NodeRefs): void {
+    for (const [messageId, node] of Object.entries(refs.m ?? {})) {
+      this.messageNodes.set(messageId, node);
+    }
+    for (const [callId, node] of Object.entries(refs.t ?? {})) this.toolCallNodes.set(callId, node);
+  }
+
   private applyNodes(nodes: unknown): void {
     if (!Array.isArray(nodes)) return;
     for (const node of nodes as Array<{ id: string; kind: string; payload: unknown }>) {
       const payload = node.payload as Record<string, unknown> | null;
+      if (payload === null) this.refsIncomplete = true;
       if (payload === null || typeof payload !== 'object') continue;
       if (typeof payload.messageId === 'string' && node.kind !== 'tool_call') {
         this.messageNodes.set(payload.messageId, node.id);
