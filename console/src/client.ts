@@ -64,6 +64,20 @@ function keying(): KeyingConfig {
   return keys;
 }
 
+const bearer = (key: string | undefined) => (key === undefined ? undefined : `Bearer ${key}`);
+
+/** A GraphQL request outside the urql client, with the same Authorization header as it. */
+const post = (body: unknown, authorization: string | undefined, accept: string) =>
+  fetch(GRAPHQL_PATH, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept,
+      ...(authorization === undefined ? {} : { authorization }),
+    },
+    body: JSON.stringify(body),
+  });
+
 /** The Authorization header of the console's client, for the queries that bypass its cache. */
 let uncachedAuthorization: string | undefined;
 
@@ -76,22 +90,18 @@ export async function queryUncached<Data, Variables extends Record<string, unkno
   document: TypedDocumentNode<Data, Variables>,
   variables: Variables,
 ): Promise<{ data?: Data; error?: string }> {
-  const response = await fetch(GRAPHQL_PATH, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/graphql-response+json, application/json',
-      ...(uncachedAuthorization === undefined ? {} : { authorization: uncachedAuthorization }),
-    },
-    body: JSON.stringify({ query: stringifyDocument(document), variables }),
-  });
+  const response = await post(
+    { query: stringifyDocument(document), variables },
+    uncachedAuthorization,
+    'application/graphql-response+json, application/json',
+  );
   const body = (await response.json()) as { data?: Data; errors?: Array<{ message: string }> };
   const error = body.errors?.map((e) => e.message).join('; ');
   return error === undefined ? { data: body.data as Data } : { error };
 }
 
 export function createConsoleClient(key: string | undefined): { client: Client; live: Live } {
-  const authorization = key === undefined ? undefined : `Bearer ${key}`;
+  const authorization = bearer(key);
   uncachedAuthorization = authorization;
   let state: LiveState = 'connecting';
   let epoch = 0;
@@ -159,14 +169,6 @@ export function createConsoleClient(key: string | undefined): { client: Client; 
 
 /** Whether the server wants a key: `{ __typename }` with the key (if any) answers 401 without one. */
 export async function checkAccess(key: string | undefined): Promise<'ok' | 'key-needed'> {
-  const response = await fetch(GRAPHQL_PATH, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json',
-      ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
-    },
-    body: JSON.stringify({ query: '{ __typename }' }),
-  });
+  const response = await post({ query: '{ __typename }' }, bearer(key), 'application/json');
   return response.status === 401 ? 'key-needed' : 'ok';
 }

@@ -17,9 +17,17 @@ import {
 } from '../generated/graphql';
 import { useFeed, useScopes } from '../live';
 import { href } from '../router';
-import { Json, ThreadPicker, When, type Within, WithinSelect } from './common';
+import { FilterSelect, Json, ThreadPicker, When, type Within, WithinSelect } from './common';
 
 const STATES = ['PENDING', 'RESOLVED', 'EXPIRED'] as const;
+const STATE_OPTIONS: ReadonlyArray<readonly [ApprovalState | '', string]> = [
+  ...STATES.map((s) => [s, s.toLowerCase()] as const),
+  ['', 'any'],
+];
+const ORDER_OPTIONS: ReadonlyArray<readonly [OrderDirection, string]> = [
+  ['DESC', 'newest first'],
+  ['ASC', 'oldest first'],
+];
 const PAGE = 25;
 
 export function ApprovalsView() {
@@ -67,21 +75,13 @@ export function ApprovalsView() {
         </p>
       )}
       <form class="filters" aria-label="Filter approvals" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          State{' '}
-          <select
-            value={state}
-            data-filter="approval-state"
-            onChange={(e) => setState(e.currentTarget.value as ApprovalState | '')}
-          >
-            {STATES.map((s) => (
-              <option key={s} value={s}>
-                {s.toLowerCase()}
-              </option>
-            ))}
-            <option value="">any</option>
-          </select>
-        </label>{' '}
+        <FilterSelect
+          label="State"
+          filter="approval-state"
+          value={state}
+          options={STATE_OPTIONS}
+          onChange={setState}
+        />{' '}
         <ThreadPicker label="Thread" value={thread} onInput={setThread} />{' '}
         <WithinSelect
           label="Requested within"
@@ -89,17 +89,13 @@ export function ApprovalsView() {
           value={within}
           onChange={setWithin}
         />{' '}
-        <label>
-          Order{' '}
-          <select
-            value={direction}
-            data-filter="approval-order"
-            onChange={(e) => setDirection(e.currentTarget.value as OrderDirection)}
-          >
-            <option value="DESC">newest first</option>
-            <option value="ASC">oldest first</option>
-          </select>
-        </label>
+        <FilterSelect
+          label="Order"
+          filter="approval-order"
+          value={direction}
+          options={ORDER_OPTIONS}
+          onChange={setDirection}
+        />
       </form>
       <ApprovalPage
         key={`${state}/${threadId ?? ''}/${requestedAfter ?? ''}/${direction}/${generation}`}

@@ -149,6 +149,38 @@ export interface Within {
 }
 
 /** A select of time windows (any time, the last hour, day, week) for a list's filter. */
+/** A labelled select of a list filter: `options` as [value, text], in the order shown. */
+export function FilterSelect<T extends string>({
+  label,
+  filter,
+  value,
+  options,
+  onChange,
+}: {
+  label: string;
+  filter: string;
+  value: T;
+  options: ReadonlyArray<readonly [T, string]>;
+  onChange: (value: T) => void;
+}) {
+  return (
+    <label>
+      {label}{' '}
+      <select
+        value={value}
+        data-filter={filter}
+        onChange={(e) => onChange(e.currentTarget.value as T)}
+      >
+        {options.map(([v, text]) => (
+          <option key={v} value={v}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 export function WithinSelect({
   label,
   filter,

@@ -16,7 +16,7 @@ import { useFeed, useScopes } from '../live';
 import { href } from '../router';
 import { CancelRun } from './actions';
 import { Resolve } from './approvals';
-import { Meter, When, type Within, WithinSelect } from './common';
+import { FilterSelect, Meter, When, type Within, WithinSelect } from './common';
 
 const STATUSES = [
   'PENDING',
@@ -30,6 +30,10 @@ const STATUSES = [
   'TIMEOUT',
 ] as const;
 type Status = (typeof STATUSES)[number];
+const STATUS_OPTIONS: ReadonlyArray<readonly [Status | '', string]> = [
+  ['', 'any'],
+  ...STATUSES.map((s) => [s, s.toLowerCase()] as const),
+];
 
 export function RunsView() {
   const [status, setStatus] = useState<Status | ''>('');
@@ -38,21 +42,13 @@ export function RunsView() {
     <div class="view">
       <h1>Runs</h1>
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Status{' '}
-          <select
-            value={status}
-            data-filter="run-status"
-            onChange={(e) => setStatus(e.currentTarget.value as Status | '')}
-          >
-            <option value="">any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s.toLowerCase()}
-              </option>
-            ))}
-          </select>
-        </label>{' '}
+        <FilterSelect
+          label="Status"
+          filter="run-status"
+          value={status}
+          options={STATUS_OPTIONS}
+          onChange={setStatus}
+        />{' '}
         <WithinSelect
           label="Changed within"
           filter="run-changed-within"
