@@ -11,6 +11,7 @@
  */
 import { useClient } from '@urql/preact';
 import MarkdownIt from 'markdown-it';
+import { memo } from 'preact/compat';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import {
   ConsoleConversationDocument,
@@ -162,7 +163,12 @@ function RunStart({
   );
 }
 
-function Message({
+/**
+ * One message, drawn again only when its node or selection changes: a live append re-renders the
+ * list, and rendering every message's Markdown again at each one held the page's main thread
+ * (live events queued behind it for seconds on a conversation of a few hundred messages).
+ */
+const Message = memo(function Message({
   node,
   selected,
   onSelect,
@@ -208,7 +214,7 @@ function Message({
       )}
     </li>
   );
-}
+});
 
 /**
  * The conversation of thread `threadId`, or nothing when it has no message nodes. `onPresence`
