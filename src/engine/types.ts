@@ -10,7 +10,12 @@ import type {
   ThreadState,
 } from '../core/thread/index.js';
 import type { RunAsOf } from '../core/thread/runs-at.js';
-import type { RunKey, ThreadStore, ThreadStoreOptions } from '../store/read-model/index.js';
+import type {
+  EntryReads,
+  RunKey,
+  ThreadStore,
+  ThreadStoreOptions,
+} from '../store/read-model/index.js';
 import type { CarriesCommitted } from './committed.js';
 import type { ThreadTenants } from './tenancy.js';
 import type { ThreadCacheStats } from './thread-cache.js';
@@ -380,11 +385,8 @@ export interface DeadlineSweep {
   next?: RunKey;
 }
 
-/** How `Engine.readEntries` reads (see there). */
-export interface ReadEntriesOptions {
-  nodePayloads?: boolean;
-  limit?: number;
-}
+/** How `Engine.readEntries` reads (see there): the store's own options, passed through. */
+export type ReadEntriesOptions = EntryReads;
 
 export interface Engine {
   createThread(input?: CreateThreadInput): Promise<Result<Written>>;

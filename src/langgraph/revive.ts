@@ -8,21 +8,7 @@
  * a nested LangChain object, an escaped value, a serializer of the user's own — goes to the
  * serializer as before.
  */
-import {
-  AIMessage,
-  AIMessageChunk,
-  ChatMessage,
-  ChatMessageChunk,
-  FunctionMessage,
-  FunctionMessageChunk,
-  HumanMessage,
-  HumanMessageChunk,
-  RemoveMessage,
-  SystemMessage,
-  SystemMessageChunk,
-  ToolMessage,
-  ToolMessageChunk,
-} from '@langchain/core/messages';
+import * as messages from '@langchain/core/messages';
 import { JsonPlusSerializer, type SerializerProtocol } from '@langchain/langgraph-checkpoint';
 
 /** What `fastLoad` answers when the text needs the serializer's own loader. */
@@ -59,23 +45,24 @@ function aliasesOf(builder: MessageClass): Record<string, string> {
  * serialized id `langchain_core/messages/<name>`.
  */
 const MESSAGE_BUILDERS: ReadonlyMap<string, MessageBuilder> = new Map(
-  (
-    Object.entries({
-      AIMessage,
-      AIMessageChunk,
-      ChatMessage,
-      ChatMessageChunk,
-      FunctionMessage,
-      FunctionMessageChunk,
-      HumanMessage,
-      HumanMessageChunk,
-      RemoveMessage,
-      SystemMessage,
-      SystemMessageChunk,
-      ToolMessage,
-      ToolMessageChunk,
-    }) as Array<[string, unknown]> as Array<[string, MessageClass]>
-  ).map(([name, build]) => [name, { build, aliases: aliasesOf(build) }]),
+  [
+    'AIMessage',
+    'AIMessageChunk',
+    'ChatMessage',
+    'ChatMessageChunk',
+    'FunctionMessage',
+    'FunctionMessageChunk',
+    'HumanMessage',
+    'HumanMessageChunk',
+    'RemoveMessage',
+    'SystemMessage',
+    'SystemMessageChunk',
+    'ToolMessage',
+    'ToolMessageChunk',
+  ].map((name) => {
+    const build = (messages as unknown as Record<string, MessageClass>)[name]!;
+    return [name, { build, aliases: aliasesOf(build) }];
+  }),
 );
 
 /** True for LangGraph's default serializer itself (a subclass may load differently). */

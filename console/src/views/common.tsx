@@ -154,7 +154,6 @@ export interface Within {
   after?: string;
 }
 
-/** A select of time windows (any time, the last hour, day, week) for a list's filter. */
 /** A labelled select of a list filter: `options` as [value, text], in the order shown. */
 export function FilterSelect<T extends string>({
   label,
@@ -187,6 +186,7 @@ export function FilterSelect<T extends string>({
   );
 }
 
+/** A select of time windows (any time, the last hour, day, week) for a list's filter. */
 export function WithinSelect({
   label,
   filter,

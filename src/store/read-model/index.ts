@@ -8,6 +8,7 @@ export {
   openDueRunSource,
   type RunKey,
 } from './deadlines.js';
+export type { EntryReads } from './log-reads.js';
 export { mergeChanges } from './merge.js';
 export {
   DEFAULT_TENANT,
