@@ -16,6 +16,7 @@ import {
   type ThreadView,
   type WalkKey,
 } from '../reads/index.js';
+import { createCache } from '../store/cache.js';
 import { MAX_PAGE_SIZE } from './pagination.js';
 
 export {
@@ -164,29 +165,50 @@ export function primeNodes(ctx: GraphQLContext, nodes: readonly NodeView[]): Nod
 /** Where a context keeps the unscoped engine and reads, to scope them again for its caller. */
 const UNSCOPED = Symbol('weft.unscoped');
 
+interface ContextDeps {
+  engine: Engine;
+  reads: Reads;
+  /** Each tenant's view of `reads` (see tenantReads); default: made for this context. */
+  readsFor?: ((tenant: string) => Reads) | undefined;
+}
+
 interface Unscoped {
-  [UNSCOPED]?: { engine: Engine; reads: Reads };
+  [UNSCOPED]?: ContextDeps;
+}
+
+/**
+ * Each tenant's view of `reads`, made once per tenant (a bounded memo, as engine.forTenant is):
+ * a view is some sixty functions, which every operation's context — every subscription's, for
+ * as long as it lives — would otherwise make again.
+ */
+export function tenantReads(engine: Engine, reads: Reads): (tenant: string) => Reads {
+  const made = createCache<Reads>({ maxEntries: 10_000 });
+  return (tenant) => {
+    let scoped = made.get(tenant);
+    if (scoped === undefined) {
+      scoped = scopeReads(reads, engine.tenants, tenant);
+      made.set(tenant, scoped);
+    }
+    return scoped;
+  };
 }
 
 /**
  * The context of one operation for `auth` (default: open mode): engine, reads and loaders all
  * act for `auth.tenant`. `engine` and `reads` are the shared, unscoped ones.
  */
-export function createContext(deps: {
-  engine: Engine;
-  reads: Reads;
-  auth?: AuthInfo;
-}): GraphQLContext {
+export function createContext(deps: ContextDeps & { auth?: AuthInfo }): GraphQLContext {
   const auth = deps.auth ?? OPEN_AUTH;
   const engine = deps.engine.forTenant(auth.tenant);
-  const reads = scopeReads(deps.reads, deps.engine.tenants, auth.tenant);
+  const reads =
+    deps.readsFor?.(auth.tenant) ?? scopeReads(deps.reads, deps.engine.tenants, auth.tenant);
   const context: GraphQLContext & Unscoped = {
     auth,
     engine,
     reads,
     loaders: createLoaders(reads),
   };
-  context[UNSCOPED] = { engine: deps.engine, reads: deps.reads };
+  context[UNSCOPED] = { engine: deps.engine, reads: deps.reads, readsFor: deps.readsFor };
   return context;
 }
 

@@ -15,7 +15,7 @@ import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'gra
 import type { WebSocketServer } from 'ws';
 import type { Engine, RetentionSweeperStats } from '../engine/index.js';
 import type { GroupStats } from '../events/index.js';
-import { createContext, type GraphQLContext } from '../graphql/context.js';
+import { createContext, type GraphQLContext, tenantReads } from '../graphql/context.js';
 import { typedErrorOfThrown } from '../graphql/error-classes.js';
 import { schema as defaultSchema } from '../graphql/schema.js';
 import { createReads, type Reads } from '../reads/index.js';
@@ -140,6 +140,7 @@ function createWeftYoga(parts: {
 }): YogaServerInstance<Record<string, unknown>, GraphQLContext> {
   const { deps, engine, reads, auth, metrics, stopping, drainTracking } = parts;
   const { config } = deps;
+  const readsFor = tenantReads(engine, reads);
   return createYoga<Record<string, unknown>, GraphQLContext>({
     schema: deps.schema ?? defaultSchema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -164,7 +165,7 @@ function createWeftYoga(parts: {
     logging: false,
     // useBatchLimit applies WEFT_MAX_BATCH (and refuses arrays when it is 0) with its own codes.
     batching: { limit: YOGA_BATCH_CEILING },
-    context: () => ({ ...createContext({ engine, reads }), ...deps.extendContext?.() }),
+    context: () => ({ ...createContext({ engine, reads, readsFor }), ...deps.extendContext?.() }),
     // Order: refusals that need no parsing first, then observation, then query limits; extra
     // plugins (auth, pub/sub …) last.
     plugins: [

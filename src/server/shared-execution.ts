@@ -195,6 +195,10 @@ export function useSharedSubscriptions(options: SharedSubscriptionOptions = {}):
         const source = await createSourceEventStream(args);
         // An error before the stream exists: answer it exactly as the default path does.
         if (!isAsyncIterable(source)) return subscribeFn(args);
+        // Each event executes with loaders of its own (executeEvent): what the subscribe step
+        // loaded would otherwise stay cached, and held, for as long as the subscription lives.
+        const context = args.contextValue as GraphQLContext | undefined;
+        if (context?.reads !== undefined) context.loaders = createLoaders(context.reads);
         return mapEvents(source, (payload) => executeShared(args, key, payload));
       });
     },

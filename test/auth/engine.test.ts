@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createSequentialIds } from '../../src/core/ports.js';
 import { createEngine, type Engine, qualifiedKey } from '../../src/engine/index.js';
 import { importThreadLog } from '../../src/engine/transfer.js';
+import { tenantReads } from '../../src/graphql/context.js';
 import { createReads, scopeReads } from '../../src/reads/index.js';
 import { migrate } from '../../src/store/migrate/index.js';
 import { openThreadStore } from '../../src/store/read-model/index.js';
@@ -129,6 +130,19 @@ async function ownership(backend: 'sqlite' | 'postgres') {
     ]);
     expect((await forB.threads(['ta', 'tb'])).map((t) => t?.id)).toEqual([undefined, 'tb']);
     expect(must(await forB.findRun('r1'))?.threadId).toBe('tb');
+    // The server's per-tenant views (made once per tenant, shared by every operation's context)
+    // keep tenants as far apart as views made per operation.
+    const readsFor = tenantReads(engine, reads);
+    expect(readsFor('globex')).toBe(readsFor('globex'));
+    expect(readsFor('acme')).not.toBe(readsFor('globex'));
+    expect((await readsFor('acme').threads(['ta', 'tb'])).map((t) => t?.id)).toEqual([
+      'ta',
+      undefined,
+    ]);
+    expect((await readsFor('globex').threads(['ta', 'tb'])).map((t) => t?.id)).toEqual([
+      undefined,
+      'tb',
+    ]);
   } finally {
     await reads.close();
   }
