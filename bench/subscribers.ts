@@ -9,14 +9,17 @@
  * (threadEvents, p50/p99), `{ __typename }` probe p99, writer throughput (sequential appends for
  * 5 s), CPU and RSS. The hostile row: one caller with 20 sockets × 100 `threadActivity`
  * subscriptions while another appends 20 times a second; others' probe p99 against the idle
- * one. Clients and server share this process (the clients' parsing is in the figures).
+ * one. The subscribers run in a process of their own (subscribers-clients.ts), as they would
+ * on other machines; the writer and the probes run in the server's process. CPU and RSS are
+ * the server process's.
  */
+
+import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { type Client, createClient } from 'graphql-ws';
-import { WebSocket } from 'ws';
+import { fileURLToPath } from 'node:url';
 import { createEngine, type Engine } from '../src/engine/index.js';
 import { createEventHub, type EventHub } from '../src/events/index.js';
 import { buildApp } from '../src/server/app.js';
@@ -24,6 +27,7 @@ import { loadConfig } from '../src/server/config.js';
 import { migrate } from '../src/store/migrate/index.js';
 import { openThreadStore } from '../src/store/read-model/index.js';
 import { fmt, percentile, printTable } from './harness.js';
+import type { ClientRequest, Samples } from './subscribers-clients.js';
 
 const SUBSCRIPTIONS = Number(process.env.WEFT_BENCH_SUBSCRIPTIONS ?? 10_000);
 const THREADS = 100;
@@ -34,9 +38,6 @@ const LOAD_SECONDS = Number(process.env.WEFT_BENCH_SECONDS ?? 10);
 const APPEND = `mutation ($t: ID!, $i: Int!) {
   appendNodes(input: { threadId: $t, nodes: [{ kind: INFERENCE, payload: { i: $i } }] }) { __typename }
 }`;
-const THREAD_EVENTS = 'subscription ($t: ID!) { threadEvents(threadId: $t) { index } }';
-const RUN_STATUS = 'subscription ($t: ID!) { runStatusChanged(threadId: $t) { status logIndex } }';
-const ACTIVITY = 'subscription { threadActivity { threadId index cursor } }';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -102,58 +103,62 @@ async function probes(url: string, during: Promise<unknown>): Promise<number[]> 
 }
 
 interface Load {
-  clients: Client[];
-  latencies: number[];
-  received: () => number;
-  close(): void;
+  /** Events received since the last call, and the delivery latencies of the sampled ones. */
+  take(): Promise<{ received: number; latencies: number[] }>;
+  close(): Promise<void>;
 }
 
-/** Opens `count` subscriptions of `pick(i)` over sockets of PER_SOCKET. */
-async function subscribe(
-  b: Bench,
-  count: number,
-  pick: (i: number) => { query: string; variables?: Record<string, unknown> },
-): Promise<Load> {
-  const clients: Client[] = [];
-  const latencies: number[] = [];
-  let received = 0;
+/**
+ * Opens `count` subscriptions (the bench's mix, or threadActivity only) over sockets of
+ * PER_SOCKET in the clients' process (subscribers-clients.ts); resolves once the server holds
+ * them all.
+ */
+async function subscribe(b: Bench, count: number, mix: 'mix' | 'activity'): Promise<Load> {
+  const child: ChildProcess = fork(
+    fileURLToPath(new URL('./subscribers-clients.ts', import.meta.url)),
+    [],
+    {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
+  let next = 0;
+  const pending = new Map<number, (reply: unknown) => void>();
+  child.on('message', (reply: { id: number }) => {
+    pending.get(reply.id)?.(reply);
+    pending.delete(reply.id);
+  });
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`the clients' process exited (${code})`))),
+  );
+  exited.catch(() => undefined);
+  const ask = <T>(request: ClientRequest): Promise<T> =>
+    Promise.race([
+      new Promise<T>((resolve) => {
+        const id = ++next;
+        pending.set(id, resolve as (reply: unknown) => void);
+        child.send({ ...request, id });
+      }),
+      exited,
+    ]);
   const before = b.hub.groups.stats().subscribers;
-  for (let i = 0; i < count; i++) {
-    if (i % PER_SOCKET === 0) {
-      clients.push(
-        createClient({
-          url: b.url.replace(/^http/, 'ws'),
-          webSocketImpl: WebSocket,
-          retryAttempts: 0,
-          lazy: false,
-        }),
-      );
-    }
-    const { query, variables } = pick(i);
-    const sample = query === THREAD_EVENTS && i % 7 === 0;
-    const threadId = variables?.t as string | undefined;
-    clients.at(-1)!.subscribe(
-      { query, ...(variables === undefined ? {} : { variables }) },
-      {
-        next: (result) => {
-          received++;
-          if (!sample || threadId === undefined) return;
-          const index = (result.data as { threadEvents?: { index: number } })?.threadEvents?.index;
-          const at = index === undefined ? undefined : b.publishedAt.get(threadId)?.[index];
-          if (at !== undefined) latencies.push(performance.now() - at);
-        },
-        error: (error) => console.error('subscription error', error),
-        complete: () => undefined,
-      },
-    );
-  }
+  await ask({ op: 'subscribe', url: b.url, count, perSocket: PER_SOCKET, threads: THREADS, mix });
   while (b.hub.groups.stats().subscribers < before + count) await sleep(50);
   return {
-    clients,
-    latencies,
-    received: () => received,
-    close: () => {
-      for (const client of clients) void client.dispose();
+    async take() {
+      const samples = await ask<Samples>({ op: 'samples' });
+      if (samples.errors.length > 0) console.error('subscription errors', samples.errors);
+      const latencies: number[] = [];
+      const { arrivals } = samples;
+      for (let i = 0; i < arrivals.length; i += 3) {
+        const at = b.publishedAt.get(`t${arrivals[i]}`)?.[arrivals[i + 1]!];
+        if (at !== undefined) latencies.push(arrivals[i + 2]! - at);
+      }
+      return { received: samples.received, latencies };
+    },
+    async close() {
+      await ask({ op: 'close' });
+      child.disconnect();
     },
   };
 }
@@ -186,7 +191,9 @@ export async function runSubscribersBench(): Promise<void> {
       publish(event) {
         const times = publishedAt.get(event.threadId) ?? [];
         publishedAt.set(event.threadId, times);
-        for (const entry of event.entries) times[entry.index] = performance.now();
+        // Wall-clock milliseconds, which the clients' process shares.
+        const at = performance.timeOrigin + performance.now();
+        for (const entry of event.entries) times[entry.index] = at;
         return hub.publish(event);
       },
     },
@@ -211,38 +218,32 @@ export async function runSubscribersBench(): Promise<void> {
     const rssIdle = process.memoryUsage().rss;
 
     const opened = performance.now();
-    const load = await subscribe(b, SUBSCRIPTIONS, (i) => {
-      const t = `t${i % THREADS}`;
-      // Each thread gets every kind: the kind goes by the round of threads, not the thread.
-      const slot = Math.floor(i / THREADS) % 100;
-      if (slot < 2) return { query: ACTIVITY };
-      return { query: slot % 2 === 0 ? THREAD_EVENTS : RUN_STATUS, variables: { t } };
-    });
+    const load = await subscribe(b, SUBSCRIPTIONS, 'mix');
     const openMs = performance.now() - opened;
     // Every member meets its group at its thread's first commit.
     await paced(b, RATE, 2);
-    load.latencies.length = 0;
-    const receivedBefore = load.received();
+    await load.take();
     const loaded = await measured(() => probes(url, paced(b, RATE, LOAD_SECONDS)));
     const rssLoaded = process.memoryUsage().rss;
-    const delivered = load.received() - receivedBefore;
+    const { received: delivered, latencies } = await load.take();
     const loadedWriter = await writerRate(b, 5);
     const groups = hub.groups.stats();
-    load.close();
+    await load.close();
     while (hub.groups.stats().subscribers > 0) await sleep(50);
 
     // Hostile: one caller, 20 sockets × 100 threadActivity, another appending 20/s.
-    const hostile = await subscribe(b, 2_000, () => ({ query: ACTIVITY }));
+    const hostile = await subscribe(b, 2_000, 'activity');
     await paced(b, 20, 2);
+    await hostile.take();
     const attacked = await measured(() => probes(url, paced(b, 20, LOAD_SECONDS)));
-    const hostileDelivered = hostile.received();
-    hostile.close();
+    const hostileDelivered = (await hostile.take()).received;
+    await hostile.close();
 
     const probeIdle = percentile(idle.value, 99);
     const probeLoaded = percentile(loaded.value, 99);
     const probeAttacked = percentile(attacked.value, 99);
-    const p50 = percentile(load.latencies, 50);
-    const p99 = percentile(load.latencies, 99);
+    const p50 = percentile(latencies, 50);
+    const p99 = percentile(latencies, 99);
     const verdict = (ok: boolean) => (ok ? 'ok' : 'MISSED');
     printTable(
       `Dashboard scale: ${fmt(SUBSCRIPTIONS)} subscriptions over ${THREADS} threads, ${RATE} appends/s, one instance (SQLite)`,
