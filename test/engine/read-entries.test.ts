@@ -2,8 +2,9 @@
  * Engine.readEntries's options: `nodePayloads: false` gives the same entries with the payloads
  * kept apart from them (packed) as null and every other field unchanged; `limit` pages through
  * the log, across a fork's shared history too; bad options are refused with a typed error. On
- * SQLite and Postgres.
+ * SQLite and Postgres, each also encrypted at rest.
  */
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogEntry } from '../../src/core/log/index.js';
 import { type Engine, openEngine } from '../../src/engine/index.js';
@@ -28,11 +29,17 @@ const withoutPayloads = (entries: LogEntry[]) =>
     };
   });
 
-function suite(name: 'sqlite' | 'postgres') {
+/** `encrypted`: the store seals entries and payloads at rest (a packed entry is opened, then spliced). */
+function suite(name: 'sqlite' | 'postgres', encrypted = false) {
   const backend: Backend = name === 'sqlite' ? sqliteBackend() : postgresBackend();
   let engine: Engine;
+  let url: string;
   beforeAll(async () => {
-    engine = await openEngine(await backend.freshUrl());
+    url = await backend.freshUrl();
+    engine = await openEngine(
+      url,
+      encrypted ? { storeOptions: { encryptionKey: randomBytes(32) } } : {},
+    );
   });
   afterAll(async () => {
     await engine.close();
@@ -90,6 +97,10 @@ function suite(name: 'sqlite' | 'postgres') {
       }
       expect(pages, id).toEqual(whole);
     }
+    if (encrypted) {
+      // What was read was sealed: the database opens only with its key.
+      await expect(openEngine(url)).rejects.toThrow(/key/i);
+    }
   });
 
   it('refuses a bad page size, naming it', async () => {
@@ -102,4 +113,6 @@ function suite(name: 'sqlite' | 'postgres') {
 }
 
 describe('Engine.readEntries options [sqlite]', () => suite('sqlite'));
+describe('Engine.readEntries options [sqlite, encrypted]', () => suite('sqlite', true));
 describeWithPostgres('Engine.readEntries options', () => suite('postgres'));
+describeWithPostgres('Engine.readEntries options, encrypted', () => suite('postgres', true));

@@ -6,6 +6,8 @@
  * the first one would have, also on a thread written before the entries named them. On SQLite
  * and Postgres.
  */
+
+import { randomBytes } from 'node:crypto';
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import Database from 'better-sqlite3';
@@ -99,11 +101,13 @@ function countingPayloadReads(engine: Engine): { engine: Engine; payloadReads: (
 const view = (messages: BaseMessage[]) =>
   messages.map((m) => ({ type: m.getType(), id: m.id, content: m.content }));
 
-function suite(name: 'sqlite' | 'postgres') {
+/** `encrypted`: entries and payloads sealed at rest, every engine of the suite with the one key. */
+function suite(name: 'sqlite' | 'postgres', encrypted = false) {
   const backend: Backend = name === 'sqlite' ? sqliteBackend() : postgresBackend();
   const engines: Engine[] = [];
+  const key = randomBytes(32);
   const open = async (url: string) => {
-    const engine = await openEngine(url);
+    const engine = await openEngine(url, encrypted ? { storeOptions: { encryptionKey: key } } : {});
     engines.push(engine);
     return engine;
   };
@@ -184,4 +188,6 @@ function suite(name: 'sqlite' | 'postgres') {
 }
 
 describe('WeftSaver fresh read [sqlite]', () => suite('sqlite'));
+describe('WeftSaver fresh read [sqlite, encrypted]', () => suite('sqlite', true));
 describeWithPostgres('WeftSaver fresh read', () => suite('postgres'));
+describeWithPostgres('WeftSaver fresh read, encrypted', () => suite('postgres', true));
