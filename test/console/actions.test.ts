@@ -1,6 +1,6 @@
 /**
- * Acting from the console, in headless Chromium against a real keyed server: start a run on a
- * thread, approve a waiting run on its thread page, cancel a run (asked why first), redact a
+ * Acting from the console, in headless Chromium against a real keyed server: create a thread,
+ * start a run on a thread, approve a waiting run on its thread page (with a structured response), cancel a run (asked why first), redact a
  * node (a reason required), delete a thread (its id typed out first); a read-only key is offered
  * none of it. Each action's effect is checked through the API, not only on the page.
  */
@@ -56,6 +56,27 @@ describeWithBrowser('Weft Console actions', () => {
     await s?.close();
   });
 
+  it('creates a thread from the threads list and opens it; a taken id is refused, said, and writes nothing', async () => {
+    await page.goto(`${s.base}/console/#/threads`);
+    const form = page.locator('form[data-action="create-thread"]');
+    await form.waitFor({ timeout: 15_000 });
+    await form.getByLabel(/^New thread/).fill('work');
+    await form.getByRole('button', { name: 'Create thread' }).click();
+    await expect.poll(async () => form.getByRole('status').textContent()).toContain('work');
+    const count = async () =>
+      (await s.gql('{ threads(first: 100) { totalCount } }')).threads.totalCount;
+    expect(await count()).toBe(2);
+    await form.getByLabel(/^New thread/).fill('made-here');
+    await form.getByRole('button', { name: 'Create thread' }).click();
+    await page.waitForURL(/#\/thread\/made-here$/, { timeout: 15_000 });
+    expect((await s.gql('{ thread(id: "made-here") { id logLength } }')).thread).toEqual({
+      id: 'made-here',
+      logLength: 1,
+    });
+    expect(await count()).toBe(3);
+    expect(await axeViolations(page)).toEqual([]);
+  });
+
   it('starts a run from the thread page', async () => {
     await page.goto(`${s.base}/console/#/thread/work`);
     const form = page.locator('form[data-action="start-run"]');
@@ -84,8 +105,16 @@ describeWithBrowser('Weft Console actions', () => {
     await page.reload();
     const card = page.locator(`[data-run-id="${run!.id}"][data-run-status="WAITING"]`);
     await card.waitFor({ timeout: 15_000 });
+    // A JSON object typed as the response reaches the agent as one, not as its text.
+    await card.getByLabel(/^Response/).fill('{"amount": 120, "note": "ok"}');
     await card.locator('[data-action="approve"]').click();
     await expect.poll(async () => (await runsOf('work'))[0]!.status).toBe('RUNNING');
+    const answered = await s.gql(
+      '{ approvals(filter: { threadId: "work" }) { edges { node { decision response } } } }',
+    );
+    expect(answered.approvals.edges.map((e: { node: unknown }) => e.node)).toEqual([
+      { decision: 'approved', response: { amount: 120, note: 'ok' } },
+    ]);
   });
 
   it('cancels a run only once asked why, and says so', async () => {
@@ -190,6 +219,9 @@ describeWithBrowser('Weft Console actions', () => {
     for (const action of ['start-run', 'cancel-run', 'delete-thread', 'redact', 'approve']) {
       expect(await page.locator(`[data-action="${action}"]`).count(), action).toBe(0);
     }
+    await page.goto(`${s.base}/console/#/threads`);
+    await page.locator('tr[data-thread-id="work"]').waitFor({ timeout: 15_000 });
+    expect(await page.locator('[data-action="create-thread"]').count()).toBe(0);
   });
 
   it('logged no error in the page and sent nothing to another origin', () => {

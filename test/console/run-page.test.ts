@@ -120,6 +120,28 @@ describeWithBrowser('Weft Console run page', () => {
     expect(await axeViolations(page)).toEqual([]);
   });
 
+  it('links a node made in a run to the run’s page from its details', async () => {
+    await ok(
+      'mutation { createThread(input: { threadId: "linked" }) { __typename } }',
+      'CreateThreadSuccess',
+    );
+    await ok(
+      'mutation { startRun(input: { threadId: "linked", goal: "draft", runId: "r2" }) { __typename } }',
+      'StartRunSuccess',
+    );
+    const appended = await s.gql(
+      'mutation { appendNodes(input: { threadId: "linked", nodes: [{ kind: INFERENCE, runId: "r2", payload: { text: "a draft" } }] }) { ... on AppendNodesSuccess { nodes { id } } } }',
+    );
+    const id = appended.appendNodes.nodes[0].id as string;
+    await page.goto(`${s.base}/console/#/thread/linked`);
+    await page.locator(`[data-frontier-id="${id}"]`).click();
+    const details = page.locator(`.details [data-node-id="${id}"]`);
+    await details.waitFor({ timeout: 15_000 });
+    await details.getByRole('link', { name: 'r2' }).click();
+    await page.waitForURL(/#\/run\/linked\/r2$/);
+    await page.locator('table.steps tbody tr[data-step-kind="start"]').waitFor({ timeout: 15_000 });
+  });
+
   it('says so for a run that does not exist', async () => {
     await page.goto(`${s.base}/console/#/run/t/nope`);
     const alert = page.getByRole('alert');

@@ -1,6 +1,6 @@
 /**
- * What a key with `write` can do from the console beyond forking: start a run on a thread, cancel
- * a live run, redact a node, delete a thread. Destructive ones ask first (a reason to confirm a
+ * What a key with `write` can do from the console beyond forking: create a thread, start a run on
+ * a thread, cancel a live run, redact a node, delete a thread. Destructive ones ask first (a reason to confirm a
  * redaction or cancellation, the thread's id typed out to delete it) and say what the server
  * answered, typed errors included.
  */
@@ -8,6 +8,7 @@ import { useClient } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import {
   ConsoleCancelRunDocument,
+  ConsoleCreateThreadDocument,
   ConsoleDeleteThreadDocument,
   ConsoleRedactNodeDocument,
   ConsoleStartRunDocument,
@@ -22,6 +23,44 @@ function outcome(
   if (error !== undefined) return error.message;
   if (result === undefined) return 'no answer';
   return result.__typename.endsWith('Success') ? null : (result.message ?? result.__typename);
+}
+
+/** Creates a thread (the id typed, or one the server makes) and opens it. */
+export function CreateThread() {
+  const client = useClient();
+  const [threadId, setThreadId] = useState('');
+  const [status, setStatus] = useState<string | null>(null);
+  return (
+    <form
+      class="inline-form"
+      data-action="create-thread"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        setStatus('Creating…');
+        const wanted = threadId.trim();
+        const r = await client
+          .mutation(ConsoleCreateThreadDocument, wanted === '' ? {} : { threadId: wanted })
+          .toPromise();
+        const out = r.data?.createThread;
+        const failed = outcome(out as never, r.error);
+        if (failed !== null) return setStatus(failed);
+        if (out?.__typename !== 'CreateThreadSuccess') return setStatus('no answer');
+        setThreadId('');
+        setStatus(null);
+        location.hash = href.thread(out.thread.id);
+      }}
+    >
+      <label for="create-thread-id">New thread, id (empty: one is made)</label>{' '}
+      <input
+        id="create-thread-id"
+        type="text"
+        value={threadId}
+        onInput={(e) => setThreadId(e.currentTarget.value)}
+      />{' '}
+      <button type="submit">Create thread</button>
+      {status && <span role="status"> {status}</span>}
+    </form>
+  );
 }
 
 export function StartRun({ threadId }: { threadId: string }) {

@@ -226,6 +226,19 @@ function ApprovalPage({
   );
 }
 
+/**
+ * A response as the agent should get it: JSON when it reads as a JSON object or array (a
+ * structured answer, e.g. `{"approved_amount": 120}`), else the text as typed.
+ */
+export function structured(text: string): unknown {
+  if (!text.startsWith('{') && !text.startsWith('[')) return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
 /** Approve or reject a waiting run, with an optional response: in the inbox and on its thread. */
 export function Resolve({
   runId,
@@ -247,7 +260,7 @@ export function Resolve({
         runId,
         threadId,
         decision,
-        ...(response.trim() === '' ? {} : { response: response.trim() }),
+        ...(response.trim() === '' ? {} : { response: structured(response.trim()) }),
       })
       .toPromise();
     const out = r.data?.resolveApproval;
@@ -264,6 +277,7 @@ export function Resolve({
       <input
         id={id}
         type="text"
+        placeholder='text or JSON'
         value={response}
         onInput={(e) => setResponse(e.currentTarget.value)}
       />

@@ -5,6 +5,7 @@
 import { useQuery } from '@urql/preact';
 import { ConsoleNodeDocument } from '../generated/graphql';
 import { useScopes } from '../live';
+import { href } from '../router';
 import { RedactNode } from './actions';
 import { Json } from './common';
 import { Messages } from './messages';
@@ -81,7 +82,8 @@ export function NodeDetails({
               <>
                 <dt>Run</dt>
                 <dd>
-                  {node.run.id} ({node.run.status.toLowerCase()})
+                  <a href={href.run(threadId, node.run.id)}>{node.run.id}</a> (
+                  {node.run.status.toLowerCase()})
                 </dd>
               </>
             )}

@@ -5,8 +5,9 @@
 import { useQuery } from '@urql/preact';
 import { useMemo, useRef, useState } from 'preact/hooks';
 import { ConsoleThreadActivityDocument, ConsoleThreadsDocument } from '../generated/graphql';
-import { useFeed } from '../live';
+import { useFeed, useScopes } from '../live';
 import { href } from '../router';
+import { CreateThread } from './actions';
 import { When, type Within, WithinSelect } from './common';
 import { SearchResults } from './search';
 
@@ -49,9 +50,11 @@ export function ThreadsView() {
     [],
   );
   const threads = result.data?.threads.edges.map((e) => e.node) ?? [];
+  const scopes = useScopes();
   return (
     <div class="view">
       <h1>Threads</h1>
+      {scopes.write && <CreateThread />}
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
         <label>
           Metadata contains
@@ -129,6 +132,7 @@ export function ThreadsView() {
       {result.data && threads.length === 0 && (
         <EmptyThreads
           filtered={metadata.value !== undefined || waitingOnly || within.after !== undefined}
+          canCreate={scopes.write}
         />
       )}
       <table
@@ -173,7 +177,7 @@ export function ThreadsView() {
 }
 
 /** What an empty list means, and how to fill it. */
-function EmptyThreads({ filtered }: { filtered: boolean }) {
+function EmptyThreads({ filtered, canCreate }: { filtered: boolean; canCreate: boolean }) {
   if (filtered) {
     return (
       <p class="empty" data-empty="threads">
@@ -185,8 +189,8 @@ function EmptyThreads({ filtered }: { filtered: boolean }) {
     <div class="empty" data-empty="threads">
       <p>
         <strong>No threads yet.</strong> A thread appears here, live, as soon as an agent writes
-        one. To start one, send this mutation from the <a href="/graphql">GraphQL playground</a>{' '}
-        with a key that can write:
+        one. To start one, {canCreate ? 'create it above, or ' : ''}send this mutation from the{' '}
+        <a href="/graphql">GraphQL playground</a> with a key that can write:
       </p>
       <pre>{'mutation { createThread(input: { threadId: "hello" }) { __typename } }'}</pre>
       <p>
