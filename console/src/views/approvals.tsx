@@ -277,7 +277,7 @@ export function Resolve({
       <input
         id={id}
         type="text"
-        placeholder='text or JSON'
+        placeholder="text or JSON"
         value={response}
         onInput={(e) => setResponse(e.currentTarget.value)}
       />
