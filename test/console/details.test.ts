@@ -103,6 +103,21 @@ describeWithBrowser('Weft Console details', () => {
     expect(when).toMatch(/^today .*\(.*(ago|now)\)$/);
   });
 
+  it('opens a thread with its newest head’s details shown', async () => {
+    // Opened anew (the test before left this thread's page at a past index).
+    await page.goto(`${s.base}/console/#/threads`);
+    await page.locator('tr[data-thread-id="long"]').waitFor({ timeout: 15_000 });
+    await page.goto(`${s.base}/console/#/thread/long`);
+    const shown = page.locator('.details [data-node-id]');
+    await shown.waitFor({ timeout: 20_000 });
+    const heads = await s.gql(
+      '{ thread(id: "long") { frontierNodes(last: 1) { edges { node { id } } } } }',
+    );
+    expect(await shown.getAttribute('data-node-id')).toBe(
+      heads.thread.frontierNodes.edges[0].node.id,
+    );
+  });
+
   it('drops a selected node that does not exist yet at the index shown', async () => {
     await page.goto(`${s.base}/console/#/thread/long`);
     await page.locator('.graph[data-graph-state="ready"]').waitFor({ timeout: 20_000 });

@@ -85,6 +85,15 @@ export function ThreadView({ id }: { id: string }) {
     [t?.frontierNodes],
   );
   const frontierCount = t?.frontierNodes.totalCount ?? 0;
+  // A thread opens with its newest head's details shown, not an empty panel; once per thread,
+  // and never over the reader's own choice or at a past index.
+  const autoSelected = useRef<string | undefined>(undefined);
+  useEffect(() => {
+    const head = frontier[0];
+    if (autoSelected.current === id || atIndex !== null || head === undefined) return;
+    autoSelected.current = id;
+    setSelected((current) => current ?? head.id);
+  }, [id, frontier, atIndex]);
 
   // The graph: every node, in pages of PAGE (PARALLEL at a time), then live appends.
   useEffect(() => {
