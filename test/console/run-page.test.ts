@@ -116,6 +116,11 @@ describeWithBrowser('Weft Console run page', () => {
     expect(await page.locator('[data-run-id="r1"]').getAttribute('data-run-status')).toBe(
       'COMPLETED',
     );
+    // Its nodes, beginning with the goal that started it.
+    await page.locator('.run-nodes li').first().waitFor({ timeout: 15_000 });
+    expect(await page.locator('.run-nodes li').first().textContent()).toContain(
+      'goal · write the report',
+    );
     await shoot(page, 'run.png', true);
     expect(await axeViolations(page)).toEqual([]);
   });
@@ -140,6 +145,11 @@ describeWithBrowser('Weft Console run page', () => {
     await details.getByRole('link', { name: 'r2' }).click();
     await page.waitForURL(/#\/run\/linked\/r2$/);
     await page.locator('table.steps tbody tr[data-step-kind="start"]').waitFor({ timeout: 15_000 });
+    // The run's page lists the nodes it wrote: its goal, then the draft.
+    const listed = page.locator(`.run-nodes li[data-node-id="${id}"]`);
+    await listed.waitFor({ timeout: 15_000 });
+    expect(await listed.textContent()).toContain('a draft');
+    expect(await page.locator('.run-nodes li').count()).toBe(2);
   });
 
   it('says so for a run that does not exist', async () => {

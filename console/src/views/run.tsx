@@ -3,11 +3,17 @@
  * and its step timeline — every log entry of the run as a bar from when it happened to the next
  * (Gantt-like: waits, approvals, retries and the end coloured apart), with its duration and the
  * tokens spent so far (the budget burning). The thread's log is read newest first, in pages, back
- * to the run's start (at most MAX_PAGES pages; further back is said, not hidden).
+ * to the run's start (at most MAX_PAGES pages; further back is said, not hidden). Then the nodes
+ * the run wrote, oldest first (the first 100, with the count).
  */
 import { useClient, useQuery } from '@urql/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ConsoleRunEventsDocument, ConsoleRunPageDocument } from '../generated/graphql';
+import {
+  ConsoleRunEventsDocument,
+  ConsoleRunNodesDocument,
+  ConsoleRunPageDocument,
+} from '../generated/graphql';
+import { label } from '../graph';
 import { href } from '../router';
 import { Section, When } from './common';
 import { duration, type RunStep, reachesStart, runSteps } from './run-steps';
@@ -101,7 +107,49 @@ export function RunView({ threadId, runId }: { threadId: string; runId: string }
           />
         )}
       </Section>
+      <Section title="Nodes">
+        <RunNodes threadId={threadId} runId={runId} updatedAt={r.updatedAt} />
+      </Section>
     </div>
+  );
+}
+
+/** The nodes the run wrote, oldest first: the first 100 and how many there are. */
+function RunNodes({
+  threadId,
+  runId,
+  updatedAt,
+}: {
+  threadId: string;
+  runId: string;
+  updatedAt: string;
+}) {
+  const [nodes, refetch] = useQuery({
+    query: ConsoleRunNodesDocument,
+    variables: { threadId, runId },
+  });
+  // The run moved on (it is live): what it wrote since shows too.
+  useEffect(() => refetch({ requestPolicy: 'network-only' }), [updatedAt]);
+  if (nodes.error)
+    return <p class="error">The run's nodes could not be read: {nodes.error.message}</p>;
+  const list = nodes.data?.thread?.nodes;
+  if (!list) return <p role="status">Reading the run's nodes…</p>;
+  if (list.totalCount === 0) return <p>This run wrote no nodes.</p>;
+  return (
+    <>
+      <p>
+        {list.totalCount > list.edges.length
+          ? `The first ${list.edges.length} of ${list.totalCount} nodes it wrote.`
+          : `It wrote ${list.totalCount} ${list.totalCount === 1 ? 'node' : 'nodes'}.`}
+      </p>
+      <ol class="run-nodes">
+        {list.edges.map(({ node }) => (
+          <li key={node.id} data-node-id={node.id}>
+            <code>#{node.logIndex}</code> {label(node)}
+          </li>
+        ))}
+      </ol>
+    </>
   );
 }
 
