@@ -93,6 +93,14 @@ describeWithBrowser('Weft Console details', () => {
     const opened = entry(3).locator('pre.json');
     await opened.waitFor();
     expect(await opened.textContent()).toContain('step 2');
+    // Its node is a link away: selected in the graph, its details shown.
+    const link = entry(3).locator('[data-select-node]');
+    expect(await link.count()).toBe(1);
+    const written = await link.getAttribute('data-select-node');
+    await link.click();
+    const details = page.locator(`.details [data-node-id="${written}"]`);
+    await details.waitFor({ timeout: 10_000 });
+    expect(await details.textContent()).toContain('step 2');
     // And moves the slider to the state right after it.
     await entry(3).getByRole('button', { name: 'Show the thread as of this entry' }).click();
     await page.locator('#travel[data-shown-index="4"]').waitFor({ timeout: 10_000 });

@@ -483,6 +483,7 @@ export function ThreadView({ id }: { id: string }) {
                     >
                       Show the thread as of this entry
                     </button>
+                    <EntryNodes entry={e.entry} onSelect={setSelected} />
                     <EventBody entry={e.entry} redacted={redactedById} />
                   </details>
                 </li>
@@ -573,5 +574,35 @@ function ForkButton({ threadId, upToIndex }: { threadId: string; upToIndex: numb
       </button>
       {error && <span class="error">{error}</span>}
     </>
+  );
+}
+
+/** Most nodes of one entry offered as links to the graph (an import can write thousands). */
+const ENTRY_NODE_LINKS = 20;
+
+/** The nodes an entry wrote, each a link that selects it in the graph and its details. */
+function EntryNodes({ entry, onSelect }: { entry: unknown; onSelect: (id: string) => void }) {
+  const nodes = (entry as { event?: { nodes?: unknown } } | null)?.event?.nodes;
+  if (!Array.isArray(nodes) || nodes.length === 0) return null;
+  const listed = (nodes as Array<{ id?: unknown; kind?: unknown }>)
+    .filter((n): n is { id: string; kind?: unknown } => typeof n?.id === 'string')
+    .slice(0, ENTRY_NODE_LINKS);
+  return (
+    <p class="entry-nodes">
+      Nodes written:{' '}
+      {listed.map((n) => (
+        <button
+          type="button"
+          class="link"
+          key={n.id}
+          data-select-node={n.id}
+          onClick={() => onSelect(n.id)}
+        >
+          {typeof n.kind === 'string' ? `${n.kind.replace('_', ' ')} ` : ''}
+          {n.id.slice(3, 9)}
+        </button>
+      ))}
+      {nodes.length > listed.length && ` and ${nodes.length - listed.length} more`}
+    </p>
   );
 }
