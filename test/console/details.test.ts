@@ -68,6 +68,12 @@ describeWithBrowser('Weft Console details', () => {
     expect(await empty.textContent()).toContain('createThread');
     expect(await page.locator('table.list').isVisible()).toBe(false);
     expect(await axeViolations(page)).toEqual([]);
+    // So do the runs.
+    await page.goto(`${s.base}/console/#/runs`);
+    const noRuns = page.locator('[data-empty="runs"]');
+    await noRuns.waitFor({ timeout: 10_000 });
+    expect(await noRuns.textContent()).toContain('startRun');
+    await page.goto(`${s.base}/console/#/threads`);
     // The first thread replaces the empty state, live.
     await createThread('first');
     await page.locator('[data-thread-id="first"]').waitFor({ timeout: 10_000 });

@@ -126,6 +126,15 @@ function RunsPage({
   const page = result.data?.runs;
   const runs = page?.edges.map((e) => e.node) ?? [];
   if (first && page && runs.length === 0) {
+    if (threadId === undefined && status === undefined && updatedAfter === undefined) {
+      return (
+        <p class="empty" data-empty="runs">
+          <strong>No runs yet.</strong> Start one from a thread's page (<em>Start a run</em>) or
+          with the <code>startRun</code> mutation; a LangGraph agent checkpointed by{' '}
+          <code>WeftSaver</code> starts its own.
+        </p>
+      );
+    }
     return (
       <p>
         {status === undefined ? 'No runs' : `No ${status.toLowerCase()} runs`}
