@@ -11,14 +11,12 @@
  * - `close`: disposes every client.
  */
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import { type Client, createClient } from 'graphql-ws';
 import { WebSocket } from 'ws';
 
-export const THREAD_EVENTS = 'subscription ($t: ID!) { threadEvents(threadId: $t) { index } }';
-export const RUN_STATUS =
-  'subscription ($t: ID!) { runStatusChanged(threadId: $t) { status logIndex } }';
-export const ACTIVITY = 'subscription { threadActivity { threadId index cursor } }';
+const THREAD_EVENTS = 'subscription ($t: ID!) { threadEvents(threadId: $t) { index } }';
+const RUN_STATUS = 'subscription ($t: ID!) { runStatusChanged(threadId: $t) { status logIndex } }';
+const ACTIVITY = 'subscription { threadActivity { threadId index cursor } }';
 
 export type ClientRequest =
   | {
@@ -40,7 +38,7 @@ export interface Samples {
 }
 
 /** The subscription of the `i`th subscriber of the mix over `threads` threads. */
-export function pick(
+function pick(
   i: number,
   threads: number,
   mix: 'mix' | 'activity',
@@ -115,6 +113,4 @@ function serve(): void {
   process.on('disconnect', () => process.exit(0));
 }
 
-// Imported by subscribers.ts for the mix; serving only when forked as the clients' process.
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href)
-  serve();
+serve();

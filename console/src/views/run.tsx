@@ -7,7 +7,7 @@
  * the run wrote, oldest first (the first 100, with the count).
  */
 import { useClient, useQuery } from '@urql/preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import {
   ConsoleRunEventsDocument,
   ConsoleRunNodesDocument,
@@ -128,8 +128,14 @@ function RunNodes({
     query: ConsoleRunNodesDocument,
     variables: { threadId, runId },
   });
-  // The run moved on (it is live): what it wrote since shows too.
-  useEffect(() => refetch({ requestPolicy: 'network-only' }), [updatedAt]);
+  // The run moved on (it is live): what it wrote since shows too. Not on mount: the query
+  // above has just been sent.
+  const seen = useRef(updatedAt);
+  useEffect(() => {
+    if (seen.current === updatedAt) return;
+    seen.current = updatedAt;
+    refetch({ requestPolicy: 'network-only' });
+  }, [updatedAt]);
   if (nodes.error)
     return <p class="error">The run's nodes could not be read: {nodes.error.message}</p>;
   const list = nodes.data?.thread?.nodes;

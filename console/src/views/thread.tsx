@@ -585,7 +585,10 @@ function EntryNodes({ entry, onSelect }: { entry: unknown; onSelect: (id: string
   const nodes = (entry as { event?: { nodes?: unknown } } | null)?.event?.nodes;
   if (!Array.isArray(nodes) || nodes.length === 0) return null;
   const listed = (nodes as Array<{ id?: unknown; kind?: unknown }>)
-    .filter((n): n is { id: string; kind?: unknown } => typeof n?.id === 'string')
+    .filter(
+      (n): n is { id: string; kind: string } =>
+        typeof n?.id === 'string' && typeof n.kind === 'string',
+    )
     .slice(0, ENTRY_NODE_LINKS);
   return (
     <p class="entry-nodes">
@@ -598,8 +601,7 @@ function EntryNodes({ entry, onSelect }: { entry: unknown; onSelect: (id: string
           data-select-node={n.id}
           onClick={() => onSelect(n.id)}
         >
-          {typeof n.kind === 'string' ? `${n.kind.replace('_', ' ')} ` : ''}
-          {n.id.slice(3, 9)}
+          {label({ id: n.id, kind: n.kind, preview: null })}
         </button>
       ))}
       {nodes.length > listed.length && ` and ${nodes.length - listed.length} more`}
