@@ -196,7 +196,7 @@ function memberStream<T>(
   member: Member,
   first: AsyncIterableIterator<T> | undefined,
   leaveGroup: () => void,
-  slice: () => Promise<void>,
+  slice: () => Promise<void> | undefined,
 ): AsyncIterableIterator<T> {
   let own = first;
   let finished = false;
@@ -267,8 +267,11 @@ function memberStream<T>(
         // after which everything is looked at again (the member may have fallen behind).
         if (!sliced) {
           sliced = true;
-          await slice();
-          continue;
+          const pause = slice();
+          if (pause !== undefined) {
+            await pause;
+            continue;
+          }
         }
         if (o.delivery !== undefined) o.delivery.itemsAt = member.stampedAt;
         const value = member.queue.shift() as T;
@@ -316,11 +319,16 @@ export function createSubscriptionGroups(
    * Hands a value over at once while the current stretch of deliveries is under SLICE_MS,
    * else after a turn of the event loop: a commit to thousands of members runs as chains of
    * promise jobs, which would otherwise hold every other request until the last one is sent.
+   * Undefined when there is no need to wait (no promise to make for each member).
    */
-  const slice = async (): Promise<void> => {
-    if (performance.now() - sliceStart < SLICE_MS) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    sliceStart = performance.now();
+  const slice = (): Promise<void> | undefined => {
+    if (performance.now() - sliceStart < SLICE_MS) return undefined;
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        sliceStart = performance.now();
+        resolve();
+      }),
+    );
   };
   let subscribers = 0;
   let droppedSlow = 0;

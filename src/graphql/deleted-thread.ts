@@ -23,16 +23,15 @@ export function endingOnDeletion<T>(
   const it = source[Symbol.asyncIterator]();
   let ended = false;
   return {
-    async next() {
-      if (ended) return { done: true, value: undefined };
-      try {
-        return await it.next();
-      } catch (error) {
+    // A promise step, not an async function's several: this runs for every event delivered.
+    next(): Promise<IteratorResult<T>> {
+      if (ended) return Promise.resolve({ done: true, value: undefined });
+      return it.next().then(undefined, (error: unknown) => {
         if (!(error instanceof ThreadDeletedError)) throw error;
         ended = true;
         const message = `thread ${threadId} was deleted: the subscription ended`;
         return { done: false, value: { [DELETED]: message } as unknown as T };
-      }
+      });
     },
     return(value?: unknown) {
       ended = true;

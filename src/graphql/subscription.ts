@@ -80,13 +80,11 @@ export async function admitted<T>(
     throw typedRefusal(error);
   }
   const stream: AsyncIterableIterator<T> = {
-    async next() {
-      try {
-        return await source.next();
-      } catch (error) {
+    // A promise step, not an async function's several: this runs for every event delivered.
+    next: () =>
+      source.next().then(undefined, (error: unknown) => {
         throw typedRefusal(error);
-      }
-    },
+      }),
     return: (value?: unknown) =>
       source.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined }),
     throw: (error?: unknown) => source.throw?.(error) ?? Promise.reject(error),

@@ -99,6 +99,8 @@ function keyOf(
  * subscriber still holds the event, so nothing outlives the fan-out of one commit.
  */
 const executions = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
+/** The settled ones among them, to be taken without a promise step for each subscriber. */
+const settled = new WeakMap<Promise<ExecutionResult>, ExecutionResult>();
 
 function executeShared(
   args: ExecutionArgs,
@@ -113,10 +115,12 @@ function executeShared(
   }
   let result = byKey.get(key);
   if (result === undefined) {
-    result = executeEvent(args, payload).then((done) => {
+    const made: Promise<ExecutionResult> = executeEvent(args, payload).then((done) => {
       if (typeof done.data === 'object' && done.data !== null) texts.set(done.data, undefined);
+      settled.set(made, done);
       return done;
     });
+    result = made;
     byKey.set(key, result);
   }
   return result;
@@ -181,6 +185,100 @@ function mapEvents(
 }
 
 /**
+ * A graphql-ws operation that may be sent to directly (set by websocket.ts): its id, and the
+ * socket's send with its bounds (send-buffer.ts).
+ */
+export interface DirectDelivery {
+  id: string;
+  send(text: string): void;
+  /** False once the socket closes or is cut as a slow consumer. */
+  open(): boolean;
+}
+
+interface DirectTarget {
+  delivery: DirectDelivery;
+  /** The start of a `next` message of this operation, up to its data. */
+  head: string;
+  /** Whether the caller's key still holds for an item read at `notBefore` (auth/plugin.ts). */
+  valid: ((notBefore?: number) => Promise<boolean>) | undefined;
+  /** When the item about to be sent was read or arrived (as the auth guard asks). */
+  itemsAt: () => number | undefined;
+}
+
+function directTargetOf(context: unknown): DirectTarget | undefined {
+  const c = (context ?? {}) as {
+    directDelivery?: DirectDelivery;
+    auth?: unknown;
+    keyStillValid?: (notBefore?: number) => Promise<boolean>;
+    delivery?: { itemsAt: number | undefined };
+    events?: { lastItemAt?: number };
+  };
+  const delivery = c.directDelivery;
+  if (delivery === undefined) return undefined;
+  // A caller whose key is checked per item is sent to directly only when that check can be made.
+  if (c.auth !== undefined && c.keyStillValid === undefined) return undefined;
+  return {
+    delivery,
+    head: `{"id":${JSON.stringify(delivery.id)},"type":"next","payload":{"data":`,
+    valid: c.auth === undefined ? undefined : c.keyStillValid,
+    itemsAt: () => c.delivery?.itemsAt ?? c.events?.lastItemAt,
+  };
+}
+
+/**
+ * Direct delivery: a WebSocket operation's results go to its socket from here, as one shared
+ * text framed with the operation's id, instead of one by one through graphql-ws's loop and the
+ * result hooks of every plugin (a dozen promise steps per message, which at thousands of
+ * subscribers was most of what a commit cost). What those hooks are for still holds: the key is
+ * checked for every item as the auth guard checks it, and a result they would change (one with
+ * errors, which are masked and logged; one whose key no longer holds, which the guard reports;
+ * one without a shared text) goes through graphql-ws as before, in order, since the next item is
+ * not taken until graphql-ws asks for it.
+ */
+function sendDirect(
+  source: AsyncIterable<unknown>,
+  map: (payload: unknown) => Promise<ExecutionResult>,
+  target: DirectTarget,
+): AsyncIterableIterator<ExecutionResult> {
+  const iterator = source[Symbol.asyncIterator]();
+  let stopped = false;
+  const done = { done: true, value: undefined } as const;
+  return {
+    async next(): Promise<IteratorResult<ExecutionResult>> {
+      for (;;) {
+        if (stopped) return done;
+        const step = await iterator.next();
+        if (step.done === true) return done;
+        const pending = map(step.value);
+        const result = settled.get(pending) ?? (await pending);
+        const text = result.errors === undefined ? sharedText(result.data) : undefined;
+        if (text === undefined || !target.delivery.open()) return { done: false, value: result };
+        if (target.valid !== undefined) {
+          const valid = await target.valid(target.itemsAt()).catch(() => false);
+          if (!valid) return { done: false, value: result };
+        }
+        if (stopped) return done;
+        target.delivery.send(`${target.head}${text}}}`);
+      }
+    },
+    async return(): Promise<IteratorResult<ExecutionResult>> {
+      stopped = true;
+      await iterator.return?.();
+      return done;
+    },
+    async throw(error?: unknown): Promise<IteratorResult<ExecutionResult>> {
+      stopped = true;
+      if (iterator.throw !== undefined) await iterator.throw(error);
+      else await iterator.return?.();
+      throw error;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+/**
  * The envelop plugin (graphql-yoga, and through yoga's envelop graphql-ws). Other plugins'
  * `onSubscribeResult` hooks (error masking, metrics) still see every subscriber's results; they
  * must not mutate a result in place, since it is shared.
@@ -199,7 +297,9 @@ export function useSharedSubscriptions(options: SharedSubscriptionOptions = {}):
         // loaded would otherwise stay cached, and held, for as long as the subscription lives.
         const context = args.contextValue as GraphQLContext | undefined;
         if (context?.reads !== undefined) context.loaders = createLoaders(context.reads);
-        return mapEvents(source, (payload) => executeShared(args, key, payload));
+        const map = (payload: unknown) => executeShared(args, key, payload);
+        const direct = directTargetOf(args.contextValue);
+        return direct === undefined ? mapEvents(source, map) : sendDirect(source, map, direct);
       });
     },
   };

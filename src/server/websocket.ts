@@ -21,7 +21,7 @@ import type { WebSocketLimits } from './config.js';
 import { type ForeignCheck, foreignRequest, refusalBody } from './limits.js';
 import type { Metrics } from './metrics.js';
 import { createSendBuffers, type SendBuffers } from './send-buffer.js';
-import { sharedText } from './shared-execution.js';
+import { type DirectDelivery, sharedText } from './shared-execution.js';
 import { MAX_BODY_NESTING, nestsDeeperThan } from './value-depth.js';
 
 export interface WebSocketDeps {
@@ -238,12 +238,19 @@ function subscribeThrough(
     }
     const transport = transports.get(ctx.extra.socket);
     const delivery: Delivery = { itemsAt: undefined, ...(transport ? { transport } : {}) };
+    const socket = ctx.extra.socket;
+    const directDelivery: DirectDelivery = {
+      id,
+      send: (text) => socket.send(text),
+      open: () => socket.readyState === socket.OPEN,
+    };
     const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
       ...ctx,
       req: ctx.extra.request,
-      socket: ctx.extra.socket,
+      socket,
       params,
       delivery,
+      directDelivery,
     });
     // A document refused while parsing (syntax, WEFT_MAX_TOKENS) is answered with an error
     // message, like a validation failure, instead of closing the socket.

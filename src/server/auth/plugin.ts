@@ -79,6 +79,8 @@ export function useAuth(authenticator: Authenticator): Plugin {
       const events = initial.events;
       extendContext({
         ...scoped,
+        // For results sent without the guard below (shared-execution.ts, direct delivery).
+        keyStillValid: (notBefore?: number) => authenticator.stillValid(auth, notBefore),
         ...(events === undefined
           ? {}
           : { events: scopeHub(events, scoped.engine.tenants, auth.tenant) }),
