@@ -28,6 +28,43 @@ import { performance } from 'node:perf_hooks';
  * to the process; a member over either cap is refused with SubscriptionCostError.
  */
 
+/**
+ * Direct mode: a member's reader may take values as the group pushes them, instead of one by one
+ * through the member's iterator (a promise step per value and member). The iterator of a member
+ * has a `[DIRECT]` method that attaches a sink; the group hands a value to it only while the
+ * reader waits on `next()` with nothing queued, so everything before it has been delivered. The
+ * sink settles each ticket, in the order given: taken (delivered), or not (the value then comes
+ * out of `next()` as usual, before anything newer, and the member leaves direct mode).
+ * `next()` does not hand out anything while tickets are unsettled.
+ */
+export const DIRECT = Symbol('weft.direct');
+
+export interface DirectTicket {
+  value: unknown;
+  /** When the group pushed it (performance.now()), as Delivery.itemsAt. */
+  arrivedAt: number;
+  /** False once the member left direct mode or ended: settle it untaken. */
+  deliverable(): boolean;
+  settle(taken: boolean): void;
+}
+
+export type DirectSink = (ticket: DirectTicket) => void;
+
+/** An iterator that may offer direct mode (a member's, or one wrapping it unchanged). */
+export interface MaybeDirect {
+  [DIRECT]?: (sink: DirectSink) => void;
+}
+
+/**
+ * `wrapper`, offering the direct mode of `source` when it has one: for a wrapper that passes
+ * values through unchanged (it may change failures, which direct mode never takes).
+ */
+export function withDirect<W extends object>(wrapper: W, source: object): W {
+  const attach = (source as MaybeDirect)[DIRECT];
+  if (attach !== undefined) (wrapper as MaybeDirect)[DIRECT] = attach.bind(source);
+  return wrapper;
+}
+
 /** The name of the activity feeds among a hub's shared helpers. */
 export const ACTIVITY_FEEDS = 'activity';
 
@@ -140,6 +177,12 @@ interface Member {
   failure: unknown;
   ended: boolean;
   stampedAt: number;
+  /** Direct mode (see DIRECT): the reader's sink, tickets not yet settled, values not taken. */
+  sink: DirectSink | undefined;
+  inFlight: number;
+  returned: unknown[];
+  /** Notes a value delivered directly as the last one taken (for a later resume). */
+  tookDirect: ((value: unknown) => void) | undefined;
 }
 
 interface Group {
@@ -197,7 +240,7 @@ function memberStream<T>(
   first: AsyncIterableIterator<T> | undefined,
   leaveGroup: () => void,
   slice: () => Promise<void> | undefined,
-): AsyncIterableIterator<T> {
+): AsyncIterableIterator<T> & MaybeDirect {
   let own = first;
   let finished = false;
   let last: Position | undefined;
@@ -248,10 +291,29 @@ function memberStream<T>(
     return step;
   }
 
+  member.tookDirect = (value) => {
+    if (o.position !== undefined) {
+      last = o.position(value as T);
+      lastValue = value as T;
+    }
+  };
+
   async function next(): Promise<IteratorResult<T>> {
     let sliced = false;
     for (;;) {
       if (finished) return { done: true, value: undefined };
+      if (member.inFlight > 0) {
+        // Values handed to the sink come first: nothing else until they are settled.
+        await new Promise<void>((resolve) => {
+          member.wake = resolve;
+        });
+        continue;
+      }
+      if (member.returned.length > 0) {
+        const value = member.returned.shift() as T;
+        member.tookDirect?.(value);
+        return { done: false, value };
+      }
       if (!member.live && o.resume !== undefined) {
         // Fell behind: from the last value taken (or the cursor, when none was).
         own ??= o.resume(lastValue);
@@ -293,6 +355,9 @@ function memberStream<T>(
 
   return {
     next,
+    [DIRECT](sink: DirectSink) {
+      member.sink = sink;
+    },
     async return() {
       await finish();
       return { done: true, value: undefined };
@@ -305,6 +370,63 @@ function memberStream<T>(
       return this;
     },
   };
+}
+
+function settleDirect(member: Member, value: unknown, taken: boolean): void {
+  member.inFlight--;
+  if (taken && member.sink !== undefined) {
+    member.tookDirect?.(value);
+  } else if (!member.ended) {
+    member.sink = undefined;
+    member.returned.push(value);
+  }
+  // The reader goes on once the last ticket is settled (it may have a failure or an end to
+  // report, or values not taken); while it waits, values keep going to the sink.
+  if (
+    member.inFlight === 0 &&
+    (member.sink === undefined || member.failure !== undefined || member.ended)
+  ) {
+    wake(member);
+  }
+}
+
+/** Hands `value` to the member's sink when direct mode applies now (see DIRECT). */
+function pushDirect(member: Member, value: unknown, bufferSize: number): boolean {
+  const sink = member.sink;
+  if (
+    sink === undefined ||
+    member.wake === undefined ||
+    !member.live ||
+    member.queue.length > 0 ||
+    member.returned.length > 0 ||
+    member.failure !== undefined ||
+    member.inFlight >= bufferSize
+  ) {
+    return false;
+  }
+  member.inFlight++;
+  sink(new Ticket(member, value, performance.now()));
+  return true;
+}
+
+/** A class, not an object of closures: one is made per value and member. */
+class Ticket implements DirectTicket {
+  private settled = false;
+  constructor(
+    private readonly member: Member,
+    readonly value: unknown,
+    readonly arrivedAt: number,
+  ) {}
+
+  deliverable(): boolean {
+    return this.member.sink !== undefined && !this.member.ended;
+  }
+
+  settle(taken: boolean): void {
+    if (this.settled) return;
+    this.settled = true;
+    settleDirect(this.member, this.value, taken);
+  }
 }
 
 export function createSubscriptionGroups(
@@ -336,6 +458,7 @@ export function createSubscriptionGroups(
 
   function push(member: Member, value: unknown): void {
     if (member.ended) return;
+    if (pushDirect(member, value, bufferSize)) return;
     if (member.queue.length >= bufferSize) {
       if (!member.live || member.resumable) {
         // Replaying its own stream, or now falling back to it: the buffer restarts with later
@@ -416,6 +539,10 @@ export function createSubscriptionGroups(
       failure: undefined,
       ended: false,
       stampedAt: 0,
+      sink: undefined,
+      inFlight: 0,
+      returned: [],
+      tookDirect: undefined,
     };
     group.members.add(member);
     subscribers++;

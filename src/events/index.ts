@@ -14,12 +14,17 @@ export {
 export {
   createSubscriptionGroups,
   DEFAULT_GROUP_CAPS,
+  DIRECT,
+  type DirectSink,
+  type DirectTicket,
   type GroupCaps,
   type GroupStats,
+  type MaybeDirect,
   SlowConsumerError,
   SubscriptionCostError,
   type SubscriptionGroups,
   subscriptionCost,
+  withDirect,
 } from './groups.js';
 export { createEventHub } from './hub.js';
 export {

@@ -4,7 +4,7 @@
  * the stream with ThreadDeletedError).
  */
 import { GraphQLError } from 'graphql';
-import { ThreadDeletedError } from '../events/index.js';
+import { ThreadDeletedError, withDirect } from '../events/index.js';
 
 const DELETED = Symbol('thread deleted');
 type Deleted = { [DELETED]: string };
@@ -22,29 +22,33 @@ export function endingOnDeletion<T>(
 ): AsyncIterableIterator<T> {
   const it = source[Symbol.asyncIterator]();
   let ended = false;
-  return {
-    // A promise step, not an async function's several: this runs for every event delivered.
-    next(): Promise<IteratorResult<T>> {
-      if (ended) return Promise.resolve({ done: true, value: undefined });
-      return it.next().then(undefined, (error: unknown) => {
-        if (!(error instanceof ThreadDeletedError)) throw error;
+  // Values pass unchanged (a deletion comes as a failure, which direct mode never takes).
+  return withDirect(
+    {
+      // A promise step, not an async function's several: this runs for every event delivered.
+      next(): Promise<IteratorResult<T>> {
+        if (ended) return Promise.resolve({ done: true, value: undefined });
+        return it.next().then(undefined, (error: unknown) => {
+          if (!(error instanceof ThreadDeletedError)) throw error;
+          ended = true;
+          const message = `thread ${threadId} was deleted: the subscription ended`;
+          return { done: false, value: { [DELETED]: message } as unknown as T };
+        });
+      },
+      return(value?: unknown) {
         ended = true;
-        const message = `thread ${threadId} was deleted: the subscription ended`;
-        return { done: false, value: { [DELETED]: message } as unknown as T };
-      });
+        return it.return?.(value) ?? Promise.resolve({ done: true, value: undefined });
+      },
+      throw(error?: unknown) {
+        ended = true;
+        return it.throw?.(error) ?? Promise.reject(error);
+      },
+      [Symbol.asyncIterator]() {
+        return this;
+      },
     },
-    return(value?: unknown) {
-      ended = true;
-      return it.return?.(value) ?? Promise.resolve({ done: true, value: undefined });
-    },
-    throw(error?: unknown) {
-      ended = true;
-      return it.throw?.(error) ?? Promise.reject(error);
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
+    it,
+  );
 }
 
 /** `resolve`, failing with THREAD_DELETED on the marker event. */

@@ -22,6 +22,7 @@ import {
   type Subscriber,
   SubscriptionCostError,
   type ThreadEventPayload,
+  withDirect,
 } from '../events/index.js';
 import type { EventView } from '../reads/index.js';
 import { builder } from './builder.js';
@@ -90,7 +91,8 @@ export async function admitted<T>(
     throw: (error?: unknown) => source.throw?.(error) ?? Promise.reject(error),
     [Symbol.asyncIterator]: () => stream,
   };
-  return stream;
+  // Values pass unchanged (only failures are typed here): direct mode may reach the source.
+  return withDirect(stream, source);
 }
 
 function typedRefusal(error: unknown): unknown {

@@ -21,6 +21,7 @@
  * is then executed exactly as graphql-yoga would).
  */
 
+import { performance } from 'node:perf_hooks';
 import {
   createSourceEventStream,
   type DocumentNode,
@@ -31,6 +32,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { canonicalJson } from '../core/canonical.js';
+import { DIRECT, type DirectTicket, type MaybeDirect } from '../events/index.js';
 import { createLoaders, type GraphQLContext } from '../graphql/context.js';
 
 export interface SharedSubscriptionOptions {
@@ -197,6 +199,8 @@ export interface DirectDelivery {
 
 interface DirectTarget {
   delivery: DirectDelivery;
+  /** Set once the operation has ended (graphql-ws called return()). */
+  stopped: boolean;
   /** The start of a `next` message of this operation, up to its data. */
   head: string;
   /** Whether the caller's key still holds for an item read at `notBefore` (auth/plugin.ts). */
@@ -219,6 +223,7 @@ function directTargetOf(context: unknown): DirectTarget | undefined {
   if (c.auth !== undefined && c.keyStillValid === undefined) return undefined;
   return {
     delivery,
+    stopped: false,
     head: `{"id":${JSON.stringify(delivery.id)},"type":"next","payload":{"data":`,
     valid: c.auth === undefined ? undefined : c.keyStillValid,
     itemsAt: () => c.delivery?.itemsAt ?? c.events?.lastItemAt,
@@ -241,12 +246,11 @@ function sendDirect(
   target: DirectTarget,
 ): AsyncIterableIterator<ExecutionResult> {
   const iterator = source[Symbol.asyncIterator]();
-  let stopped = false;
   const done = { done: true, value: undefined } as const;
   return {
     async next(): Promise<IteratorResult<ExecutionResult>> {
       for (;;) {
-        if (stopped) return done;
+        if (target.stopped) return done;
         const step = await iterator.next();
         if (step.done === true) return done;
         const pending = map(step.value);
@@ -257,17 +261,17 @@ function sendDirect(
           const valid = await target.valid(target.itemsAt()).catch(() => false);
           if (!valid) return { done: false, value: result };
         }
-        if (stopped) return done;
+        if (target.stopped) return done;
         target.delivery.send(`${target.head}${text}}}`);
       }
     },
     async return(): Promise<IteratorResult<ExecutionResult>> {
-      stopped = true;
+      target.stopped = true;
       await iterator.return?.();
       return done;
     },
     async throw(error?: unknown): Promise<IteratorResult<ExecutionResult>> {
-      stopped = true;
+      target.stopped = true;
       if (iterator.throw !== undefined) await iterator.throw(error);
       else await iterator.return?.();
       throw error;
@@ -276,6 +280,83 @@ function sendDirect(
       return this;
     },
   };
+}
+
+/** The tickets of one (event, key) and, at the same positions, whose they are. */
+interface Batch {
+  tickets: DirectTicket[];
+  targets: DirectTarget[];
+}
+
+/** Direct tickets by the shared execution they wait for (one batch per event and key). */
+const batches = new WeakMap<Promise<ExecutionResult>, Batch>();
+/** The last batch of each key: a key's batches are written in the order they were made. */
+const lastBatch = new Map<string, Promise<void>>();
+
+/** The batch of direct tickets of (event, key), made (and queued after the key's last) on first use. */
+function batchOf(args: ExecutionArgs, key: string, payload: unknown): Batch {
+  const pending = executeShared(args, key, payload);
+  const known = batches.get(pending);
+  if (known !== undefined) return known;
+  const batch: Batch = { tickets: [], targets: [] };
+  batches.set(pending, batch);
+  const previous = lastBatch.get(key);
+  const written: Promise<void> = (previous === undefined ? pending : previous.then(() => pending))
+    .then((result) => writeBatch(batch, result))
+    .catch(() => {
+      // A failed execution (or send) is its readers' to report, one by one as before: what was
+      // not sent goes back to them (a settled ticket ignores this). Never rejects: the key's
+      // next batch waits on it.
+      for (const ticket of batch.tickets) ticket.settle(false);
+    })
+    .finally(() => {
+      if (lastBatch.get(key) === written) lastBatch.delete(key);
+    });
+  lastBatch.set(key, written);
+  return batch;
+}
+
+/** Direct delivery's slice: writing a batch yields to other work at least this often. */
+const BATCH_SLICE_MS = 2;
+
+/**
+ * Sends one shared result to every subscriber of a batch: one text, one key check (the
+ * subscribers of a key share the identity it checks), one frame per socket operation. What
+ * cannot go out this way goes back to its subscriber's own reader (settled untaken): a result
+ * with errors or without a shared text, a revoked key, a subscriber that left direct mode.
+ */
+async function writeBatch({ tickets, targets }: Batch, result: ExecutionResult): Promise<void> {
+  const text = result.errors === undefined ? sharedText(result.data) : undefined;
+  const first = targets[0];
+  if (text === undefined || first === undefined) {
+    for (const ticket of tickets) ticket.settle(false);
+    return;
+  }
+  if (first.valid !== undefined) {
+    let latest = 0;
+    for (const ticket of tickets) latest = Math.max(latest, ticket.arrivedAt);
+    if (!(await first.valid(latest).catch(() => false))) {
+      for (const ticket of tickets) ticket.settle(false);
+      return;
+    }
+  }
+  let sliceStart = performance.now();
+  for (let i = 0; i < tickets.length; i++) {
+    const ticket = tickets[i]!;
+    const direct = targets[i]!;
+    if (!ticket.deliverable()) {
+      ticket.settle(false);
+      continue;
+    }
+    if (!direct.stopped && direct.delivery.open()) {
+      direct.delivery.send(`${direct.head}${text}}}`);
+    }
+    ticket.settle(true);
+    if (performance.now() - sliceStart >= BATCH_SLICE_MS && i + 1 < tickets.length) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
 }
 
 /**
@@ -299,7 +380,15 @@ export function useSharedSubscriptions(options: SharedSubscriptionOptions = {}):
         if (context?.reads !== undefined) context.loaders = createLoaders(context.reads);
         const map = (payload: unknown) => executeShared(args, key, payload);
         const direct = directTargetOf(args.contextValue);
-        return direct === undefined ? mapEvents(source, map) : sendDirect(source, map, direct);
+        if (direct === undefined) return mapEvents(source, map);
+        // Values the group hands over while this subscriber waits go out in batches, one per
+        // shared execution (see writeBatch).
+        (source as MaybeDirect)[DIRECT]?.((ticket) => {
+          const batch = batchOf(args, key, ticket.value);
+          batch.tickets.push(ticket);
+          batch.targets.push(direct);
+        });
+        return sendDirect(source, map, direct);
       });
     },
   };
