@@ -7,7 +7,8 @@
  *   mix of threadEvents, runStatusChanged and threadActivity; `activity`: threadActivity only).
  * - `samples`: what arrived since the last `samples`: the count, and for every seventh
  *   threadEvents subscriber the (thread, index, arrival time) of each event, arrival in the
- *   wall-clock milliseconds both processes share (performance.timeOrigin + now()).
+ *   wall-clock milliseconds both processes share (performance.timeOrigin + now()), and the
+ *   CPU this process used meanwhile.
  * - `close`: disposes every client.
  */
 import { performance } from 'node:perf_hooks';
@@ -35,6 +36,8 @@ export interface Samples {
   /** Flattened (thread number, index, arrival ms) triples. */
   arrivals: number[];
   errors: string[];
+  /** This process's CPU since the last `samples`, in cores busy. */
+  cores: number;
 }
 
 /** The subscription of the `i`th subscriber of the mix over `threads` threads. */
@@ -92,6 +95,8 @@ function subscribe(request: Extract<ClientRequest, { op: 'subscribe' }>): void {
 }
 
 function serve(): void {
+  let cpuFrom = process.cpuUsage();
+  let cpuAt = performance.now();
   process.on('message', (message: ClientRequest & { id: number }) => {
     const reply = (body: object) => process.send?.({ id: message.id, ...body });
     switch (message.op) {
@@ -99,7 +104,11 @@ function serve(): void {
         subscribe(message);
         return reply({});
       case 'samples': {
-        const out: Samples = { received, arrivals, errors };
+        const used = process.cpuUsage(cpuFrom);
+        const cores = (used.user + used.system) / 1000 / (performance.now() - cpuAt);
+        cpuFrom = process.cpuUsage();
+        cpuAt = performance.now();
+        const out: Samples = { received, arrivals, errors, cores };
         received = 0;
         arrivals = [];
         errors = [];

@@ -104,7 +104,7 @@ async function probes(url: string, during: Promise<unknown>): Promise<number[]> 
 
 interface Load {
   /** Events received since the last call, and the delivery latencies of the sampled ones. */
-  take(): Promise<{ received: number; latencies: number[] }>;
+  take(): Promise<{ received: number; latencies: number[]; cores: number }>;
   close(): Promise<void>;
 }
 
@@ -154,7 +154,7 @@ async function subscribe(b: Bench, count: number, mix: 'mix' | 'activity'): Prom
         const at = b.publishedAt.get(`t${arrivals[i]}`)?.[arrivals[i + 1]!];
         if (at !== undefined) latencies.push(arrivals[i + 2]! - at);
       }
-      return { received: samples.received, latencies };
+      return { received: samples.received, latencies, cores: samples.cores };
     },
     async close() {
       await ask({ op: 'close' });
@@ -225,8 +225,9 @@ export async function runSubscribersBench(): Promise<void> {
     await load.take();
     const loaded = await measured(() => probes(url, paced(b, RATE, LOAD_SECONDS)));
     const rssLoaded = process.memoryUsage().rss;
-    const { received: delivered, latencies } = await load.take();
+    const { received: delivered, latencies, cores: clientsLoaded } = await load.take();
     const loadedWriter = await writerRate(b, 5);
+    const clientsWriter = (await load.take()).cores;
     const groups = hub.groups.stats();
     await load.close();
     while (hub.groups.stats().subscribers > 0) await sleep(50);
@@ -299,6 +300,14 @@ export async function runSubscribersBench(): Promise<void> {
         {
           measure: 'CPU (cores busy): loaded / idle',
           value: `${fmt(loaded.cpu, 2)} / ${fmt(idle.cpu, 2)}`,
+          target: '',
+          verdict: '',
+        },
+        {
+          // On a machine of few cores the subscribers' own process takes a share of the same
+          // cores: what is left for the server, and so for the writer, is what this shows.
+          measure: "subscribers' process CPU (cores busy): loaded / writer",
+          value: `${fmt(clientsLoaded, 2)} / ${fmt(clientsWriter, 2)}`,
           target: '',
           verdict: '',
         },
