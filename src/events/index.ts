@@ -4,6 +4,13 @@
  */
 export { type ActivityFeeds, type ActivitySource, createActivityFeeds } from './activity.js';
 export {
+  DIRECT,
+  type DirectSink,
+  type DirectTicket,
+  type MaybeDirect,
+  withDirect,
+} from './direct-mode.js';
+export {
   groupedApprovalRequested,
   groupedNodeAppended,
   groupedRunStatusChanged,
@@ -14,17 +21,12 @@ export {
 export {
   createSubscriptionGroups,
   DEFAULT_GROUP_CAPS,
-  DIRECT,
-  type DirectSink,
-  type DirectTicket,
   type GroupCaps,
   type GroupStats,
-  type MaybeDirect,
   SlowConsumerError,
   SubscriptionCostError,
   type SubscriptionGroups,
   subscriptionCost,
-  withDirect,
 } from './groups.js';
 export { createEventHub } from './hub.js';
 export {

@@ -290,11 +290,14 @@ interface Batch {
 
 /** Direct tickets by the shared execution they wait for (one batch per event and key). */
 const batches = new WeakMap<Promise<ExecutionResult>, Batch>();
-/** The last batch of each key: a key's batches are written in the order they were made. */
-const lastBatch = new Map<string, Promise<void>>();
-
 /** The batch of direct tickets of (event, key), made (and queued after the key's last) on first use. */
-function batchOf(args: ExecutionArgs, key: string, payload: unknown): Batch {
+function batchOf(
+  args: ExecutionArgs,
+  key: string,
+  payload: unknown,
+  /** The last batch of each key (the plugin's): a key's batches are written in order. */
+  lastBatch: Map<string, Promise<void>>,
+): Batch {
   const pending = executeShared(args, key, payload);
   const known = batches.get(pending);
   if (known !== undefined) return known;
@@ -366,6 +369,7 @@ async function writeBatch({ tickets, targets }: Batch, result: ExecutionResult):
  */
 export function useSharedSubscriptions(options: SharedSubscriptionOptions = {}): Plugin {
   const identify = options.identify ?? defaultIdentify;
+  const lastBatch = new Map<string, Promise<void>>();
   return {
     onSubscribe({ subscribeFn, setSubscribeFn }) {
       setSubscribeFn(async (args: ExecutionArgs) => {
@@ -384,7 +388,7 @@ export function useSharedSubscriptions(options: SharedSubscriptionOptions = {}):
         // Values the group hands over while this subscriber waits go out in batches, one per
         // shared execution (see writeBatch).
         (source as MaybeDirect)[DIRECT]?.((ticket) => {
-          const batch = batchOf(args, key, ticket.value);
+          const batch = batchOf(args, key, ticket.value, lastBatch);
           batch.tickets.push(ticket);
           batch.targets.push(direct);
         });

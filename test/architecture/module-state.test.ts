@@ -24,6 +24,8 @@ const ALLOWED: Record<string, string> = {
   'server/shared-execution.ts printed': 'identity memo of a pure function',
   'server/shared-execution.ts executions': 'per-commit results, gone with the commit event',
   'server/shared-execution.ts texts': 'per-commit serialisations, gone with the shared result',
+  'server/shared-execution.ts settled': 'per-commit results, gone with their execution',
+  'server/shared-execution.ts batches': 'per-commit direct deliveries, gone with their execution',
   // Key shapes of canonical JSON: a bounded memo of a pure function of key names, which are
   // the same for every caller (no payload value is kept).
   'core/canonical.ts shapes': 'bounded memo of a pure function of key names',
