@@ -155,6 +155,27 @@ export interface Within {
 }
 
 /** A labelled select of a list filter: `options` as [value, text], in the order shown. */
+/** A list's order, as the API's ThreadOrder and RunOrder take it: a field and a direction. */
+export type Sort = `${'UPDATED_AT' | 'CREATED_AT'} ${'DESC' | 'ASC'}`;
+
+export const orderOf = (sort: Sort) => {
+  const [field, direction] = sort.split(' ') as ['UPDATED_AT' | 'CREATED_AT', 'DESC' | 'ASC'];
+  return { field, direction };
+};
+
+/** The four orders of a list, named by what its two times mean there. */
+export function sortOptions(
+  updated: string,
+  created: string,
+): ReadonlyArray<readonly [Sort, string]> {
+  return [
+    ['UPDATED_AT DESC', `${updated}, newest first`],
+    ['UPDATED_AT ASC', `${updated}, oldest first`],
+    ['CREATED_AT DESC', `${created}, newest first`],
+    ['CREATED_AT ASC', `${created}, oldest first`],
+  ];
+}
+
 export function FilterSelect<T extends string>({
   label,
   filter,

@@ -16,7 +16,16 @@ import { useFeed, useScopes } from '../live';
 import { href } from '../router';
 import { CancelRun } from './actions';
 import { Resolve } from './approvals';
-import { FilterSelect, Meter, When, type Within, WithinSelect } from './common';
+import {
+  FilterSelect,
+  Meter,
+  orderOf,
+  type Sort,
+  sortOptions,
+  When,
+  type Within,
+  WithinSelect,
+} from './common';
 
 const STATUSES = [
   'PENDING',
@@ -35,9 +44,12 @@ const STATUS_OPTIONS: ReadonlyArray<readonly [Status | '', string]> = [
   ...STATUSES.map((s) => [s, s.toLowerCase()] as const),
 ];
 
+const SORTS = sortOptions('Last change', 'Started');
+
 export function RunsView() {
   const [status, setStatus] = useState<Status | ''>('');
   const [within, setWithin] = useState<Within>({ label: '' });
+  const [sort, setSort] = useState<Sort>('UPDATED_AT DESC');
   return (
     <div class="view">
       <h1>Runs</h1>
@@ -54,11 +66,19 @@ export function RunsView() {
           filter="run-changed-within"
           value={within}
           onChange={setWithin}
+        />{' '}
+        <FilterSelect
+          label="Sort by"
+          filter="run-sort"
+          value={sort}
+          options={SORTS}
+          onChange={setSort}
         />
       </form>
       <RunsPage
-        key={`${status}/${within.after ?? ''}`}
+        key={`${status}/${within.after ?? ''}/${sort}`}
         first
+        sort={sort}
         {...(status === '' ? {} : { status })}
         {...(within.after === undefined ? {} : { updatedAfter: within.after })}
       />
@@ -86,12 +106,14 @@ function RunsPage({
   first = false,
   status,
   updatedAfter,
+  sort = 'UPDATED_AT DESC',
 }: {
   threadId?: string | undefined;
   after?: string;
   first?: boolean;
   status?: Status;
   updatedAfter?: string;
+  sort?: Sort;
 }) {
   const filter = {
     ...(threadId === undefined ? {} : { threadId }),
@@ -102,6 +124,7 @@ function RunsPage({
     query: ConsoleRunsDocument,
     variables: {
       first: PAGE,
+      orderBy: orderOf(sort),
       ...(after === undefined ? {} : { after }),
       ...(Object.keys(filter).length === 0 ? {} : { filter }),
     },
@@ -158,6 +181,7 @@ function RunsPage({
           <RunsPage
             threadId={threadId}
             after={page.pageInfo.endCursor}
+            sort={sort}
             {...(status === undefined ? {} : { status })}
             {...(updatedAfter === undefined ? {} : { updatedAfter })}
           />

@@ -1,15 +1,40 @@
 /**
- * Threads: newest activity first, live (threadActivity refetches the page on each commit), with
- * metadata and pending-approval filters, counts, and a badge on threads waiting for a human.
+ * Threads: newest activity first (or sorted by creation, either way), live (threadActivity
+ * refetches the first page on each commit), a hundred at a time, with metadata and
+ * pending-approval filters, counts, and a badge on threads waiting for a human.
  */
 import { useQuery } from '@urql/preact';
-import { useMemo, useRef, useState } from 'preact/hooks';
-import { ConsoleThreadActivityDocument, ConsoleThreadsDocument } from '../generated/graphql';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import {
+  ConsoleThreadActivityDocument,
+  type ConsoleThreadSummaryFragment,
+  ConsoleThreadsDocument,
+  type ThreadFilter,
+} from '../generated/graphql';
 import { useFeed, useScopes } from '../live';
 import { href } from '../router';
 import { CreateThread } from './actions';
-import { When, type Within, WithinSelect } from './common';
+import {
+  FilterSelect,
+  orderOf,
+  type Sort,
+  sortOptions,
+  When,
+  type Within,
+  WithinSelect,
+} from './common';
 import { SearchResults } from './search';
+
+/** Threads per page. */
+const PAGE = 100;
+const SORTS = sortOptions('Last activity', 'Created');
+
+interface PageEnd {
+  hasNextPage: boolean;
+  endCursor?: string | null | undefined;
+  /** The threads on the page. */
+  count?: number;
+}
 
 export function ThreadsView() {
   const [metadataText, setMetadataText] = useState('');
@@ -25,15 +50,25 @@ export function ThreadsView() {
       return { value: undefined, error: 'Not JSON: e.g. {"team": "ops"}' };
     }
   }, [metadataText]);
-  const filter = {
+  const [sort, setSort] = useState<Sort>('UPDATED_AT DESC');
+  const filter: ThreadFilter = {
     ...(metadata.value === undefined ? {} : { metadata: metadata.value }),
     ...(waitingOnly ? { hasPendingApproval: true } : {}),
     ...(within.after === undefined ? {} : { updatedAfter: within.after }),
   };
+  const orderBy = orderOf(sort);
   const [result, refetch] = useQuery({
     query: ConsoleThreadsDocument,
-    variables: { first: 100, filter },
+    variables: { first: PAGE, filter, orderBy },
   });
+  // Pages after the first, by the cursor each starts after; gone when the list changes.
+  const listKey = JSON.stringify([filter, sort]);
+  const [later, setLater] = useState<{ key: string; cursors: string[]; ends: PageEnd[] }>({
+    key: listKey,
+    cursors: [],
+    ends: [],
+  });
+  const pages = later.key === listKey ? later : { key: listKey, cursors: [], ends: [] };
   const cursor = useRef<string | undefined>(undefined);
   const pending = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useFeed(
@@ -50,6 +85,11 @@ export function ThreadsView() {
     [],
   );
   const threads = result.data?.threads.edges.map((e) => e.node) ?? [];
+  const lastEnd: PageEnd | undefined =
+    pages.cursors.length === 0
+      ? result.data?.threads.pageInfo
+      : pages.ends[pages.cursors.length - 1];
+  const shown = threads.length + pages.ends.reduce((n, end) => n + (end?.count ?? 0), 0);
   const scopes = useScopes();
   return (
     <div class="view">
@@ -79,6 +119,13 @@ export function ThreadsView() {
           filter="active-within"
           value={within}
           onChange={setWithin}
+        />
+        <FilterSelect
+          label="Sort by"
+          filter="thread-sort"
+          value={sort}
+          options={SORTS}
+          onChange={setSort}
         />
         {metadata.error && <span class="error">{metadata.error}</span>}
       </form>
@@ -117,7 +164,11 @@ export function ThreadsView() {
       <p class="counts" data-testid="thread-counts">
         {result.data ? (
           <>
-            <strong data-count="threads">{result.data.threads.totalCount}</strong> threads ·{' '}
+            <strong data-count="threads">{result.data.threads.totalCount}</strong> threads
+            {shown < result.data.threads.totalCount && (
+              <span data-count="shown"> ({shown} shown)</span>
+            )}{' '}
+            ·{' '}
             <a href={href.approvals()}>
               <strong data-count="pending">{result.data.pending.totalCount}</strong> pending
               approvals
@@ -137,7 +188,7 @@ export function ThreadsView() {
       )}
       <table
         class="list"
-        aria-label="Threads, newest activity first"
+        aria-label={`Threads, ${SORTS.find(([v]) => v === sort)?.[1].toLowerCase() ?? ''}`}
         hidden={result.data !== undefined && threads.length === 0}
       >
         <thead>
@@ -149,31 +200,105 @@ export function ThreadsView() {
             <th scope="col">Last activity</th>
           </tr>
         </thead>
-        <tbody>
-          {threads.map((t) => (
-            <tr key={t.id} data-thread-id={t.id}>
-              <td>
-                <a href={href.thread(t.id)}>{t.id}</a>
-                {t.waiting.totalCount > 0 && (
-                  <span class="badge" data-badge="waiting">
-                    waiting for a human
-                  </span>
-                )}
-              </td>
-              <td>
-                <code>{t.metadata === null ? '' : JSON.stringify(t.metadata)}</code>
-              </td>
-              <td>{t.logLength}</td>
-              <td>{t.nodeCount}</td>
-              <td>
-                <When iso={t.updatedAt} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
+        <ThreadRows threads={threads} />
+        {pages.cursors.map((after, i) => (
+          <LaterPage
+            key={after}
+            after={after}
+            filter={filter}
+            orderBy={orderBy}
+            onEnd={(end) =>
+              setLater((now) => {
+                const base = now.key === listKey ? now : pages;
+                const ends = base.ends.slice();
+                ends[i] = end;
+                return { ...base, ends };
+              })
+            }
+          />
+        ))}
       </table>
+      {lastEnd?.hasNextPage && lastEnd.endCursor && (
+        <button
+          type="button"
+          data-more="threads"
+          onClick={() =>
+            setLater({
+              key: listKey,
+              cursors: [...pages.cursors, lastEnd.endCursor!],
+              ends: pages.ends,
+            })
+          }
+        >
+          Show {PAGE} more threads
+        </button>
+      )}
     </div>
   );
+}
+
+function ThreadRows({ threads }: { threads: ConsoleThreadSummaryFragment[] }) {
+  return (
+    <tbody>
+      {threads.map((t) => (
+        <tr key={t.id} data-thread-id={t.id}>
+          <td>
+            <a href={href.thread(t.id)}>{t.id}</a>
+            {t.waiting.totalCount > 0 && (
+              <span class="badge" data-badge="waiting">
+                waiting for a human
+              </span>
+            )}
+          </td>
+          <td>
+            <code>{t.metadata === null ? '' : JSON.stringify(t.metadata)}</code>
+          </td>
+          <td>{t.logLength}</td>
+          <td>{t.nodeCount}</td>
+          <td>
+            <When iso={t.updatedAt} />
+          </td>
+        </tr>
+      ))}
+    </tbody>
+  );
+}
+
+/**
+ * A page after the first (not live: its threads keep their place until the list is sorted or
+ * filtered again); tells where it ends, so the list knows whether there is more.
+ */
+function LaterPage({
+  after,
+  filter,
+  orderBy,
+  onEnd,
+}: {
+  after: string;
+  filter: ThreadFilter;
+  orderBy: ReturnType<typeof orderOf>;
+  onEnd: (end: PageEnd) => void;
+}) {
+  const [result] = useQuery({
+    query: ConsoleThreadsDocument,
+    variables: { first: PAGE, after, filter, orderBy },
+  });
+  const page = result.data?.threads;
+  useEffect(() => {
+    if (page !== undefined) onEnd({ ...page.pageInfo, count: page.edges.length });
+  }, [page]);
+  if (result.error) {
+    return (
+      <tbody>
+        <tr>
+          <td colSpan={5} class="error">
+            {result.error.message}
+          </td>
+        </tr>
+      </tbody>
+    );
+  }
+  return <ThreadRows threads={page?.edges.map((e) => e.node) ?? []} />;
 }
 
 /** What an empty list means, and how to fill it. */
