@@ -1,8 +1,8 @@
 /**
  * The console's lists, sorted and paged, in headless Chromium against a real keyed server: the
  * threads list a hundred at a time (with how many are shown of how many), sorted by last
- * activity or creation either way; the runs list sorted by last change or start. Each order is
- * checked against the API's own answer for it.
+ * activity or creation either way; the runs list sorted by last change or start; a thread's
+ * timeline paged back to its first entry. Each order is checked against the API's own answer.
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -130,6 +130,40 @@ describeWithBrowser('Weft Console lists', () => {
     await expect.poll(order, { timeout: 10_000 }).toEqual(['r-first', 'r-second']);
     await page.locator('[data-filter="run-sort"]').selectOption('UPDATED_AT ASC');
     await expect.poll(order, { timeout: 10_000 }).toEqual(['r-second', 'r-first']);
+  });
+
+  it('pages a thread’s timeline back to its first entry, with no gap, and keeps it live', async () => {
+    await ok('mutation { createThread(input: { threadId: "long" }) { __typename } }');
+    const appends = Array.from(
+      { length: 449 },
+      (_, n) => () =>
+        ok(
+          `mutation { appendNodes(input: { threadId: "long", nodes: [{ kind: INFERENCE, payload: { n: ${n} } }] }) { __typename } }`,
+        ),
+    );
+    for (let i = 0; i < appends.length; i += 25) {
+      await Promise.all(appends.slice(i, i + 25).map((append) => append()));
+    }
+    const indexes = () =>
+      page
+        .locator('.timeline [data-event-index]')
+        .evaluateAll((items) => items.map((li) => Number(li.getAttribute('data-event-index'))));
+    const descending = (from: number, to: number) =>
+      Array.from({ length: from - to + 1 }, (_, i) => from - i);
+    await page.goto(`${s.base}/console/#/thread/long`);
+    await expect.poll(indexes, { timeout: 15_000 }).toEqual(descending(449, 250));
+    await page.getByRole('button', { name: 'Show entries #50–#249' }).click();
+    await expect.poll(indexes, { timeout: 15_000 }).toEqual(descending(449, 50));
+    await page.getByRole('button', { name: 'Show entries #0–#49' }).click();
+    await expect.poll(indexes, { timeout: 15_000 }).toEqual(descending(449, 0));
+    expect(await page.locator('[data-more="events"]').count()).toBe(0);
+    // A new entry arrives at the top; the window keeps its size (the oldest can be asked again).
+    await ok(
+      'mutation { appendNodes(input: { threadId: "long", nodes: [{ kind: INFERENCE, payload: { n: 449 } }] }) { __typename } }',
+    );
+    await expect.poll(indexes, { timeout: 15_000 }).toEqual(descending(450, 1));
+    await page.getByRole('button', { name: 'Show entries #0–#0' }).click();
+    await expect.poll(indexes, { timeout: 15_000 }).toEqual(descending(450, 0));
   });
 
   it('sent no request to any other origin and logged no error', () => {

@@ -9,6 +9,7 @@ import { useClient, useQuery } from '@urql/preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { queryUncached } from '../client';
 import {
+  ConsoleEarlierEventsDocument,
   type ConsoleEventFragment,
   ConsoleEventsDocument,
   ConsoleForkDocument,
@@ -204,7 +205,9 @@ export function ThreadView({ id }: { id: string }) {
       const event = data.threadEvents;
       if (event.index <= (lastIndex.current ?? -1)) return;
       lastIndex.current = event.index;
-      setEvents((list) => [event, ...list].slice(0, TIMELINE));
+      // A window of the newest entries: as many as were shown (earlier ones may have been
+      // asked for), at least TIMELINE.
+      setEvents((list) => [event, ...list].slice(0, Math.max(TIMELINE, list.length)));
       setLogLength(event.index + 1);
       const ids = redactedIdsOf(event);
       if (ids.length > 0) {
@@ -489,6 +492,16 @@ export function ThreadView({ id }: { id: string }) {
                 </li>
               ))}
           </ul>
+          <ShowEarlier
+            threadId={id}
+            oldest={events.at(-1)?.index}
+            onLoaded={(earlier) =>
+              setEvents((list) => {
+                const oldest = list.at(-1)?.index ?? Number.POSITIVE_INFINITY;
+                return [...list, ...earlier.filter((e) => e.index < oldest).reverse()];
+              })
+            }
+          />
         </Section>
         <MemoryPanel
           memory={t?.memory ?? []}
@@ -510,6 +523,43 @@ export function ThreadView({ id }: { id: string }) {
         <VerifyPanel id={id} />
       </div>
     </div>
+  );
+}
+
+/** Loads the TIMELINE entries before the oldest shown (the timeline pages back to entry 0). */
+function ShowEarlier({
+  threadId,
+  oldest,
+  onLoaded,
+}: {
+  threadId: string;
+  oldest: number | undefined;
+  onLoaded: (earlier: ConsoleEventFragment[]) => void;
+}) {
+  const [loading, setLoading] = useState(false);
+  const [error, setError] = useState<string | undefined>(undefined);
+  if (oldest === undefined || oldest <= 0) return null;
+  const from = Math.max(0, oldest - TIMELINE);
+  const load = async () => {
+    setLoading(true);
+    // Not through the cache: these entries are shown once, where they are asked for.
+    const result = await queryUncached(ConsoleEarlierEventsDocument, {
+      id: threadId,
+      afterIndex: from - 1,
+      first: oldest - from,
+    });
+    setLoading(false);
+    setError(result.error);
+    const edges = result.data?.thread?.events.edges;
+    if (edges !== undefined) onLoaded(edges.map((e) => e.node));
+  };
+  return (
+    <p class="more">
+      <button type="button" data-more="events" disabled={loading} onClick={() => void load()}>
+        {loading ? 'Loading…' : `Show entries #${from}–#${oldest - 1}`}
+      </button>
+      {error && <span class="error"> {error}</span>}
+    </p>
   );
 }
 
