@@ -6,6 +6,7 @@
  * (views/redaction.tsx), live as `nodes_redacted` entries arrive.
  */
 import { useClient, useQuery } from '@urql/preact';
+import { memo } from 'preact/compat';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { queryUncached } from '../client';
 import {
@@ -27,7 +28,13 @@ import { DeleteThread, StartRun } from './actions';
 import { Section, When } from './common';
 import { Conversation } from './conversation';
 import { NodeDetails } from './node';
-import { EventBody, EventSummary, type RedactionNote, redactedIdsOf } from './redaction';
+import {
+  EventBody,
+  EventSummary,
+  type RedactedById,
+  type RedactionNote,
+  redactedIdsOf,
+} from './redaction';
 import { RunsTable } from './runs';
 import { MemoryPanel, type PastState, VerifyPanel } from './thread-panels';
 
@@ -469,27 +476,15 @@ export function ThreadView({ id }: { id: string }) {
             {events
               .filter((e) => eventType === '' || e.type === eventType)
               .map((e) => (
-                <li
+                <TimelineEntry
                   key={e.index}
-                  data-event-index={e.index}
-                  class={atIndex !== null && e.index >= atIndex ? 'later' : undefined}
-                >
-                  <details>
-                    <summary>
-                      <span class="index">#{e.index}</span> <span class="type">{e.type}</span>
-                      <EventSummary event={e} /> <When iso={e.recordedAt} />
-                    </summary>
-                    <button
-                      type="button"
-                      class="link"
-                      onClick={() => setAtIndex(e.index + 1 >= length ? null : e.index + 1)}
-                    >
-                      Show the thread as of this entry
-                    </button>
-                    <EntryNodes entry={e.entry} onSelect={setSelected} />
-                    <EventBody entry={e.entry} redacted={redactedById} />
-                  </details>
-                </li>
+                  event={e}
+                  later={atIndex !== null && e.index >= atIndex}
+                  length={length}
+                  redacted={redactedById}
+                  travel={setAtIndex}
+                  select={setSelected}
+                />
               ))}
           </ul>
           <ShowEarlier
@@ -525,6 +520,53 @@ export function ThreadView({ id }: { id: string }) {
     </div>
   );
 }
+
+/**
+ * One timeline entry. Its body (the event as JSON, the nodes it wrote) is made only while it is
+ * open: an entry of a thousand nodes is a large text, and two hundred of them made again on every
+ * render of the thread (a node selected, a slider step) held the page for most of a second. The
+ * same entry with the same props is not rendered again at all.
+ */
+const TimelineEntry = memo(function TimelineEntry({
+  event: e,
+  later,
+  length,
+  redacted,
+  travel,
+  select,
+}: {
+  event: ConsoleEventFragment;
+  later: boolean;
+  length: number;
+  redacted: RedactedById;
+  travel: (index: number | null) => void;
+  select: (id: string) => void;
+}) {
+  const [open, setOpen] = useState(false);
+  return (
+    <li data-event-index={e.index} class={later ? 'later' : undefined}>
+      <details onToggle={(event) => setOpen(event.currentTarget.open)}>
+        <summary>
+          <span class="index">#{e.index}</span> <span class="type">{e.type}</span>
+          <EventSummary event={e} /> <When iso={e.recordedAt} />
+        </summary>
+        {open && (
+          <>
+            <button
+              type="button"
+              class="link"
+              onClick={() => travel(e.index + 1 >= length ? null : e.index + 1)}
+            >
+              Show the thread as of this entry
+            </button>
+            <EntryNodes entry={e.entry} onSelect={select} />
+            <EventBody entry={e.entry} redacted={redacted} />
+          </>
+        )}
+      </details>
+    </li>
+  );
+});
 
 /** Loads the TIMELINE entries before the oldest shown (the timeline pages back to entry 0). */
 function ShowEarlier({
