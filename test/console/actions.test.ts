@@ -1,7 +1,8 @@
 /**
  * Acting from the console, in headless Chromium against a real keyed server: create a thread,
  * start a run on a thread, approve a waiting run on its thread page (with a structured response), cancel a run (asked why first), redact a
- * node (a reason required), delete a thread (its id typed out first); a read-only key is offered
+ * node (a reason required), edit a memory value as of a past index and fork there in one step,
+ * delete a thread (its id typed out first); a read-only key is offered
  * none of it. Each action's effect is checked through the API, not only on the page.
  */
 import type { Page } from 'playwright-core';
@@ -196,6 +197,48 @@ describeWithBrowser('Weft Console actions', () => {
     await forked.getByRole('button', { name: 'Save new version' }).click();
     await expect.poll(async () => (await memoryOf(fork))[0]?.content).toBe('playful');
     expect((await memoryOf('work'))[0]!.content, 'the source keeps its own').toBe('concise');
+  });
+
+  it('edits a memory value as of an earlier index and forks there in one step', async () => {
+    const valueOf = async (threadId: string) => {
+      const r = await s.gql(
+        'query ($t: ID!) { thread(id: $t) { forkedFrom { upToIndex thread { id } } memory { key content } } }',
+        { t: threadId },
+      );
+      const tone = (r.thread.memory as Array<{ key: string; content: unknown }>).find(
+        (m) => m.key === 'style',
+      );
+      return { content: tone?.content, forkedFrom: r.thread.forkedFrom };
+    };
+    await s.gql('mutation { createThread(input: { threadId: "rerun" }) { __typename } }');
+    const first = await s.gql(
+      'mutation { remember(input: { threadId: "rerun", type: "preference", key: "style", content: "formal" }) { __typename ... on RememberSuccess { logIndex } } }',
+    );
+    await s.gql(
+      'mutation { remember(input: { threadId: "rerun", type: "preference", key: "style", content: "casual" }) { __typename } }',
+    );
+    const at = (first.remember.logIndex as number) + 1;
+    await page.goto(`${s.base}/console/#/thread/rerun`);
+    await page.locator('#travel').waitFor({ timeout: 15_000 });
+    await page.locator('#travel').fill(String(at));
+    const item = page.locator('.memory li', { hasText: 'semantic:preference:style' });
+    await item.locator('summary', { hasText: 'Edit and fork from here' }).click();
+    const form = item.locator('[data-action="edit-and-fork"]');
+    // As of that index the value was the first one, and that is what the form starts from.
+    expect(await form.getByLabel('New value (JSON)').inputValue()).toBe('"formal"');
+    await form.getByLabel('New value (JSON)').fill('{ not json');
+    await form.getByRole('button', { name: `Fork at index ${at} with this value` }).click();
+    expect(await form.getByRole('status').textContent()).toContain('Not JSON');
+    await form.getByLabel('New value (JSON)').fill('"terse"');
+    await form.getByRole('button', { name: `Fork at index ${at} with this value` }).click();
+    await page.waitForURL((url) => !url.hash.endsWith('/rerun'), { timeout: 15_000 });
+    const fork = decodeURIComponent(new URL(page.url()).hash.replace('#/thread/', ''));
+    const forked = await valueOf(fork);
+    expect(forked.content).toBe('terse');
+    expect(forked.forkedFrom).toEqual({ upToIndex: at, thread: { id: 'rerun' } });
+    expect((await valueOf('rerun')).content, 'the thread itself is untouched').toBe('casual');
+    await page.locator('.memory li', { hasText: 'preference:style' }).first().waitFor();
+    expect(await axeViolations(page)).toEqual([]);
   });
 
   it('deletes a thread only once its id is typed out', async () => {

@@ -3,8 +3,14 @@
  * verification, redacted payloads shown as redactions.
  */
 import { useClient, useQuery } from '@urql/preact';
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { ConsoleRememberDocument, ConsoleVerifyDocument } from '../generated/graphql';
+import {
+  ConsoleForkDocument,
+  ConsoleRememberDocument,
+  ConsoleVerifyDocument,
+} from '../generated/graphql';
+import { href } from '../router';
 import { Section } from './common';
 import { Payload } from './redaction';
 
@@ -46,7 +52,10 @@ export function MemoryPanel({
   atIndex,
   edit,
 }: {
-  /** With a `write` key: the thread to write a new version to, and what to do after. */
+  /**
+   * With a `write` key: the thread to write a new version to, and what to do after (at a past
+   * index, a new version goes to a fork made there: "edit and re-run from here").
+   */
   edit?: { threadId: string; onChanged: () => void } | undefined;
   memory: ReadonlyArray<{
     type: string;
@@ -69,11 +78,23 @@ export function MemoryPanel({
     return (
       <Section title={`Memory and resources as of index ${atIndex}`}>
         <ul class="memory">
-          {[...heads.entries()].map(([key, n]) => (
-            <li key={key}>
-              <strong>{key}</strong> <Payload value={n.payload} />
-            </li>
-          ))}
+          {[...heads.entries()].map(([key, n]) => {
+            const semantic = semanticOf(n);
+            return (
+              <li key={key}>
+                <strong>{key}</strong> <Payload value={n.payload} />
+                {edit && semantic && (
+                  <EditAndFork
+                    threadId={edit.threadId}
+                    atIndex={atIndex}
+                    type={semantic.type}
+                    memoryKey={semantic.key}
+                    content={semantic.content}
+                  />
+                )}
+              </li>
+            );
+          })}
           {heads.size === 0 && <li>None yet.</li>}
         </ul>
       </Section>
@@ -169,6 +190,92 @@ export function VerifyPanel({ id }: { id: string }) {
         </>
       )}
     </Section>
+  );
+}
+
+/** The type, key and content of a memory node (payload `{type, key, content}`), if it is one. */
+function semanticOf(n: PastState['nodes'][number]) {
+  const p = n.payload as { type?: unknown; key?: unknown; content?: unknown } | null;
+  if (n.kind !== 'semantic' || p === null || typeof p !== 'object') return undefined;
+  if (typeof p.type !== 'string' || typeof p.key !== 'string') return undefined;
+  return { type: p.type, key: p.key, content: p.content };
+}
+
+/**
+ * Edit and re-run from here: a fork of the thread as of `atIndex`, with a new version of this
+ * memory value written to it; the fork opens (agents resume it from there). The thread itself is
+ * not touched.
+ */
+function EditAndFork({
+  threadId,
+  atIndex,
+  type,
+  memoryKey,
+  content,
+}: {
+  threadId: string;
+  atIndex: number;
+  type: string;
+  memoryKey: string;
+  content: unknown;
+}) {
+  const client = useClient();
+  const [text, setText] = useState(() => JSON.stringify(content, null, 2));
+  const [status, setStatus] = useState<ComponentChildren>(null);
+  const id = `fork-edit-${type}-${memoryKey}`.replace(/[^A-Za-z0-9_-]/g, '_');
+  return (
+    <details class="edit-memory">
+      <summary>Edit and fork from here</summary>
+      <form
+        data-action="edit-and-fork"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          let value: unknown;
+          try {
+            value = JSON.parse(text);
+          } catch {
+            return setStatus(
+              'Not JSON: write a JSON value, e.g. "concise" or {"tone": "concise"}.',
+            );
+          }
+          setStatus('Forking…');
+          const forked = await client
+            .mutation(ConsoleForkDocument, { threadId, upToIndex: atIndex })
+            .toPromise();
+          const fork = forked.data?.forkThread;
+          if (fork?.__typename !== 'ForkThreadSuccess') {
+            return setStatus(
+              forked.error?.message ?? (fork && 'message' in fork ? fork.message : 'fork failed'),
+            );
+          }
+          const written = await client
+            .mutation(ConsoleRememberDocument, {
+              threadId: fork.thread.id,
+              type,
+              key: memoryKey,
+              content: value,
+            })
+            .toPromise();
+          const out = written.data?.remember;
+          if (written.error || out?.__typename !== 'RememberSuccess') {
+            // The fork exists; only the new value was refused: say so, and where the fork is.
+            return setStatus(
+              <>
+                The fork <a href={href.thread(fork.thread.id)}>{fork.thread.id}</a> was made, but
+                the new value was refused:{' '}
+                {written.error?.message ?? (out && 'message' in out ? out.message : 'failed')}
+              </>,
+            );
+          }
+          location.hash = href.thread(fork.thread.id);
+        }}
+      >
+        <label for={id}>New value (JSON)</label>
+        <textarea id={id} rows={3} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+        <button type="submit">Fork at index {atIndex} with this value</button>
+        {status && <span role="status"> {status}</span>}
+      </form>
+    </details>
   );
 }
 

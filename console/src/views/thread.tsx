@@ -504,7 +504,7 @@ export function ThreadView({ id }: { id: string }) {
           past={pastState}
           atIndex={shownIndex}
           edit={
-            scopes.write && atIndex === null
+            scopes.write
               ? { threadId: id, onChanged: () => refetchThread({ requestPolicy: 'network-only' }) }
               : undefined
           }
