@@ -200,7 +200,7 @@ describeWithBrowser('Weft Console actions', () => {
   });
 
   it('edits a memory value as of an earlier index and forks there in one step', async () => {
-    const valueOf = async (threadId: string) => {
+    const styleOf = async (threadId: string) => {
       const r = await s.gql(
         'query ($t: ID!) { thread(id: $t) { forkedFrom { upToIndex thread { id } } memory { key content } } }',
         { t: threadId },
@@ -233,10 +233,10 @@ describeWithBrowser('Weft Console actions', () => {
     await form.getByRole('button', { name: `Fork at index ${at} with this value` }).click();
     await page.waitForURL((url) => !url.hash.endsWith('/rerun'), { timeout: 15_000 });
     const fork = decodeURIComponent(new URL(page.url()).hash.replace('#/thread/', ''));
-    const forked = await valueOf(fork);
+    const forked = await styleOf(fork);
     expect(forked.content).toBe('terse');
     expect(forked.forkedFrom).toEqual({ upToIndex: at, thread: { id: 'rerun' } });
-    expect((await valueOf('rerun')).content, 'the thread itself is untouched').toBe('casual');
+    expect((await styleOf('rerun')).content, 'the thread itself is untouched').toBe('casual');
     await page.locator('.memory li', { hasText: 'preference:style' }).first().waitFor();
     expect(await axeViolations(page)).toEqual([]);
   });
