@@ -72,6 +72,7 @@ export class CausalGraphView {
   private readonly lastVersion = new Map<string, string>();
   private frontier = new Set<string>();
   private selected: string | null = null;
+  private marker: HTMLElement | undefined;
   private visible: Set<string> | null = null;
 
   constructor(
@@ -169,11 +170,45 @@ export class CausalGraphView {
     return shown;
   }
 
+  /**
+   * Marks `id` as selected with a ring drawn over the graph, not by changing the node: any change
+   * of a node's attributes makes sigma process and draw every node and edge again, which with a
+   * software GL (no GPU) took over a second per selection on 30,000 nodes.
+   */
   select(id: string | null): void {
-    const previous = this.selected;
     this.selected = id;
-    if (previous !== null && this.graph.hasNode(previous)) this.decorate(previous);
-    if (id !== null && this.graph.hasNode(id)) this.decorate(id);
+    this.placeMarker();
+  }
+
+  /** Puts the selection ring on the selected node as drawn now (hidden when it is not drawn). */
+  private placeMarker(): void {
+    const renderer = this.renderer;
+    const id = this.selected;
+    if (this.marker === undefined) {
+      if (id === null) return;
+      this.marker = document.createElement('div');
+      this.marker.className = 'graph-selection';
+      this.marker.setAttribute('aria-hidden', 'true');
+      this.marker.append(document.createElement('span'));
+      this.container.append(this.marker);
+    }
+    const marker = this.marker;
+    const data =
+      id === null || renderer === undefined || !this.graph.hasNode(id)
+        ? undefined
+        : renderer.getNodeDisplayData(id);
+    if (data === undefined || data.hidden) {
+      marker.hidden = true;
+      return;
+    }
+    const { x, y } = renderer!.framedGraphToViewport(data);
+    const r = Math.max(7, renderer!.scaleSize(data.size) + 4);
+    marker.hidden = false;
+    marker.style.width = `${2 * r}px`;
+    marker.style.height = `${2 * r}px`;
+    marker.style.transform = `translate(${x - r}px, ${y - r}px)`;
+    marker.dataset.nodeId = id!;
+    marker.firstElementChild!.textContent = this.graph.getNodeAttribute(id!, 'label') as string;
   }
 
   /** Marks nodes already drawn as redacted (a nodes_redacted entry arrived); others are ignored. */
@@ -258,6 +293,8 @@ export class CausalGraphView {
       maxCameraRatio: 10,
     });
     this.renderer.on('clickNode', ({ node }) => this.onSelect(node));
+    // The selection ring follows the node as the camera moves or the graph is drawn again.
+    this.renderer.on('afterRender', () => this.placeMarker());
     this.warmUp(this.renderer);
   }
 
@@ -327,21 +364,19 @@ export class CausalGraphView {
     const taint = this.graph.getNodeAttribute(id, 'taint') as string;
     const kind = this.graph.getNodeAttribute(id, 'kind') as string;
     const frontier = this.frontier.has(id);
-    const selected = this.selected === id;
     this.graph.mergeNodeAttributes(id, {
-      size: selected ? 9 : frontier ? 7 : taint ? 5 : 4,
+      size: frontier ? 7 : taint ? 5 : 4,
       borderColor:
         taint === 'direct'
           ? TAINT
           : taint === 'derived'
             ? DERIVED_TAINT
             : (KIND_COLOURS[kind] ?? '#334155'),
-      // Sigma draws highlighted nodes on a layer of their own (another WebGL context and a
-      // shadowed 2D label box, redrawn every frame): kept for the selected node; the frontier is
-      // marked by its size and a label, or its first refresh held the page for hundreds of ms.
-      highlighted: selected,
-      forceLabel: frontier || selected,
-      zIndex: selected ? 2 : frontier ? 1 : 0,
+      // The frontier is marked by its size and a label (sigma's highlighted layer, another WebGL
+      // context redrawn every frame, held the page for hundreds of ms at its first refresh); the
+      // selected node by a ring over the graph (select).
+      forceLabel: frontier,
+      zIndex: frontier ? 1 : 0,
     });
   }
 }
