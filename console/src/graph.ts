@@ -208,7 +208,10 @@ export class CausalGraphView {
     marker.style.height = `${2 * r}px`;
     marker.style.transform = `translate(${x - r}px, ${y - r}px)`;
     marker.dataset.nodeId = id!;
-    marker.firstElementChild!.textContent = this.graph.getNodeAttribute(id!, 'label') as string;
+    // A frontier node's label is drawn by sigma already: written twice, the two overlap.
+    marker.firstElementChild!.textContent = this.frontier.has(id!)
+      ? ''
+      : (this.graph.getNodeAttribute(id!, 'label') as string);
   }
 
   /** Marks nodes already drawn as redacted (a nodes_redacted entry arrived); others are ignored. */
