@@ -214,15 +214,21 @@ describeWithBrowser('Weft Console actions', () => {
     const first = await s.gql(
       'mutation { remember(input: { threadId: "rerun", type: "preference", key: "style", content: "formal" }) { __typename ... on RememberSuccess { logIndex } } }',
     );
-    await s.gql(
-      'mutation { remember(input: { threadId: "rerun", type: "preference", key: "style", content: "casual" }) { __typename } }',
+    const second = await s.gql(
+      'mutation { remember(input: { threadId: "rerun", type: "preference", key: "style", content: "casual" }) { __typename ... on RememberSuccess { logIndex } } }',
     );
     const at = (first.remember.logIndex as number) + 1;
+    const length = (second.remember.logIndex as number) + 1;
     await page.goto(`${s.base}/console/#/thread/rerun`);
-    await page.locator('#travel').waitFor({ timeout: 15_000 });
+    // The slider knows the whole log before it is moved (else the index is clamped), and the
+    // memory panel shows that index before the form is looked for.
+    await page.locator(`#travel[max="${length}"]`).waitFor({ timeout: 20_000 });
     await page.locator('#travel').fill(String(at));
+    await page.locator(`#travel[data-shown-index="${at}"]`).waitFor({ timeout: 20_000 });
     const item = page.locator('.memory li', { hasText: 'semantic:preference:style' });
-    await item.locator('summary', { hasText: 'Edit and fork from here' }).click();
+    await item
+      .locator('summary', { hasText: 'Edit and fork from here' })
+      .click({ timeout: 20_000 });
     const form = item.locator('[data-action="edit-and-fork"]');
     // As of that index the value was the first one, and that is what the form starts from.
     expect(await form.getByLabel('New value (JSON)').inputValue()).toBe('"formal"');
