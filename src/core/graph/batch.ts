@@ -21,6 +21,9 @@ import type { CausalNode } from './types.js';
  * The drafts of one call, staged on top of the base value without touching the shared store, so
  * a failing draft leaves nothing behind. `commit` pushes them in one go.
  */
+/** A list no frontier is: the frontier changed since its list was made. */
+const STALE: readonly string[] = Object.freeze([]);
+
 export class Batch {
   /** The staged nodes (the first `size` slots; sized for the whole call). */
   private readonly staged: CausalNode[];
@@ -35,7 +38,14 @@ export class Batch {
   private stagedSeq: Map<string, number> | undefined;
   /** Resource key → newest staged sequence, built together with `stagedSeq`. */
   private stagedHeads: Map<string, number> | undefined;
-  private frontier: readonly string[];
+  /** The frontier as of the last staged node: the base's until a node advances it. */
+  private frontierList: readonly string[];
+  /**
+   * The frontier once a node of this batch advanced it, in the same order (heads as they came,
+   * a new head last): one delete per parent and one add per node, where building the list again
+   * for each node cost O(frontier) — O(nodes · frontier) for a wide import or a replay of one.
+   */
+  private frontierSet: Set<string> | undefined;
   /** Per draft: its node (new or existing) … */
   readonly nodes: CausalNode[];
   /** … and whether it was created. */
@@ -46,7 +56,7 @@ export class Batch {
     private readonly base: GraphState,
     capacity: number,
   ) {
-    this.frontier = base.frontier;
+    this.frontierList = base.frontier;
     this.staged = new Array<CausalNode>(capacity);
     this.stagedParentSeqs = new Array<number[]>(capacity);
     this.nodes = new Array<CausalNode>(capacity);
@@ -77,6 +87,27 @@ export class Batch {
     if (node.resourceKey !== undefined) this.stagedHeads!.set(node.resourceKey, node.sequence);
   }
 
+  /** The frontier now, as a list (made again only after it changed). */
+  private frontier(): readonly string[] {
+    if (this.frontierList === STALE) this.frontierList = [...this.frontierSet!];
+    return this.frontierList;
+  }
+
+  /** The frontier without `parents`, plus `id` (new, so not in it) last. */
+  private advanceFrontier(parents: readonly string[], id: string): void {
+    if (this.frontierSet === undefined) {
+      // The first advance of a batch of one node: the list, made once, is the cheaper way.
+      if (this.staged.length === 1) {
+        this.frontierList = advanceFrontier(this.frontierList, parents as string[], id);
+        return;
+      }
+      this.frontierSet = new Set(this.frontierList);
+    }
+    for (const parent of parents) this.frontierSet.delete(parent);
+    this.frontierSet.add(id);
+    this.frontierList = STALE;
+  }
+
   private nodeAt(seq: number): CausalNode {
     return seq <= this.base.count
       ? nodeAt(this.base, seq)
@@ -91,7 +122,7 @@ export class Batch {
     knownId?: string,
     recorded?: Recorded,
   ): Failure | undefined {
-    const requested = draft.parents ?? this.frontier;
+    const requested = draft.parents ?? this.frontier();
     const { resourceKey } = draft;
     const previousSeq = resourceKey === undefined ? undefined : this.headSeq(resourceKey);
     // Sized exactly: the parents list is kept by the node for the life of the graph.
@@ -171,7 +202,7 @@ export class Batch {
       this.index(node);
     }
     if (draft.advance && !isSemanticResourceKey(resourceKey)) {
-      this.frontier = advanceFrontier(this.frontier, parents, id);
+      this.advanceFrontier(parents, id);
     }
     this.nodes[index] = node;
     this.created[index] = true;
@@ -182,14 +213,14 @@ export class Batch {
     const { base, staged, size } = this;
     if (size === 0) return base;
     if (base.store.nodes.length !== base.count && this.repeatsStore()) {
-      return makeGraph(base.config, base.store, base.count + size, this.frontier);
+      return makeGraph(base.config, base.store, base.count + size, this.frontier());
     }
     const store =
       base.store.nodes.length === base.count ? base.store : cloneStore(base.store, base.count);
     for (let i = 0; i < size; i++) {
       pushNode(store, staged[i]!, this.stagedParentSeqs[i]);
     }
-    return makeGraph(base.config, store, base.count + size, this.frontier);
+    return makeGraph(base.config, store, base.count + size, this.frontier());
   }
 
   /**
