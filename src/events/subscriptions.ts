@@ -1,5 +1,4 @@
-import { getNodeBySequence, type NodeKind } from '../core/graph/index.js';
-import { getNodeMeta } from '../core/thread/index.js';
+import type { NodeKind } from '../core/graph/index.js';
 import { publicThreadId } from '../engine/index.js';
 import { type StreamSource, streamLog } from './stream.js';
 import type {
@@ -121,11 +120,14 @@ export function nodeAppended(
   const afterSequence = args.afterSequence ?? 0;
   // Live: attached now. With a cursor: from the entry that logged node `afterSequence + 1`
   // (none yet: from the log's end), found when the stream is first read.
+  // Where from is read off the node's row, not worked out by folding the thread's whole log (on a
+  // thread of a hundred thousand nodes that held the server for seconds).
   const start = async (): Promise<StreamSource> => {
-    const state = await hub.latestState(args.threadId);
-    const next = getNodeBySequence(state.graph, afterSequence + 1);
-    const logIndex = next === undefined ? undefined : getNodeMeta(state, next.id)?.logIndex;
-    return { threadId: args.threadId, afterIndex: (logIndex ?? state.length) - 1 };
+    const logIndex =
+      (await hub.store.findNodeLogIndex(args.threadId, afterSequence + 1)) ??
+      (await hub.store.getLogLength(args.threadId)) ??
+      0;
+    return { threadId: args.threadId, afterIndex: logIndex - 1 };
   };
   const items =
     args.afterSequence === undefined

@@ -9,7 +9,7 @@ import { type FieldCodec, keyringOf } from '../crypto/index.js';
 import type { WeftPrisma } from '../prisma/index.js';
 import { rawQuery } from '../prisma/raw.js';
 import { logEntry, node, type StoredEntryRow } from '../tables/index.js';
-import { indexSpans, type Lineage } from './lineage.js';
+import { indexSpans, type Lineage, segmentOfSequence } from './lineage.js';
 import { entryTexts } from './packed-entry.js';
 
 /** Indices in `[from, to)`, at most `limit` of them. */
@@ -49,30 +49,30 @@ const L = logEntry.c;
 const N = node.c;
 const CONTENT = [L.entry, L.packed, L.verbatim].join(', ');
 const WINDOW = `FROM ${logEntry.sql} WHERE ${L.threadId} = ? AND ${L.index} >= ? AND ${L.index} < ? ORDER BY ${L.index} LIMIT ?`;
+const HEAD = [L.index, L.entryId, L.type, L.recordedAt].join(', ');
 const STATEMENTS = {
   texts: `SELECT ${CONTENT} ${WINDOW}`,
-  rows: `SELECT ${[L.index, L.entryId, L.type, L.recordedAt, CONTENT].join(', ')} ${WINDOW}`,
+  rows: `SELECT ${HEAD}, ${CONTENT} ${WINDOW}`,
+  heads: `SELECT ${HEAD} ${WINDOW}`,
   payloads: `SELECT ${N.sequence}, ${N.payload} FROM ${node.sql} WHERE ${N.threadId} = ? AND ${N.sequence} >= ? AND ${N.sequence} <= ?`,
 };
+
+/** What a read takes of each entry: its texts, its columns and texts, or its columns only. */
+type ReadShape = keyof typeof STATEMENTS;
 
 async function read(
   weft: WeftPrisma,
   codec: FieldCodec,
   threadId: string,
   window: LogWindow,
-  withRows: boolean,
+  shape: ReadShape,
 ): Promise<{ rows: StoredEntryRow[]; texts: LogTexts[] }> {
   const to = Math.min(window.to, MAX_LOG_INDEX);
   if (window.limit <= 0 || window.from >= to) return { rows: [], texts: [] };
   const rows = (
-    await rawQuery(weft, withRows ? STATEMENTS.rows : STATEMENTS.texts, [
-      threadId,
-      window.from,
-      to,
-      window.limit,
-    ])
+    await rawQuery(weft, STATEMENTS[shape], [threadId, window.from, to, window.limit])
   ).map((row) => logEntry.decode(row, weft.provider));
-  if (rows.length === 0) return { rows, texts: [] };
+  if (rows.length === 0 || shape === 'heads') return { rows, texts: [] };
   // The rows of the thread holding them, under that thread's data key (thread-keys.ts).
   const keys = keyringOf(codec);
   await keys.load([threadId]);
@@ -111,28 +111,28 @@ async function readLineage(
   codec: FieldCodec,
   lineage: Lineage,
   window: LogWindow,
-  withRows: boolean,
+  shape: ReadShape,
 ): Promise<{ rows: StoredEntryRow[]; texts: LogTexts[] }> {
   const spans = indexSpans(lineage, window.from, Math.min(window.to, MAX_LOG_INDEX));
   if (spans.length === 1) {
     const s = spans[0]!;
-    return read(weft, codec, s.threadId, { ...window, from: s.fromIndex, to: s.toIndex }, withRows);
+    return read(weft, codec, s.threadId, { ...window, from: s.fromIndex, to: s.toIndex }, shape);
   }
   const out: { rows: StoredEntryRow[]; texts: LogTexts[] } = { rows: [], texts: [] };
   for (const s of spans) {
-    const limit = window.limit - out.texts.length;
+    const limit = window.limit - out.rows.length;
     if (limit <= 0) break;
     const part = await read(
       weft,
       codec,
       s.threadId,
       { ...window, from: s.fromIndex, to: s.toIndex, limit },
-      withRows,
+      shape,
     );
     out.rows.push(...part.rows);
     out.texts.push(...part.texts);
     // A stretch shorter than its bounds: the log ends there (nothing later can follow a gap).
-    if (part.texts.length < Math.min(limit, s.toIndex - s.fromIndex)) break;
+    if (part.rows.length < Math.min(limit, s.toIndex - s.fromIndex)) break;
   }
   return out;
 }
@@ -144,7 +144,7 @@ export async function readLogTexts(
   lineage: Lineage,
   window: LogWindow,
 ): Promise<LogTexts[]> {
-  return (await readLineage(weft, codec, lineage, window, false)).texts;
+  return (await readLineage(weft, codec, lineage, window, 'texts')).texts;
 }
 
 /** The thread's entries in `window` with their row columns, in index order. */
@@ -154,7 +154,7 @@ export async function readLogEntries(
   lineage: Lineage,
   window: LogWindow,
 ): Promise<StoredLogEntry[]> {
-  const { rows, texts } = await readLineage(weft, codec, lineage, window, true);
+  const { rows, texts } = await readLineage(weft, codec, lineage, window, 'rows');
   return rows.map((row, i) => ({
     index: row.index,
     entryId: row.entryId,
@@ -162,4 +162,43 @@ export async function readLogEntries(
     recordedAt: row.recordedAt,
     ...texts[i]!,
   }));
+}
+
+/** What a list of entries shows without their bodies: a read of the index's columns only. */
+export type LogEntryHead = Omit<StoredLogEntry, keyof LogTexts>;
+
+/** The thread's entries in `window` without their texts (nothing is opened or spliced). */
+export async function readLogHeads(
+  weft: WeftPrisma,
+  codec: FieldCodec,
+  lineage: Lineage,
+  window: LogWindow,
+): Promise<LogEntryHead[]> {
+  const { rows } = await readLineage(weft, codec, lineage, window, 'heads');
+  return rows.map((row) => ({
+    index: row.index,
+    entryId: row.entryId,
+    type: row.type,
+    recordedAt: row.recordedAt,
+  }));
+}
+
+/**
+ * The index of the entry that logged node `sequence`, from its row in the stretch holding it:
+ * one indexed lookup, where working it out from the log means folding the whole thread.
+ */
+export async function readNodeLogIndex(
+  weft: WeftPrisma,
+  lineage: Lineage,
+  sequence: number,
+): Promise<number | undefined> {
+  if (!Number.isSafeInteger(sequence) || sequence < 1 || sequence > MAX_LOG_INDEX) return undefined;
+  const stretch = segmentOfSequence(lineage, sequence);
+  if (sequence <= stretch.fromSeq || sequence > stretch.toSeq) return undefined;
+  const [row] = await rawQuery(
+    weft,
+    `SELECT ${N.logIndex} FROM ${node.sql} WHERE ${N.threadId} = ? AND ${N.sequence} = ?`,
+    [stretch.threadId, sequence],
+  );
+  return row === undefined ? undefined : node.decode(row, weft.provider).logIndex;
 }

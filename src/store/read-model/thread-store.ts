@@ -15,6 +15,7 @@ import {
   type LogWindow,
   MAX_LOG_INDEX,
   readLogTexts,
+  readNodeLogIndex,
 } from './log-reads.js';
 import { readPayloadSalt } from './payload-salt.js';
 import { createRedactionStore, type RedactionStore } from './redaction.js';
@@ -60,6 +61,8 @@ export interface ThreadStore extends ThreadRemovalStore, RedactionStore {
   readLog(threadId: string, window: LogWindow): Promise<LogTexts[]>;
   /** Which of `entryIds` the thread's log holds. */
   findEntryIds(threadId: string, entryIds: readonly string[]): Promise<Set<string>>;
+  /** The index of the entry that logged node `sequence` of the thread; undefined: no such node. */
+  findNodeLogIndex(threadId: string, sequence: number): Promise<number | undefined>;
   /**
    * Up to `limit` snapshots of the thread with index ≤ `atMost`, newest first (unverified: the
    * caller checks them, see src/core/thread/snapshot.ts).
@@ -265,7 +268,12 @@ function createLogReads({
   ready,
 }: StoreParts): Pick<
   ThreadStore,
-  'readEntries' | 'readEntryTexts' | 'readLog' | 'findEntryIds' | 'findSnapshots'
+  | 'readEntries'
+  | 'readEntryTexts'
+  | 'readLog'
+  | 'findEntryIds'
+  | 'findSnapshots'
+  | 'findNodeLogIndex'
 > {
   const readLog = async (threadId: string, window: LogWindow): Promise<LogTexts[]> => {
     await ready();
@@ -287,6 +295,11 @@ function createLogReads({
 
     readEntryTexts,
     readLog,
+
+    async findNodeLogIndex(threadId, sequence) {
+      await ready();
+      return readNodeLogIndex(weft, await lineages.of(threadId), sequence);
+    },
 
     async findEntryIds(threadId, entryIds) {
       const found = new Set<string>();
