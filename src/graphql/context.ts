@@ -8,6 +8,7 @@ import { type AuthInfo, OPEN_AUTH } from '../auth/types.js';
 import type { Engine } from '../engine/index.js';
 import {
   type ChildList,
+  type EventView,
   type NodeKey,
   type NodeView,
   type Reads,
@@ -44,6 +45,13 @@ export interface Loaders {
   resourceVersions: DataLoader<{ threadId: string; resourceKey: string }, NodeView[], string>;
   run: DataLoader<NodeKey, RunView | undefined, string>;
   walk: DataLoader<WalkKey, string[], string>;
+  /** Log entries with their bodies, by thread and index. */
+  event: DataLoader<EventKey, EventView | undefined, string>;
+}
+
+export interface EventKey {
+  threadId: string;
+  index: number;
 }
 
 const keyed = (k: { threadId: string; id: string }) => `${k.threadId}\u0000${k.id}`;
@@ -139,8 +147,53 @@ export function createLoaders(reads: Reads, seed?: () => LoaderSeed): Loaders {
           }),
       );
     },
+    get event() {
+      return once(
+        'event',
+        () =>
+          new DataLoader<EventKey, EventView | undefined, string>(
+            (keys) => readEvents(reads, keys),
+            { ...yielding, cacheKeyFn: (k) => `${k.threadId}\u0000${k.index}` },
+          ),
+      );
+    },
   };
   return loaders;
+}
+
+/**
+ * The entries asked for, one read per run of consecutive indices of a thread: a page of entries
+ * whose bodies are asked for is one window read, as if it had been read whole.
+ */
+async function readEvents(
+  reads: Reads,
+  keys: readonly EventKey[],
+): Promise<Array<EventView | undefined>> {
+  const found = new Map<string, EventView>();
+  const byThread = new Map<string, number[]>();
+  for (const k of keys) {
+    const list = byThread.get(k.threadId);
+    if (list === undefined) byThread.set(k.threadId, [k.index]);
+    else list.push(k.index);
+  }
+  const reading: Array<Promise<void>> = [];
+  for (const [threadId, indices] of byThread) {
+    const sorted = [...new Set(indices)].sort((a, b) => a - b);
+    let start = 0;
+    for (let i = 1; i <= sorted.length; i++) {
+      if (i < sorted.length && sorted[i] === sorted[i - 1]! + 1) continue;
+      const from = sorted[start]!;
+      const take = sorted[i - 1]! - from + 1;
+      reading.push(
+        reads.events(threadId, from - 1, take).then((events) => {
+          for (const e of events) found.set(`${threadId}\u0000${e.index}`, e);
+        }),
+      );
+      start = i;
+    }
+  }
+  await Promise.all(reading);
+  return keys.map((k) => found.get(`${k.threadId}\u0000${k.index}`));
 }
 
 /** The loaders a LoaderSeed primes. */

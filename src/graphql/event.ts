@@ -1,8 +1,12 @@
 /** Log entries as ThreadEvents, and the thread's event list. */
+
+import type { LogEntry } from '../core/log/index.js';
+import type { EventHeadView } from '../reads/index.js';
 import { MAX_ANSWER_BYTES, withinAnswerBound } from '../reads/index.js';
 import { builder } from './builder.js';
+import type { GraphQLContext } from './context.js';
 import { OrderDirectionEnum } from './enums.js';
-import { badInput, unwrapResult } from './error-classes.js';
+import { badInput, NotFoundError, unwrapResult } from './error-classes.js';
 import {
   cursorKind,
   isInt,
@@ -29,10 +33,10 @@ ThreadEventRef.implement({
     entry: t.field({
       type: 'JSON',
       description: `One JSON value: at most ${MAX_ANSWER_BYTES} bytes of it, else ANSWER_TOO_LARGE (an import's entry can be larger: read the nodes it created with Thread.nodes, those whose logIndex is this index).`,
-      resolve: async (e) =>
+      resolve: async (e, _args, ctx) =>
         unwrapResult(
           await withinAnswerBound(
-            e.entry,
+            'entry' in e ? e.entry : await entryOf(ctx, e),
             'entry',
             `read the nodes it created with Thread.nodes(first: 1000, after: endCursor): those with logIndex ${e.index}`,
           ),
@@ -40,6 +44,22 @@ ThreadEventRef.implement({
     }),
   }),
 });
+
+/**
+ * The body of an entry a list read without it (a list reads entries' heads; the bodies asked
+ * for are read together, see Loaders.event). Gone since: the thread was deleted meanwhile.
+ */
+async function entryOf(ctx: GraphQLContext, e: EventHeadView): Promise<LogEntry> {
+  const event = await ctx.loaders.event.load({ threadId: e.threadId, index: e.index });
+  if (event === undefined) {
+    throw new NotFoundError(
+      `entry ${e.index} of thread ${e.threadId} is gone (the thread was deleted)`,
+      'ThreadEvent',
+      e.id,
+    );
+  }
+  return event.entry;
+}
 
 export const ThreadEventConnection = builder.connectionObject(
   {
@@ -87,7 +107,7 @@ builder.objectField(ThreadRef, 'events', (t) =>
       const window = positionWindow(request, args.direction === 'desc', lower, th.logLength);
       const rows =
         window.to > window.from
-          ? await ctx.reads.events(th.id, window.from - 1, window.to - window.from)
+          ? await ctx.reads.eventHeads(th.id, window.from - 1, window.to - window.from)
           : [];
       const page = window.reversed ? [...rows].reverse() : rows;
       const total = Math.max(0, th.logLength - lower);

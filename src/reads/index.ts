@@ -20,6 +20,7 @@ export {
   type ActivityView,
   type ApprovalView,
   type AuditView,
+  type EventHeadView,
   type EventView,
   type MemoryView,
   type NodeKey,

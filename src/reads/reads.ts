@@ -34,6 +34,7 @@ import {
   type ActivityView,
   type ApprovalView,
   type AuditView,
+  type EventHeadView,
   type EventView,
   type MemoryView,
   type NodeKey,
@@ -101,6 +102,8 @@ export interface Reads {
   /** Current semantic heads; filters are normalised like writes (an invalid one matches nothing). */
   memory(threadId: string, filter: { type?: string; key?: string }): Promise<MemoryView[]>;
   events(threadId: string, afterIndex: number, take: number): Promise<EventView[]>;
+  /** The same entries without their bodies (read none of them). */
+  eventHeads(threadId: string, afterIndex: number, take: number): Promise<EventHeadView[]>;
   runs(keys: readonly NodeKey[]): Promise<Array<RunView | undefined>>;
   /**
    * The run with this id: in `threadId` when given, else in the thread that started it (a fork
@@ -222,6 +225,7 @@ type GraphReads = Pick<
   | 'resources'
   | 'memory'
   | 'events'
+  | 'eventHeads'
   | 'walks'
 >;
 
@@ -296,6 +300,15 @@ function createGraphReads({ q, byNode, storableKeys }: ReadContext): GraphReads 
 
     events: async (threadId, afterIndex, take) =>
       (await q.entries(threadId, afterIndex, take)).map(toEventView),
+
+    eventHeads: async (threadId, afterIndex, take) =>
+      (await q.entryHeads(threadId, afterIndex, take)).map((e) => ({
+        threadId,
+        index: e.index,
+        id: e.entryId,
+        type: e.type,
+        recordedAt: e.recordedAt,
+      })),
 
     walks: (keys) =>
       Promise.all(

@@ -196,6 +196,12 @@ function scopedGraphReads(scope: Scope) {
         async (key) => namedEvents(await reads.events(key, afterIndex, take)),
         [],
       ),
+    eventHeads: (threadId, afterIndex, take) =>
+      ifVisible(
+        threadId,
+        async (key) => (await reads.eventHeads(key, afterIndex, take)).map(named),
+        [],
+      ),
     walks: (keys) =>
       keyed(
         keys,

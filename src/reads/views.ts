@@ -27,12 +27,16 @@ export interface MemoryView {
   node: NodeView;
 }
 
-export interface EventView {
+/** A log entry as a list shows it, without its body. */
+export interface EventHeadView {
   threadId: string;
   index: number;
   id: string;
   type: string;
   recordedAt: Date;
+}
+
+export interface EventView extends EventHeadView {
   entry: LogEntry;
 }
 

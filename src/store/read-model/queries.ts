@@ -29,7 +29,7 @@ import {
   type ThreadFilterQuery,
   type ThreadListQuery,
 } from './list-queries.js';
-import { MAX_LOG_INDEX, readLogEntries } from './log-reads.js';
+import { type LogEntryHead, MAX_LOG_INDEX, readLogEntries, readLogHeads } from './log-reads.js';
 import type { LogEntryRow, NodeRow, ResourceHeadRow, RunRow, ThreadRow } from './rows.js';
 import { LABEL, openHead, openNode, openRun, openThread } from './sealed-rows.js';
 import {
@@ -117,6 +117,8 @@ export interface ReadQueries extends FeedQueries, WalkQueries, ChildQueries {
     filter?: { semantic?: boolean; type?: string; key?: string },
   ): Promise<Array<ResourceHeadRow & { node: NodeWithParents }>>;
   entries(threadId: string, afterIndex: number, take: number): Promise<LogEntryRow[]>;
+  /** The same entries without their bodies: what a list of them shows, at a fraction of the read. */
+  entryHeads(threadId: string, afterIndex: number, take: number): Promise<LogEntryHead[]>;
   runs(keys: ReadonlyArray<{ threadId: string; id: string }>): Promise<RunRow[]>;
   runPlaces(runId: string): Promise<RunPlace[]>;
   listRuns(query: RunListQuery): Promise<RunRow[]>;
@@ -468,6 +470,13 @@ export function createReadQueries(
         recordedAt: e.recordedAt,
         entry: e.appended,
       })),
+
+    entryHeads: async (threadId, afterIndex, take) =>
+      readLogHeads(weft, codec, await lineages.of(threadId), {
+        from: Math.max(0, afterIndex + 1),
+        to: MAX_LOG_INDEX,
+        limit: take,
+      }),
 
     async runs(keys) {
       const groups = byThread(keys);
