@@ -31,6 +31,13 @@ export type EntryReads = Partial<Pick<LogWindow, 'nodePayloads' | 'limit'>>;
 /** Largest index value a query may bind: `log_index` is a 32-bit INTEGER on Postgres. */
 export const MAX_LOG_INDEX = 2_147_483_647;
 
+/** The window of at most `take` entries after index `afterIndex` (-1: from the start). */
+export const windowAfter = (afterIndex: number, take: number): LogWindow => ({
+  from: Math.max(0, afterIndex + 1),
+  to: MAX_LOG_INDEX,
+  limit: take,
+});
+
 export interface LogTexts {
   /** The canonical text: what hashes and replays are over. */
   text: string;

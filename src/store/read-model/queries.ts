@@ -29,7 +29,7 @@ import {
   type ThreadFilterQuery,
   type ThreadListQuery,
 } from './list-queries.js';
-import { type LogEntryHead, MAX_LOG_INDEX, readLogEntries, readLogHeads } from './log-reads.js';
+import { type LogEntryHead, readLogEntries, readLogHeads, windowAfter } from './log-reads.js';
 import type { LogEntryRow, NodeRow, ResourceHeadRow, RunRow, ThreadRow } from './rows.js';
 import { LABEL, openHead, openNode, openRun, openThread } from './sealed-rows.js';
 import {
@@ -455,28 +455,16 @@ export function createReadQueries(
 
     ...createChildQueries(weft, lineages, chunked),
 
-    entries: async (threadId, afterIndex, take) =>
-      (
-        await readLogEntries(weft, codec, await lineages.of(threadId), {
-          from: Math.max(0, afterIndex + 1),
-          to: MAX_LOG_INDEX,
-          limit: take,
-        })
-      ).map((e) => ({
-        threadId,
-        index: e.index,
-        entryId: e.entryId,
-        type: e.type,
-        recordedAt: e.recordedAt,
-        entry: e.appended,
-      })),
+    entries: async (threadId, afterIndex, take) => {
+      const lineage = await lineages.of(threadId);
+      const read = await readLogEntries(weft, codec, lineage, windowAfter(afterIndex, take));
+      return read.map(({ index, entryId, type, recordedAt, appended }) => {
+        return { threadId, index, entryId, type, recordedAt, entry: appended };
+      });
+    },
 
     entryHeads: async (threadId, afterIndex, take) =>
-      readLogHeads(weft, codec, await lineages.of(threadId), {
-        from: Math.max(0, afterIndex + 1),
-        to: MAX_LOG_INDEX,
-        limit: take,
-      }),
+      readLogHeads(weft, codec, await lineages.of(threadId), windowAfter(afterIndex, take)),
 
     async runs(keys) {
       const groups = byThread(keys);
