@@ -244,8 +244,9 @@ describeWithBrowser('Weft Console', () => {
       /^redacted user asked to forget \(withheld at .+\)$/,
     );
     expect(await redactedInGraph(page)).toEqual([leak]);
+    // A listed entry's body (what its summary says) is read after the list.
     const entry = page.locator(`[data-event-index="${redactedAt}"]`);
-    await entry.waitFor({ timeout: 10_000 });
+    await entry.filter({ hasText: 'node redacted' }).waitFor({ timeout: 10_000 });
     expect(await entry.textContent()).toContain(
       'nodes_redacted 1 node redacted: user asked to forget',
     );

@@ -67,7 +67,8 @@ describeWithBrowser('Weft Console', () => {
         /^redacted user asked to forget/,
       );
       const entry = page.locator(`[data-event-index="${redacted.redactNodes.logLength - 1}"]`);
-      await entry.waitFor({ timeout: 10_000 });
+      // A listed entry's body (what its summary says) is read after the list.
+      await entry.filter({ hasText: 'node redacted' }).waitFor({ timeout: 10_000 });
       expect(await entry.textContent()).toContain('1 node redacted: user asked to forget');
       const text = await page.evaluate(() => document.body.textContent ?? '');
       expect(text).not.toContain(secret);

@@ -11,7 +11,8 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { queryUncached } from '../client';
 import {
   ConsoleEarlierEventsDocument,
-  type ConsoleEventFragment,
+  ConsoleEventEntryDocument,
+  type ConsoleEventHeadFragment,
   ConsoleEventsDocument,
   ConsoleForkDocument,
   ConsoleNodeAppendedDocument,
@@ -69,7 +70,7 @@ export function ThreadView({ id }: { id: string }) {
   const [graphState, setGraphState] = useState<'loading' | 'ready' | string>('loading');
   const [drawn, setDrawn] = useState(0);
   const [selected, setSelected] = useState<string | null>(null);
-  const [events, setEvents] = useState<ConsoleEventFragment[]>([]);
+  const [events, setEvents] = useState<TimelineEvent[]>([]);
   const lastIndex = useRef<number | undefined>(undefined);
   const [logLength, setLogLength] = useState<number | undefined>(undefined);
   const [atIndex, setAtIndex] = useState<number | null>(null);
@@ -103,7 +104,9 @@ export function ThreadView({ id }: { id: string }) {
     setSelected((current) => current ?? head.id);
   }, [id, frontier, atIndex]);
 
-  // The graph: every node, in pages of PAGE (PARALLEL at a time), then live appends.
+  // The graph: every node, in pages of PAGE (PARALLEL at a time), then live appends. Past the
+  // normalised cache: the graph keeps its own nodes, and a hundred thousand of them written into
+  // the cache as well held the page (its first paint with it) for seconds and doubled its memory.
   useEffect(() => {
     const element = container.current;
     if (element === null) return;
@@ -114,10 +117,8 @@ export function ThreadView({ id }: { id: string }) {
     setRedacted([]);
     let cancelled = false;
     (async () => {
-      const first = await client
-        .query(ConsoleThreadNodesDocument, { id, first: PAGE }, { requestPolicy: 'network-only' })
-        .toPromise();
-      if (first.error) throw first.error;
+      const first = await queryUncached(ConsoleThreadNodesDocument, { id, first: PAGE });
+      if (first.error) throw new Error(first.error);
       const th = first.data?.thread;
       if (!th) throw new Error(`no thread ${id}`);
       const byId = new Map<string, GraphNode>();
@@ -131,17 +132,11 @@ export function ThreadView({ id }: { id: string }) {
         const starts = Array.from({ length: PARALLEL }, (_, k) => after + k * PAGE);
         const pages = await Promise.all(
           starts.map((s) =>
-            client
-              .query(
-                ConsoleThreadNodesDocument,
-                { id, first: PAGE, afterSequence: s },
-                { requestPolicy: 'network-only' },
-              )
-              .toPromise(),
+            queryUncached(ConsoleThreadNodesDocument, { id, first: PAGE, afterSequence: s }),
           ),
         );
         for (const page of pages) {
-          if (page.error) throw page.error;
+          if (page.error) throw new Error(page.error);
           add(page.data?.thread?.nodes.edges.map((e) => e.node) ?? []);
         }
         const last = pages[pages.length - 1]?.data?.thread?.nodes;
@@ -478,6 +473,7 @@ export function ThreadView({ id }: { id: string }) {
               .map((e) => (
                 <TimelineEntry
                   key={e.index}
+                  threadId={id}
                   event={e}
                   later={atIndex !== null && e.index >= atIndex}
                   length={length}
@@ -522,12 +518,53 @@ export function ThreadView({ id }: { id: string }) {
 }
 
 /**
- * One timeline entry. Its body (the event as JSON, the nodes it wrote) is made only while it is
- * open: an entry of a thousand nodes is a large text, and two hundred of them made again on every
- * render of the thread (a node selected, a slider step) held the page for most of a second. The
+ * An entry as the timeline holds it: listed ones come without their body (an entry of an import
+ * holds thousands of nodes, and a list of them was most of what opening a large thread waited
+ * for); live ones come with it.
+ */
+type TimelineEvent = ConsoleEventHeadFragment & { entry?: unknown };
+
+/** The body of an entry listed without it: read when it is opened. */
+function useEntry(
+  threadId: string,
+  event: TimelineEvent,
+  wanted: boolean,
+): { entry?: unknown; error?: string } {
+  const [loaded, setLoaded] = useState<{ entry?: unknown; error?: string }>({});
+  const missing = event.entry === undefined;
+  useEffect(() => {
+    if (!wanted || !missing || loaded.entry !== undefined) return;
+    let current = true;
+    // Not through the cache: shown once, here, and possibly large.
+    void queryUncached(ConsoleEventEntryDocument, { id: threadId, afterIndex: event.index - 1 })
+      .then(({ data, error }) => {
+        if (!current) return;
+        const node = data?.thread?.events.edges[0]?.node;
+        setLoaded(
+          node?.index === event.index
+            ? { entry: node.entry }
+            : { error: error ?? `entry #${event.index} is not there any more` },
+        );
+      })
+      .catch((e: unknown) => {
+        if (current) setLoaded({ error: String(e) });
+      });
+    return () => {
+      current = false;
+    };
+  }, [threadId, event.index, wanted, missing, loaded.entry]);
+  return missing ? loaded : { entry: event.entry };
+}
+
+/**
+ * One timeline entry. Its body (the event as JSON, the nodes it wrote) is read and made only
+ * while it is open: an entry of a thousand nodes is a large text, and two hundred of them made
+ * again on every render of the thread (a node selected, a slider step) held the page for most of
+ * a second. A redaction's body is read at once: its summary says how many nodes and why. The
  * same entry with the same props is not rendered again at all.
  */
 const TimelineEntry = memo(function TimelineEntry({
+  threadId,
   event: e,
   later,
   length,
@@ -535,7 +572,8 @@ const TimelineEntry = memo(function TimelineEntry({
   travel,
   select,
 }: {
-  event: ConsoleEventFragment;
+  threadId: string;
+  event: TimelineEvent;
   later: boolean;
   length: number;
   redacted: RedactedById;
@@ -543,12 +581,14 @@ const TimelineEntry = memo(function TimelineEntry({
   select: (id: string) => void;
 }) {
   const [open, setOpen] = useState(false);
+  const body = useEntry(threadId, e, open || e.type === 'nodes_redacted');
   return (
     <li data-event-index={e.index} class={later ? 'later' : undefined}>
       <details onToggle={(event) => setOpen(event.currentTarget.open)}>
         <summary>
           <span class="index">#{e.index}</span> <span class="type">{e.type}</span>
-          <EventSummary event={e} /> <When iso={e.recordedAt} />
+          {body.entry !== undefined && <EventSummary event={{ type: e.type, entry: body.entry }} />}{' '}
+          <When iso={e.recordedAt} />
         </summary>
         {open && (
           <>
@@ -559,8 +599,16 @@ const TimelineEntry = memo(function TimelineEntry({
             >
               Show the thread as of this entry
             </button>
-            <EntryNodes entry={e.entry} onSelect={select} />
-            <EventBody entry={e.entry} redacted={redacted} />
+            {body.entry !== undefined ? (
+              <>
+                <EntryNodes entry={body.entry} onSelect={select} />
+                <EventBody entry={body.entry} redacted={redacted} />
+              </>
+            ) : (
+              <p role="status" class={body.error ? 'error' : undefined}>
+                {body.error ?? 'Loading the entry…'}
+              </p>
+            )}
           </>
         )}
       </details>
@@ -576,7 +624,7 @@ function ShowEarlier({
 }: {
   threadId: string;
   oldest: number | undefined;
-  onLoaded: (earlier: ConsoleEventFragment[]) => void;
+  onLoaded: (earlier: TimelineEvent[]) => void;
 }) {
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState<string | undefined>(undefined);
