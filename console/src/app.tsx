@@ -92,9 +92,14 @@ function KeyPrompt({ rejected, onKey }: { rejected: boolean; onKey: (key: string
   );
 }
 
+const READ_ONLY: Scopes = { read: true, write: false, approve: false };
+
 function Connected({ apiKey, onSignOut }: { apiKey: string | undefined; onSignOut: () => void }) {
   const { client, live } = useMemo(() => createConsoleClient(apiKey), [apiKey]);
-  const [scopes, setScopes] = useState<Scopes | undefined>(undefined);
+  // Reading until the server says more: the view starts loading at once, not after this round
+  // trip (on a large thread, a part of the wait for its first paint); write and approve controls
+  // appear when the answer grants them.
+  const [scopes, setScopes] = useState<Scopes>(READ_ONLY);
   useEffect(() => {
     let cancelled = false;
     client
@@ -110,7 +115,6 @@ function Connected({ apiKey, onSignOut }: { apiKey: string | undefined; onSignOu
       cancelled = true;
     };
   }, [client]);
-  if (scopes === undefined) return <Splash text="Checking what this key may do…" />;
   return (
     <Provider value={client}>
       <LiveContext.Provider value={live}>

@@ -71,6 +71,8 @@ export function ThreadView({ id }: { id: string }) {
   const [drawn, setDrawn] = useState(0);
   const [selected, setSelected] = useState<string | null>(null);
   const [events, setEvents] = useState<TimelineEvent[]>([]);
+  /** The thread whose first timeline page has come (or failed): the graph's pages wait for it. */
+  const [listed, setListed] = useState<string | undefined>(undefined);
   const lastIndex = useRef<number | undefined>(undefined);
   const [logLength, setLogLength] = useState<number | undefined>(undefined);
   const [atIndex, setAtIndex] = useState<number | null>(null);
@@ -107,9 +109,11 @@ export function ThreadView({ id }: { id: string }) {
   // The graph: every node, in pages of PAGE (PARALLEL at a time), then live appends. Past the
   // normalised cache: the graph keeps its own nodes, and a hundred thousand of them written into
   // the cache as well held the page (its first paint with it) for seconds and doubled its memory.
+  // Its pages wait for the timeline's first: they would otherwise compete with the header and
+  // the timeline for the server, and a large thread's first paint would wait behind them.
   useEffect(() => {
     const element = container.current;
-    if (element === null) return;
+    if (element === null || listed !== id) return;
     const graph = new CausalGraphView(element, (node) => setSelected(node));
     view.current = graph;
     if (automated()) window.weftConsole = { graph };
@@ -161,7 +165,7 @@ export function ThreadView({ id }: { id: string }) {
       graph.kill();
       if (automated() && window.weftConsole?.graph === graph) window.weftConsole = {};
     };
-  }, [client, id]);
+  }, [client, id, listed === id]);
 
   useEffect(() => {
     if (t && atIndex === null) view.current?.setFrontier(frontier.map((f) => f.id));
@@ -191,13 +195,14 @@ export function ThreadView({ id }: { id: string }) {
     requestPolicy: 'network-only',
   });
   useEffect(() => {
+    if (initialEvents.data !== undefined || initialEvents.error !== undefined) setListed(id);
     const edges = initialEvents.data?.thread?.events.edges;
     if (edges === undefined || lastIndex.current !== undefined) return;
     const list = edges.map((e) => e.node).reverse();
     lastIndex.current = list[0]?.index ?? -1;
     setLogLength((lastIndex.current ?? -1) + 1);
     setEvents(list);
-  }, [initialEvents.data]);
+  }, [initialEvents.data, initialEvents.error]);
   const refresh = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useFeed(
     ConsoleThreadEventsDocument,
