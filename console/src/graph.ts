@@ -3,13 +3,23 @@
  * well past 10,000 nodes), and the layout is layered — each node one rank below its deepest
  * parent (graphology-dag's topological generations), ordered within its rank by the mean
  * position of its parents (one barycentric sweep). Live appends take the next slot of their rank,
- * so nothing already drawn moves. Beyond LARGE nodes, level of detail: no labels, plain lines,
- * edges hidden while the camera moves.
+ * so nothing already drawn moves. Beyond LARGE nodes drawn: no labels, plain lines, edges hidden
+ * while the camera moves. Beyond GROUP_ABOVE nodes a thread opens grouped by step
+ * (graph-groups.ts), each step expanding into its nodes on demand.
  */
 import { createNodeBorderProgram } from '@sigma/node-border';
 import Graph from 'graphology';
 import { topologicalGenerations } from 'graphology-dag';
 import Sigma from 'sigma';
+import {
+  EXPAND_MAX,
+  GROUP_ABOVE,
+  kindsOf,
+  type Step,
+  Steps,
+  stepLabel,
+  stepSize,
+} from './graph-groups';
 
 export interface GraphNode {
   id: string;
@@ -74,14 +84,36 @@ export class CausalGraphView {
   private selected: string | null = null;
   private marker: HTMLElement | undefined;
   private visible: Set<string> | null = null;
+  /** The thread's steps when it opened grouped (above GROUP_ABOVE nodes); else undefined. */
+  private steps: Steps | undefined;
+  /** The index time travel shows (null: now). */
+  private shownBefore: number | null = null;
 
   constructor(
     private readonly container: HTMLElement,
     private readonly onSelect: (id: string) => void,
+    /** Called when a step was expanded or the steps collapsed (by a click in the graph too). */
+    private readonly onStepsChanged: () => void = () => undefined,
   ) {}
 
+  /** The nodes of the thread (drawn one by one or inside their steps). */
   get size(): number {
-    return this.graph.order;
+    return this.steps?.nodeCount ?? this.graph.order;
+  }
+
+  /** Whether the thread is drawn grouped by step. */
+  get grouped(): boolean {
+    return this.steps !== undefined;
+  }
+
+  /** The step a node is drawn in, while that step is not expanded (grouped threads only). */
+  collapsedStepOf(
+    id: string,
+  ): { logIndex: number; count: number; expandable: boolean } | undefined {
+    const step = this.steps?.of(id);
+    if (step === undefined || step.expanded) return undefined;
+    const count = step.members.length;
+    return { logIndex: step.logIndex, count, expandable: count <= EXPAND_MAX };
   }
 
   /** Replaces the whole graph (nodes in sequence order). */
@@ -91,8 +123,15 @@ export class CausalGraphView {
     this.slotsOfRank.clear();
     this.lastVersion.clear();
     this.frontier = new Set(frontier);
-    for (const node of nodes) this.graph.addNode(node.id, this.attributes(node));
-    for (const node of nodes) this.link(node);
+    this.steps = nodes.length > GROUP_ABOVE ? new Steps() : undefined;
+    if (this.steps !== undefined) {
+      for (const node of nodes) this.steps.add(node);
+      for (const step of this.steps.all()) this.graph.addNode(step.key, this.stepAttributes(step));
+      for (const node of nodes) this.linkDrawn(node);
+    } else {
+      for (const node of nodes) this.graph.addNode(node.id, this.attributes(node));
+      for (const node of nodes) this.link(node);
+    }
     const generations = topologicalGenerations(this.graph);
     const x = new Map<string, number>();
     generations.forEach((generation, rank) => {
@@ -116,6 +155,11 @@ export class CausalGraphView {
 
   /** Adds live nodes (parents first); a node already drawn is left as it is. */
   append(nodes: readonly GraphNode[]): void {
+    if (this.steps !== undefined) {
+      for (const node of nodes) this.appendGrouped(this.steps, node);
+      if (this.renderer === undefined) this.render();
+      return;
+    }
     for (const node of nodes) {
       if (this.graph.hasNode(node.id)) continue;
       this.graph.addNode(node.id, this.attributes(node));
@@ -157,7 +201,8 @@ export class CausalGraphView {
    * Shows the nodes written before log entry `index` (all with null): the graph as of that
    * index, known from the nodes' own log indexes without asking the server. Returns their ids.
    */
-  showBefore(index: number | null): ReadonlySet<string> | null {
+  showBefore(index: number | null): ((id: string) => boolean) | null {
+    this.shownBefore = index;
     if (index === null) {
       this.showOnly(null);
       return null;
@@ -167,7 +212,11 @@ export class CausalGraphView {
       if ((attributes.logIndex as number) < index) shown.add(id);
     });
     this.showOnly(shown);
-    return shown;
+    const steps = this.steps;
+    return (id) => {
+      const logIndex = steps?.of(id)?.logIndex ?? this.graph.getNodeAttribute(id, 'logIndex');
+      return typeof logIndex === 'number' && logIndex < index;
+    };
   }
 
   /**
@@ -193,10 +242,12 @@ export class CausalGraphView {
       this.container.append(this.marker);
     }
     const marker = this.marker;
+    // A node inside a step not expanded: the ring is on its step.
+    const key = id === null ? undefined : (this.steps?.drawnKey(id) ?? id);
     const data =
-      id === null || renderer === undefined || !this.graph.hasNode(id)
+      key === undefined || renderer === undefined || !this.graph.hasNode(key)
         ? undefined
-        : renderer.getNodeDisplayData(id);
+        : renderer.getNodeDisplayData(key);
     if (data === undefined || data.hidden) {
       marker.hidden = true;
       return;
@@ -209,14 +260,21 @@ export class CausalGraphView {
     marker.style.transform = `translate(${x - r}px, ${y - r}px)`;
     marker.dataset.nodeId = id!;
     // A frontier node's label is drawn by sigma already: written twice, the two overlap.
-    marker.firstElementChild!.textContent = this.frontier.has(id!)
-      ? ''
-      : (this.graph.getNodeAttribute(id!, 'label') as string);
+    const member = key !== id ? this.steps?.node(id!) : undefined;
+    marker.firstElementChild!.textContent =
+      member !== undefined
+        ? `${label(member)} (in step #${member.logIndex})`
+        : this.frontier.has(id!)
+          ? ''
+          : (this.graph.getNodeAttribute(key!, 'label') as string);
   }
 
   /** Marks nodes already drawn as redacted (a nodes_redacted entry arrived); others are ignored. */
   markRedacted(nodes: readonly GraphNode[]): void {
     for (const node of nodes) {
+      // Inside a step: the step's copy of it is redacted too (what it expands into).
+      const member = this.steps?.node(node.id);
+      if (member !== undefined && node.redaction) member.redaction = node.redaction;
       if (!node.redaction || !this.graph.hasNode(node.id)) continue;
       this.graph.mergeNodeAttributes(node.id, {
         redacted: true,
@@ -229,6 +287,13 @@ export class CausalGraphView {
 
   /** The redacted nodes, in no particular order. */
   redactedNodeIds(): string[] {
+    if (this.steps !== undefined) {
+      return this.steps
+        .all()
+        .flatMap((s) => s.members)
+        .filter((m) => m.redaction)
+        .map((m) => m.id);
+    }
     return this.graph.filterNodes((_id, attributes) => attributes.redacted === true);
   }
 
@@ -295,7 +360,11 @@ export class CausalGraphView {
       minCameraRatio: 0.001,
       maxCameraRatio: 10,
     });
-    this.renderer.on('clickNode', ({ node }) => this.onSelect(node));
+    this.renderer.on('clickNode', ({ node }) => {
+      const step = this.steps?.step(node);
+      if (step === undefined) this.onSelect(node);
+      else this.expand(step);
+    });
     // The selection ring follows the node as the camera moves or the graph is drawn again.
     this.renderer.on('afterRender', () => this.placeMarker());
     this.warmUp(this.renderer);
@@ -317,6 +386,132 @@ export class CausalGraphView {
     renderer.refresh();
     this.graph.dropNode(a);
     this.graph.dropNode(b);
+  }
+
+  /** Draws the nodes of step `logIndex` in its place (grouped threads; see collapsedStepOf). */
+  expandStep(nodeId: string): void {
+    const step = this.steps?.of(nodeId);
+    if (step !== undefined) this.expand(step);
+  }
+
+  /** Draws every step as one node again. */
+  collapseSteps(): void {
+    const steps = this.steps;
+    if (steps === undefined) return;
+    this.load(steps.nodes(), [...this.frontier]);
+    if (this.visible !== null) this.showBefore(this.shownBefore);
+    this.placeMarker();
+    this.onStepsChanged();
+  }
+
+  private expand(step: Step): void {
+    const steps = this.steps;
+    if (steps === undefined || step.expanded || step.members.length > EXPAND_MAX) return;
+    const { x, y } = this.graph.getNodeAttributes(step.key) as { x: number; y: number };
+    const rank = this.rankOf.get(step.key) ?? 0;
+    // What the step's other edges ran to: the steps (or nodes) its nodes are parents of.
+    const children = this.graph.outNeighbors(step.key);
+    step.expanded = true;
+    this.graph.dropNode(step.key);
+    // Within the step: each node one level below its deepest parent in the step, spread across
+    // the step's place (a unit wide) so that the steps around it do not move.
+    const depth = new Map<string, number>();
+    for (const m of step.members) {
+      depth.set(
+        m.id,
+        m.parentIds.reduce((d, p) => Math.max(d, (depth.get(p) ?? -1) + 1), 0),
+      );
+    }
+    const levels = Math.max(...depth.values()) + 1;
+    const perLevel = new Map<number, number>();
+    for (const m of step.members)
+      perLevel.set(depth.get(m.id)!, (perLevel.get(depth.get(m.id)!) ?? 0) + 1);
+    const slot = new Map<number, number>();
+    for (const m of step.members) {
+      const d = depth.get(m.id)!;
+      const i = slot.get(d) ?? 0;
+      slot.set(d, i + 1);
+      const width = perLevel.get(d)!;
+      this.graph.addNode(m.id, {
+        ...this.attributes(m),
+        x: x + (width === 1 ? 0 : (i / (width - 1) - 0.5) * 0.9),
+        y: y - (levels === 1 ? 0 : (d / levels) * 0.9),
+      });
+      this.rankOf.set(m.id, rank);
+      this.decorate(m.id);
+      if (this.visible !== null) {
+        // As of a past index: the step's nodes are shown as the step was.
+        if (this.visible.has(step.key)) this.visible.add(m.id);
+        else this.graph.setNodeAttribute(m.id, 'hidden', true);
+      }
+    }
+    for (const m of step.members) this.linkDrawn(m);
+    // The edges from the step to later steps, now from its nodes.
+    for (const child of children) {
+      const later = steps.step(child);
+      for (const c of later?.members ?? (steps.node(child) ? [steps.node(child)!] : [])) {
+        this.linkDrawn(c);
+      }
+    }
+    this.placeMarker();
+    this.onStepsChanged();
+  }
+
+  /** An edge from each parent's drawn key to the node's (steps: between steps, or nodes). */
+  private linkDrawn(node: GraphNode): void {
+    const steps = this.steps!;
+    const to = steps.drawnKey(node.id);
+    if (to === undefined) return;
+    for (const parent of node.parentIds) {
+      const from = steps.drawnKey(parent);
+      if (from === undefined || from === to || this.graph.hasEdge(from, to)) continue;
+      this.graph.addDirectedEdge(from, to, { color: EDGE, size: 1 });
+    }
+  }
+
+  private appendGrouped(steps: Steps, node: GraphNode): void {
+    if (steps.of(node.id) !== undefined) return;
+    const { step, created } = steps.add(node);
+    if (step.expanded) {
+      this.graph.addNode(node.id, this.attributes(node));
+    } else if (created) {
+      this.graph.addNode(step.key, this.stepAttributes(step));
+    } else {
+      this.graph.mergeNodeAttributes(step.key, this.stepAttributes(step));
+      this.linkDrawn(node);
+      return;
+    }
+    const key = steps.drawnKey(node.id)!;
+    this.linkDrawn(node);
+    const rank = this.graph
+      .inNeighbors(key)
+      .reduce((r, p) => Math.max(r, (this.rankOf.get(p) ?? -1) + 1), 0);
+    const slot = this.slotsOfRank.get(rank) ?? 0;
+    this.slotsOfRank.set(rank, slot + 1);
+    this.place(key, rank, slot);
+    if (this.visible !== null) this.graph.setNodeAttribute(key, 'hidden', true);
+  }
+
+  private stepAttributes(step: Step) {
+    const kind = kindsOf(step)[0]?.[0] ?? 'SYSTEM';
+    return {
+      x: 0,
+      y: 0,
+      step: true,
+      kind,
+      sequence: step.members[0]!.sequence,
+      logIndex: step.logIndex,
+      taint: '',
+      redacted: false,
+      label: stepLabel(step),
+      // Labelled where there is room (sigma's label grid): a hundred steps' labels forced overlap.
+      forceLabel: false,
+      size: stepSize(step),
+      color: KIND_COLOURS[kind] ?? '#334155',
+      borderColor: KIND_COLOURS[kind] ?? '#334155',
+      hidden: false,
+      zIndex: 0,
+    };
   }
 
   private attributes(node: GraphNode) {
@@ -364,6 +559,8 @@ export class CausalGraphView {
   }
 
   private decorate(id: string): void {
+    // A step keeps its size (from its count) and its label.
+    if (this.graph.getNodeAttribute(id, 'step') === true) return;
     const taint = this.graph.getNodeAttribute(id, 'taint') as string;
     const kind = this.graph.getNodeAttribute(id, 'kind') as string;
     const frontier = this.frontier.has(id);

@@ -336,7 +336,7 @@ describeWithBrowser('Weft Console', () => {
     await expect.poll(() => page.locator('[data-run-id]').count()).toBe(total);
   });
 
-  it('opens a 10,000-node thread and pans and zooms it', async () => {
+  it('opens a 10,000-node thread grouped by step, expands a step, travels, pans and zooms', async () => {
     await createThread('big', { size: 'large' });
     const total = 10_000;
     const batch = 500;
@@ -356,7 +356,33 @@ describeWithBrowser('Weft Console', () => {
     }
     await page.goto(`${s.base}/console/#/thread/big`);
     await page.locator('.graph[data-graph-state="ready"]').waitFor({ timeout: 90_000 });
-    expect((await drawn(page)).length).toBe(total);
+    // One node per step: the twenty appends of 500 nodes (entries 1–20).
+    const steps = Array.from({ length: total / batch }, (_, k) => `step:${k + 1}`).sort();
+    expect(await drawn(page)).toEqual(steps);
+    expect(await page.locator('.graph').getAttribute('data-node-count')).toBe(String(total));
+    await page.locator('[data-graph-grouped]').waitFor();
+    // A head selected, its step expands into its 500 nodes in place of the step.
+    const head = await page.locator('[data-frontier-id]').first().getAttribute('data-frontier-id');
+    await page.locator(`[data-frontier-id="${head}"]`).click();
+    await page.locator('[data-expand-step="20"]').click();
+    await expect.poll(async () => (await drawn(page)).length).toBe(steps.length - 1 + batch);
+    expect(await drawn(page)).toContain(head);
+    expect(await drawn(page)).not.toContain('step:20');
+    await page.locator('.graph-selection[data-node-id]').waitFor({ state: 'visible' });
+    expect(await page.locator('.graph-selection').getAttribute('data-node-id')).toBe(head);
+    // Travelling to index 12 shows the steps before it, not the expanded one's nodes.
+    const slider = page.locator('#travel');
+    await slider.focus();
+    await slider.evaluate((el: HTMLInputElement) => {
+      el.value = '12';
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    await page.locator('#travel[data-shown-index="12"]').waitFor();
+    const before12 = Array.from({ length: 11 }, (_, k) => `step:${k + 1}`).sort();
+    await expect.poll(() => drawn(page)).toEqual(before12);
+    await page.getByRole('button', { name: 'Back to now' }).click();
+    await page.getByRole('button', { name: 'Collapse steps' }).click();
+    await expect.poll(() => drawn(page)).toEqual(steps);
     const camera = () =>
       page.evaluate(() =>
         (

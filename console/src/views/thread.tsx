@@ -39,7 +39,7 @@ import {
 import { RunsTable } from './runs';
 import { MemoryPanel, type PastState, VerifyPanel } from './thread-panels';
 
-const PAGE = 200;
+const PAGE = 500;
 const PARALLEL = 4;
 const TIMELINE = 200;
 /**
@@ -69,6 +69,8 @@ export function ThreadView({ id }: { id: string }) {
   const maxSequence = useRef<number | undefined>(undefined);
   const [graphState, setGraphState] = useState<'loading' | 'ready' | string>('loading');
   const [drawn, setDrawn] = useState(0);
+  /** Bumped when the graph's steps were expanded or collapsed (the controls follow). */
+  const [, setStepsChanged] = useState(0);
   const [selected, setSelected] = useState<string | null>(null);
   const [events, setEvents] = useState<TimelineEvent[]>([]);
   /** The thread whose first timeline page has come (or failed): the graph's pages wait for it. */
@@ -114,7 +116,11 @@ export function ThreadView({ id }: { id: string }) {
   useEffect(() => {
     const element = container.current;
     if (element === null || listed !== id) return;
-    const graph = new CausalGraphView(element, (node) => setSelected(node));
+    const graph = new CausalGraphView(
+      element,
+      (node) => setSelected(node),
+      () => setStepsChanged((n) => n + 1),
+    );
     view.current = graph;
     if (automated()) window.weftConsole = { graph };
     redactions.current = new Map();
@@ -170,7 +176,8 @@ export function ThreadView({ id }: { id: string }) {
   useEffect(() => {
     if (t && atIndex === null) view.current?.setFrontier(frontier.map((f) => f.id));
   }, [frontier, atIndex]);
-  useEffect(() => view.current?.select(selected), [selected]);
+  // Also once the graph is drawn: it is made after the timeline, by when a node may be selected.
+  useEffect(() => view.current?.select(selected), [selected, graphState]);
 
   useFeed(
     ConsoleNodeAppendedDocument,
@@ -296,7 +303,7 @@ export function ThreadView({ id }: { id: string }) {
     const shown = graph.showBefore(atIndex)!;
     // A node appended after this index does not exist here: its details would describe a
     // future the page claims not to show.
-    setSelected((id) => (id !== null && !shown.has(id) ? null : id));
+    setSelected((id) => (id !== null && !shown(id) ? null : id));
     setShownIndex(atIndex);
   }, [atIndex, graphState]);
   useEffect(() => {
@@ -373,7 +380,7 @@ export function ThreadView({ id }: { id: string }) {
         />
         <section class="panel graph-panel" aria-label="Causal graph">
           <h2>Causal graph</h2>
-          <GraphControls view={view} />
+          <GraphControls view={view} selected={selected} ready={graphState === 'ready'} />
           <div
             ref={container}
             class="graph"
@@ -658,9 +665,36 @@ function ShowEarlier({
   );
 }
 
-function GraphControls({ view }: { view: { current: CausalGraphView | undefined } }) {
+function GraphControls({
+  view,
+  selected,
+  ready,
+}: {
+  view: { current: CausalGraphView | undefined };
+  selected: string | null;
+  ready: boolean;
+}) {
+  const graph = ready ? view.current : undefined;
+  const step = selected === null ? undefined : graph?.collapsedStepOf(selected);
   return (
     <div class="graph-controls">
+      {graph?.grouped && (
+        <span class="graph-steps" data-graph-grouped="true">
+          {graph.size.toLocaleString()} nodes, one per step until expanded (click a step)
+          {step?.expandable && (
+            <button
+              type="button"
+              data-expand-step={step.logIndex}
+              onClick={() => graph.expandStep(selected!)}
+            >
+              Expand step #{step.logIndex} ({step.count.toLocaleString()} nodes)
+            </button>
+          )}
+          <button type="button" onClick={() => graph.collapseSteps()}>
+            Collapse steps
+          </button>
+        </span>
+      )}
       <button type="button" onClick={() => view.current?.zoomIn()} aria-label="Zoom in">
         +
       </button>
