@@ -124,7 +124,7 @@ export function nodeAppended(
   // thread of a hundred thousand nodes that held the server for seconds).
   const start = async (): Promise<StreamSource> => {
     const logIndex =
-      (await hub.store.findNodeLogIndex(args.threadId, afterSequence + 1)) ??
+      (await hub.store.findNodeLogIndex(args.threadId, Math.max(1, afterSequence + 1))) ??
       (await hub.store.getLogLength(args.threadId)) ??
       0;
     return { threadId: args.threadId, afterIndex: logIndex - 1 };

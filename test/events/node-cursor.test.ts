@@ -51,6 +51,9 @@ function suite(backend: Backend) {
     expect(await hub.store.findNodeLogIndex('f', 8)).toBeUndefined();
     expect(await hub.store.findNodeLogIndex('f', 0)).toBeUndefined();
 
+    // -1, like 0, is before the first node.
+    const fromStart = await take(nodeAppended(hub, { threadId: 'f', afterSequence: -1 }), 7);
+    expect(fromStart.map((e) => [e.node.sequence, e.logIndex])).toEqual(logged);
     const fromEach = async () => {
       for (let after = 0; after < logged.length; after++) {
         const got = await take(
